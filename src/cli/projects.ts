@@ -1,0 +1,76 @@
+// `inkwell project …` and `inkwell key …`: administration straight on the database.
+import type { Command } from 'commander';
+import { NotFoundError } from '../projects/service.ts';
+import { withContext } from './db.ts';
+import { fail, printJson, printTable } from './output.ts';
+
+export function registerProjectCommands(program: Command): void {
+  const project = program.command('project').description('Create and list projects');
+  project
+    .command('create')
+    .description('Create a project')
+    .requiredOption('--name <name>', 'project name')
+    .requiredOption('--repository <url>', 'git repository URL (https://github.com/…, https://gitlab.com/…, or a local path / file:// URL)')
+    .option('--ref <branch>', 'default branch the agent starts from', 'main')
+    .option('--model <id>', 'default model, <provider>/<model>')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { name: string; repository: string; ref: string; model?: string; json?: boolean }) => {
+      const p = await withContext((ctx) => ctx.projects.createProject(opts));
+      if (opts.json) printJson(p);
+      else process.stdout.write(`Created project ${p.id} (${p.name})\n`);
+    });
+  project
+    .command('list')
+    .description('List projects')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { json?: boolean }) => {
+      const projects = await withContext((ctx) => ctx.projects.listProjects());
+      if (opts.json) printJson({ projects });
+      else printTable(projects as unknown as Record<string, unknown>[], ['id', 'name', 'repository', 'ref', 'model', 'createdAt']);
+    });
+
+  const key = program.command('key').description('Create, list and revoke API keys');
+  key
+    .command('create')
+    .description('Create a key; the full key is printed once')
+    .requiredOption('--project <id>', 'project id')
+    .option('--kind <kind>', 'admin (server-side secret) or ingest (safe in a web page)', 'admin')
+    .option('--name <name>', 'a name to recognise the key by')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { project: string; kind: string; name?: string; json?: boolean }) => {
+      if (opts.kind !== 'admin' && opts.kind !== 'ingest') fail(`--kind must be admin or ingest (got ${JSON.stringify(opts.kind)})`);
+      const created = await withContext((ctx) =>
+        ctx.projects.createKey({ projectId: opts.project, kind: opts.kind as 'admin' | 'ingest', ...(opts.name ? { name: opts.name } : {}) }),
+      ).catch(notFound);
+      if (opts.json) printJson(created);
+      else
+        process.stdout.write(
+          `Created ${created.kind} key ${created.id} for ${created.projectId}.\nStore it now; it is not shown again:\n\n  ${created.key}\n\n`,
+        );
+    });
+  key
+    .command('list')
+    .description('List keys of a project (prefix, name, last used)')
+    .requiredOption('--project <id>', 'project id')
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { project: string; json?: boolean }) => {
+      const keys = await withContext((ctx) => ctx.projects.listKeys(opts.project)).catch(notFound);
+      if (opts.json) printJson({ keys });
+      else printTable(keys as unknown as Record<string, unknown>[], ['id', 'kind', 'name', 'prefix', 'createdAt', 'lastUsedAt', 'revokedAt']);
+    });
+  key
+    .command('revoke')
+    .description('Revoke a key; it stops working at once')
+    .argument('<keyId>', 'key id (key_…)')
+    .option('--json', 'print one JSON object')
+    .action(async (keyId: string, opts: { json?: boolean }) => {
+      const k = await withContext((ctx) => ctx.projects.revokeKey(keyId)).catch(notFound);
+      if (opts.json) printJson(k);
+      else process.stdout.write(`Revoked key ${k.id}\n`);
+    });
+}
+
+function notFound(err: unknown): never {
+  if (err instanceof NotFoundError) fail(err.message);
+  throw err;
+}

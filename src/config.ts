@@ -1,0 +1,187 @@
+// Environment → one typed, validated config object. Every default lives here.
+import path from 'node:path';
+
+export interface RateLimitRule {
+  /** Requests (or events, for ingest) allowed per window. */
+  max: number;
+  windowMs: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres://… switches the store to PostgreSQL; undefined means embedded SQLite. */
+  databaseUrl: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Pretty logs (for a terminal) instead of JSON lines. */
+  logPretty: boolean;
+  bodyLimitBytes: number;
+  rateLimits: {
+    /** Job create + message, per project. */
+    jobs: RateLimitRule;
+    /** Analytics reads (visitors, views), per project. */
+    analyticsRead: RateLimitRule;
+    /** Analytics ingest, counted in events, per project. */
+    ingest: RateLimitRule;
+  };
+  model: {
+    defaultModel: string;
+    anthropicApiKey: string | undefined;
+    anthropicBaseUrl: string | undefined;
+    openaiApiKey: string | undefined;
+    openaiBaseUrl: string | undefined;
+    openaiCompatibleBaseUrl: string | undefined;
+    openaiCompatibleApiKey: string | undefined;
+    maxRetries: number;
+  };
+  agent: {
+    maxSteps: number;
+    runTimeoutMs: number;
+    gitAuthorName: string;
+    gitAuthorEmail: string;
+  };
+  worker: {
+    concurrency: number;
+    leaseMs: number;
+    pollIntervalMs: number;
+    maxAttempts: number;
+  };
+  hosts: {
+    githubToken: string | undefined;
+    githubApiUrl: string;
+    gitlabToken: string | undefined;
+    gitlabUrl: string;
+  };
+  webhooks: {
+    allowPrivate: boolean;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    rule: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function int(env: Env, name: string, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (!/^\d+$/.test(v)) throw new ConfigError(name, `must be a whole number (got ${JSON.stringify(v)})`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (['1', 'true', 'yes', 'on'].includes(v.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(v.toLowerCase())) return false;
+  throw new ConfigError(name, `must be 1/0, true/false, yes/no or on/off (got ${JSON.stringify(v)})`);
+}
+
+function url(env: Env, name: string, def: string): string;
+function url(env: Env, name: string): string | undefined;
+function url(env: Env, name: string, def?: string): string | undefined {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  try {
+    const u = new URL(v);
+    if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(u.protocol)) throw new Error('scheme');
+  } catch {
+    throw new ConfigError(name, 'must be an absolute http(s):// or postgres:// URL');
+  }
+  return v.replace(/\/+$/, '');
+}
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `100/1h`, `600/30m`, `5/10s`: max per window. */
+export function parseRate(name: string, value: string): RateLimitRule {
+  const m = /^(\d+)\/(\d*)(ms|s|m|h|d)$/.exec(value.trim());
+  if (!m) throw new ConfigError(name, `must look like 100/1h (count/window with unit ms, s, m, h or d); got ${JSON.stringify(value)}`);
+  const max = Number(m[1]);
+  const count = m[2] === '' ? 1 : Number(m[2]);
+  const windowMs = m[3] === 'ms' ? count : count * (UNIT_MS[m[3] as string] as number);
+  if (max < 1 || windowMs < 1) throw new ConfigError(name, 'count and window must be positive');
+  return { max, windowMs };
+}
+
+function rate(env: Env, name: string, def: string): RateLimitRule {
+  return parseRate(name, str(env, name) ?? def);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const databaseUrl = str(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL (unset it to use the embedded SQLite database)');
+  }
+  const model = str(env, 'INKWELL_MODEL') ?? 'anthropic/claude-sonnet-4-5';
+  if (!/^[a-z-]+\/.+$/.test(model)) throw new ConfigError('INKWELL_MODEL', 'must look like <provider>/<model>, e.g. anthropic/claude-sonnet-4-5');
+  return {
+    host: str(env, 'HOST') ?? '127.0.0.1',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    dataDir: path.resolve(str(env, 'INKWELL_DATA_DIR') ?? './data'),
+    databaseUrl,
+    logLevel,
+    logPretty: bool(env, 'INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY)),
+    bodyLimitBytes: 1024 * 1024,
+    rateLimits: {
+      jobs: rate(env, 'INKWELL_RATE_LIMIT_JOBS', '100/1h'),
+      analyticsRead: rate(env, 'INKWELL_RATE_LIMIT_ANALYTICS_READ', '600/1h'),
+      ingest: rate(env, 'INKWELL_RATE_LIMIT_INGEST', '200000/1m'),
+    },
+    model: {
+      defaultModel: model,
+      anthropicApiKey: str(env, 'ANTHROPIC_API_KEY'),
+      anthropicBaseUrl: url(env, 'ANTHROPIC_BASE_URL'),
+      openaiApiKey: str(env, 'OPENAI_API_KEY'),
+      openaiBaseUrl: url(env, 'OPENAI_BASE_URL'),
+      openaiCompatibleBaseUrl: url(env, 'OPENAI_COMPATIBLE_BASE_URL'),
+      openaiCompatibleApiKey: str(env, 'OPENAI_COMPATIBLE_API_KEY'),
+      maxRetries: int(env, 'INKWELL_MODEL_MAX_RETRIES', 3, 0, 20),
+    },
+    agent: {
+      maxSteps: int(env, 'INKWELL_MAX_STEPS', 40, 1, 1000),
+      runTimeoutMs: int(env, 'INKWELL_RUN_TIMEOUT_MS', 20 * 60_000, 100),
+      gitAuthorName: str(env, 'INKWELL_GIT_AUTHOR_NAME') ?? 'Inkwell Agent',
+      gitAuthorEmail: str(env, 'INKWELL_GIT_AUTHOR_EMAIL') ?? 'agent@inkwell.invalid',
+    },
+    worker: {
+      concurrency: int(env, 'INKWELL_WORKER_CONCURRENCY', 2, 1, 256),
+      leaseMs: int(env, 'INKWELL_LEASE_MS', 30_000, 100),
+      pollIntervalMs: int(env, 'INKWELL_POLL_INTERVAL_MS', 500, 10),
+      maxAttempts: int(env, 'INKWELL_MAX_ATTEMPTS', 3, 1, 100),
+    },
+    hosts: {
+      githubToken: str(env, 'GITHUB_TOKEN'),
+      githubApiUrl: url(env, 'GITHUB_API_URL', 'https://api.github.com'),
+      gitlabToken: str(env, 'GITLAB_TOKEN'),
+      gitlabUrl: url(env, 'GITLAB_URL', 'https://gitlab.com'),
+    },
+    webhooks: {
+      allowPrivate: bool(env, 'INKWELL_ALLOW_PRIVATE_WEBHOOKS', false),
+    },
+  };
+}
+
+/** A config for tests and tools: defaults plus overrides, never reading process.env. */
+export function testConfig(overrides: Partial<Config> = {}, env: Env = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent', INKWELL_LOG_PRETTY: '0', ...env }), ...overrides };
+}

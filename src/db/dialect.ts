@@ -1,0 +1,35 @@
+// Dialect differences live here as capability flags, and nowhere else (ARCHITECTURE principle 3).
+import type { ColumnDefinitionBuilder, CreateTableBuilder } from 'kysely';
+
+export interface DialectCaps {
+  /** For logs and metrics only: never branch on it outside src/db. */
+  readonly name: 'sqlite' | 'postgres';
+  /** `SELECT … FOR UPDATE SKIP LOCKED` is available (queue claims across processes). */
+  readonly skipLocked: boolean;
+  /** Several processes may write at once with row-level locking (false: one writer at a time). */
+  readonly concurrentWriters: boolean;
+  /** Type name for a 64-bit integer column. */
+  readonly bigintType: 'integer' | 'bigint';
+  /** Adds an auto-increment 64-bit primary key column named `name`. */
+  autoIdColumn<T extends string, C extends string>(t: CreateTableBuilder<T, C>, name: string): CreateTableBuilder<T, C>;
+  /** Largest number of bound parameters one statement may carry. */
+  readonly maxParams: number;
+}
+
+export const sqliteCaps: DialectCaps = {
+  name: 'sqlite',
+  skipLocked: false,
+  concurrentWriters: false,
+  bigintType: 'integer',
+  autoIdColumn: (t, name) => t.addColumn(name, 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement()),
+  maxParams: 32_766,
+};
+
+export const postgresCaps: DialectCaps = {
+  name: 'postgres',
+  skipLocked: true,
+  concurrentWriters: true,
+  bigintType: 'bigint',
+  autoIdColumn: (t, name) => t.addColumn(name, 'bigserial', (c: ColumnDefinitionBuilder) => c.primaryKey()),
+  maxParams: 65_535,
+};

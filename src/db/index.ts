@@ -1,0 +1,128 @@
+// One Kysely instance per process, over better-sqlite3 (embedded default) or pg (DATABASE_URL).
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
+import { MIGRATIONS } from './migrations/index.ts';
+import type { DB } from './schema.ts';
+
+export type { DialectCaps } from './dialect.ts';
+export type { DB } from './schema.ts';
+
+export interface Database {
+  readonly kysely: Kysely<DB>;
+  readonly caps: DialectCaps;
+  /** Where the data lives, without credentials (for logs). */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** postgres://… or undefined for SQLite. */
+  databaseUrl?: string | undefined;
+  /** SQLite file path (ignored for PostgreSQL). */
+  sqlitePath?: string;
+  /** PostgreSQL schema to use (tests use one schema per test). */
+  pgSchema?: string;
+  pgPoolSize?: number;
+}
+
+// int8 and numeric come back as JavaScript numbers: our 64-bit values (epoch ms, counts, ids) stay far
+// below 2^53.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (v: string) => (v === null ? null : Number(v));
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export function redactUrl(u: string): string {
+  try {
+    const url = new URL(u);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres://(unparseable)';
+  }
+}
+
+export function openDatabase(opts: OpenOptions): Database {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.pgPoolSize ?? 10,
+      types: pgTypes,
+      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
+    });
+    pool.on('error', () => {
+      // An idle client lost its connection; the pool replaces it. Queries report their own errors.
+    });
+    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      kysely,
+      caps: postgresCaps,
+      description: redactUrl(opts.databaseUrl) + (opts.pgSchema ? ` (schema ${opts.pgSchema})` : ''),
+      close: once(() => kysely.destroy()),
+    };
+  }
+  const file = opts.sqlitePath ?? ':memory:';
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { kysely, caps: sqliteCaps, description: file, close: once(() => kysely.destroy()) };
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined;
+  return () => {
+    p ??= fn();
+    return p;
+  };
+}
+
+/** Applies every pending migration. Idempotent; safe to run from several processes at once on PostgreSQL. */
+export async function migrate(db: Database): Promise<string[]> {
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, up] of Object.entries(MIGRATIONS)) out[name] = { up: (k) => up(k, db.caps) };
+      return out;
+    },
+  };
+  const migrator = new Migrator({ db: db.kysely, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** True when every known migration has been applied (for /readyz). */
+export async function migrationsApplied(db: Database): Promise<boolean> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => Object.fromEntries(Object.keys(MIGRATIONS).map((k) => [k, { up: async () => {} }])) },
+  });
+  const all = await migrator.getMigrations();
+  return all.every((m) => m.executedAt !== undefined);
+}
+
+export async function ping(db: Database): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
+}
+
+/** Opens the configured database and migrates it. */
+export async function openFromConfig(cfg: { databaseUrl: string | undefined; dataDir: string }): Promise<Database> {
+  const db = openDatabase({ databaseUrl: cfg.databaseUrl, sqlitePath: path.join(cfg.dataDir, 'inkwell.db') });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}

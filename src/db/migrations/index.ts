@@ -1,0 +1,16 @@
+// Numbered, append-only migrations. Never edit one that has shipped; add the next number.
+import type { Kysely } from 'kysely';
+import type { DialectCaps } from '../dialect.ts';
+import * as m0001 from './0001_core.ts';
+import * as m0002 from './0002_jobs.ts';
+import * as m0003 from './0003_analytics.ts';
+import * as m0004 from './0004_jobs_production.ts';
+
+export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
+
+export const MIGRATIONS: Record<string, MigrationFn> = {
+  '0001_core': m0001.up,
+  '0002_jobs': m0002.up,
+  '0003_analytics': m0003.up,
+  '0004_jobs_production': m0004.up,
+};

@@ -1,0 +1,6 @@
+// The whole database as Kysely sees it: each area declares its own tables.
+import type { AnalyticsTables } from '../analytics/tables.ts';
+import type { JobsTables } from '../jobs/tables.ts';
+import type { ProjectsTables } from '../projects/tables.ts';
+
+export interface DB extends ProjectsTables, JobsTables, AnalyticsTables {}

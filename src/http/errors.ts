@@ -1,0 +1,56 @@
+// One registry of coded errors. Codes are stable API; never reuse or rename one.
+export const ERRORS = {
+  invalid_json: { status: 400, message: 'Request body is not valid JSON' },
+  invalid_request: { status: 400, message: 'Invalid request' },
+  unknown_field: { status: 400, message: 'Unknown field in request body' },
+  model_not_configured: { status: 400, message: 'The model provider has no credentials configured' },
+  unauthorized: { status: 401, message: 'Unauthorized' },
+  forbidden: { status: 403, message: 'This key cannot use this endpoint' },
+  project_not_found: { status: 404, message: 'Project not found' },
+  job_not_found: { status: 404, message: 'Job not found' },
+  not_found: { status: 404, message: 'Not found' },
+  method_not_allowed: { status: 405, message: 'Method not allowed' },
+  job_archived: { status: 409, message: 'Job is archived' },
+  conflict: { status: 409, message: 'Conflict' },
+  payload_too_large: { status: 413, message: 'Request body is larger than 1 MiB' },
+  unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
+  idempotency_mismatch: { status: 422, message: 'Idempotency-Key was already used with a different request body' },
+  rate_limited: { status: 429, message: 'Rate limit exceeded' },
+  internal_error: { status: 500, message: 'Internal error' },
+  not_ready: { status: 503, message: 'Service not ready' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  message: string;
+  path?: string;
+}
+
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: ErrorDetail[];
+  requestId?: string;
+}
+
+/** An error with a registered code; its message is safe to show a client. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.name = 'AppError';
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function errorBody(code: ErrorCode, message?: string, details?: ErrorDetail[]): ErrorBody {
+  const body: ErrorBody = { error: message ?? ERRORS[code].message, code };
+  if (details && details.length > 0) body.details = details;
+  return body;
+}

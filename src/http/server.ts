@@ -1,0 +1,61 @@
+// Process entry for `inkwell serve`: open and migrate the database, listen, run the worker, and shut
+// down cleanly on SIGTERM / SIGINT.
+import type { Config } from '../config.ts';
+import { createContext } from '../context.ts';
+import { type Database, openFromConfig } from '../db/index.ts';
+import { type Stoppable, startWorker } from '../jobs/worker-entry.ts';
+import { createLogger } from '../lib/logger.ts';
+import { type App, buildApp } from './app.ts';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface RunningServer {
+  app: App | null;
+  db: Database;
+  address: string | null;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, role: Role = 'all'): Promise<RunningServer> {
+  const logger = createLogger(config);
+  const db = await openFromConfig(config);
+  const ctx = createContext(config, db, logger);
+  let app: App | null = null;
+  let worker: Stoppable | null = null;
+  let address: string | null = null;
+  if (role !== 'worker') {
+    app = await buildApp(ctx);
+    address = await app.listen({ host: config.host, port: config.port });
+  }
+  if (role !== 'api') worker = await startWorker(ctx);
+  logger.info({ role, address, database: db.description }, 'inkwell started');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('shutting down');
+      // Stop taking requests and finish in-flight ones, hand running leases back, then close the database.
+      await app?.close();
+      await worker?.stop();
+      await db.close();
+      logger.info('stopped');
+      logger.flush?.();
+    })();
+    return stopping;
+  };
+  return { app, db, address, stop };
+}
+
+/** Runs until SIGTERM / SIGINT, then stops gracefully and exits 0. */
+export async function serveForever(config: Config, role: Role): Promise<void> {
+  const server = await startServer(config, role);
+  const onSignal = (signal: string) => {
+    server.app?.log.info({ signal }, 'signal received');
+    server
+      .stop()
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

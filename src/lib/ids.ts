@@ -1,0 +1,45 @@
+// Random identifiers and API keys (base62, from the CSPRNG).
+import crypto from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export function base62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of crypto.randomBytes(length * 2)) {
+      // 248 = 62 * 4: reject the tail to keep the distribution uniform.
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newId(prefix: string, length = 16): string {
+  return `${prefix}_${base62(length)}`;
+}
+
+export const ADMIN_KEY_RE = /^ink_[0-9A-Za-z]{40}$/;
+export const INGEST_KEY_RE = /^ink_pub_[0-9A-Za-z]{32}$/;
+
+export type KeyKind = 'admin' | 'ingest';
+
+export function generateKey(kind: KeyKind): string {
+  return kind === 'admin' ? `ink_${base62(40)}` : `ink_pub_${base62(32)}`;
+}
+
+/** The kind a well-formed key claims, or null for anything malformed. */
+export function keyKindOf(key: string): KeyKind | null {
+  if (ADMIN_KEY_RE.test(key)) return 'admin';
+  if (INGEST_KEY_RE.test(key)) return 'ingest';
+  return null;
+}
+
+export function hashKey(key: string): string {
+  return crypto.createHash('sha256').update(key).digest('hex');
+}
+
+/** What listings show of a key: enough to recognise it, never enough to use it. */
+export function keyPrefix(key: string): string {
+  return key.startsWith('ink_pub_') ? key.slice(0, 12) : key.slice(0, 8);
+}

@@ -1,0 +1,168 @@
+// Projects and keys: creation, listing, revocation and key verification.
+import crypto from 'node:crypto';
+import { base62, generateKey, hashKey, type KeyKind, keyKindOf, keyPrefix } from '../lib/ids.ts';
+import { iso, isoOrNull } from '../lib/time.ts';
+import type { KeyRow, ProjectRow, ProjectsStore } from './store.ts';
+
+export type VisitorIdRotation = 'none' | 'daily' | 'monthly';
+
+export interface ProjectSettings {
+  visitorIdRotation?: VisitorIdRotation;
+  webhook?: { url: string; secret: string } | null;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  repository: string;
+  ref: string;
+  model: string | null;
+  settings: ProjectSettings;
+  createdAt: string;
+}
+
+export interface KeyInfo {
+  id: string;
+  projectId: string;
+  kind: KeyKind;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  projectId: string;
+  kind: KeyKind;
+}
+
+export class NotFoundError extends Error {}
+
+/** Internal project view including the secret used for visitor hashing. */
+export interface ProjectWithSecret extends Project {
+  visitorSecret: string;
+}
+
+function toProject(r: ProjectRow): ProjectWithSecret {
+  return {
+    id: r.id,
+    name: r.name,
+    repository: r.repository,
+    ref: r.ref,
+    model: r.model,
+    settings: JSON.parse(r.settings) as ProjectSettings,
+    createdAt: iso(r.created_at),
+    visitorSecret: r.visitor_secret,
+  };
+}
+
+export function publicProject(p: ProjectWithSecret): Project {
+  const { visitorSecret: _secret, ...rest } = p;
+  return rest;
+}
+
+function toKeyInfo(r: KeyRow): KeyInfo {
+  return {
+    id: r.id,
+    projectId: r.project_id,
+    kind: r.kind,
+    name: r.name,
+    prefix: r.prefix,
+    createdAt: iso(r.created_at),
+    lastUsedAt: isoOrNull(r.last_used_at),
+    revokedAt: isoOrNull(r.revoked_at),
+  };
+}
+
+/** How often at most `last_used_at` is written per key (keeps hot paths free of writes). */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function createProjectService(store: ProjectsStore, now: () => number = Date.now) {
+  const lastTouched = new Map<string, number>();
+
+  return {
+    async createProject(input: { name: string; repository: string; ref?: string; model?: string | null }): Promise<Project> {
+      const row: ProjectRow = {
+        id: `prj_${base62(12)}`,
+        name: input.name,
+        repository: input.repository,
+        ref: input.ref ?? 'main',
+        model: input.model ?? null,
+        settings: JSON.stringify({ visitorIdRotation: 'none' } satisfies ProjectSettings),
+        visitor_secret: crypto.randomBytes(32).toString('hex'),
+        created_at: now(),
+      };
+      await store.insertProject(row);
+      return publicProject(toProject(row));
+    },
+
+    async getProject(id: string): Promise<ProjectWithSecret | undefined> {
+      const r = await store.getProject(id);
+      return r ? toProject(r) : undefined;
+    },
+
+    async listProjects(): Promise<Project[]> {
+      return (await store.listProjects()).map((r) => publicProject(toProject(r)));
+    },
+
+    async updateSettings(id: string, patch: Partial<ProjectSettings>): Promise<ProjectSettings> {
+      const p = await store.getProject(id);
+      if (!p) throw new NotFoundError(`Project ${id} not found`);
+      const settings = { ...(JSON.parse(p.settings) as ProjectSettings), ...patch };
+      await store.updateProjectSettings(id, JSON.stringify(settings));
+      return settings;
+    },
+
+    /** Creates a key; the full key is returned once and never stored. */
+    async createKey(input: { projectId: string; kind: KeyKind; name?: string }): Promise<KeyInfo & { key: string }> {
+      const p = await store.getProject(input.projectId);
+      if (!p) throw new NotFoundError(`Project ${input.projectId} not found`);
+      const key = generateKey(input.kind);
+      const row: KeyRow = {
+        id: `key_${base62(12)}`,
+        project_id: input.projectId,
+        kind: input.kind,
+        name: input.name ?? (input.kind === 'admin' ? 'admin' : 'ingest'),
+        prefix: keyPrefix(key),
+        hash: hashKey(key),
+        created_at: now(),
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await store.insertKey(row);
+      return { ...toKeyInfo(row), key };
+    },
+
+    async listKeys(projectId: string): Promise<KeyInfo[]> {
+      const p = await store.getProject(projectId);
+      if (!p) throw new NotFoundError(`Project ${projectId} not found`);
+      return (await store.listKeys(projectId)).map(toKeyInfo);
+    },
+
+    async revokeKey(keyId: string): Promise<KeyInfo> {
+      const k = await store.getKey(keyId);
+      if (!k) throw new NotFoundError(`Key ${keyId} not found`);
+      await store.revokeKey(keyId, now());
+      return toKeyInfo((await store.getKey(keyId)) as KeyRow);
+    },
+
+    /** The key's identity, or null when it is malformed, unknown or revoked. */
+    async authenticate(key: string): Promise<AuthenticatedKey | null> {
+      const kind = keyKindOf(key);
+      if (!kind) return null;
+      const row = await store.findKeyByHash(hashKey(key));
+      if (!row || row.revoked_at !== null || row.kind !== kind) return null;
+      const t = now();
+      const prev = lastTouched.get(row.id) ?? row.last_used_at ?? 0;
+      if (t - prev >= TOUCH_INTERVAL_MS) {
+        lastTouched.set(row.id, t);
+        await store.touchKey(row.id, t);
+      }
+      return { keyId: row.id, projectId: row.project_id, kind };
+    },
+  };
+}
+
+export type ProjectService = ReturnType<typeof createProjectService>;

@@ -1,0 +1,93 @@
+// A real HTTP server on a random port over a real database, with a seeded project and keys.
+import type { AddressInfo } from 'node:net';
+import { type Config, testConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { type App, buildApp } from '../../src/http/app.ts';
+import type { AppContext } from '../../src/http/context.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import type { Project } from '../../src/projects/service.ts';
+import { type DialectName, openTestDb, type TestDb } from './db.ts';
+
+export interface Seeded {
+  project: Project;
+  adminKey: string;
+  ingestKey: string;
+  adminKeyId: string;
+}
+
+export interface TestApp {
+  app: App;
+  ctx: AppContext;
+  testDb: TestDb;
+  baseUrl: string;
+  /** Creates a project with an admin and an ingest key. */
+  seed(input?: { name?: string; repository?: string; ref?: string; model?: string }): Promise<Seeded>;
+  /** Real HTTP request; JSON bodies are encoded unless `raw` is given. */
+  request(method: string, path: string, opts?: RequestOpts): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOpts {
+  key?: string;
+  body?: unknown;
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function startTestApp(dialect: DialectName, overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<TestApp> {
+  const testDb = await openTestDb(dialect);
+  const config = testConfig({ dataDir: testDb.env.INKWELL_DATA_DIR as string, ...overrides }, env);
+  const ctx = createContext(config, testDb.db, createLogger(config));
+  const app = await buildApp(ctx);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    app,
+    ctx,
+    testDb,
+    baseUrl,
+    async seed(input = {}) {
+      const project = await ctx.projects.createProject({
+        name: input.name ?? 'Docs',
+        repository: input.repository ?? 'https://github.com/acme/docs',
+        ...(input.ref ? { ref: input.ref } : {}),
+        ...(input.model ? { model: input.model } : {}),
+      });
+      const admin = await ctx.projects.createKey({ projectId: project.id, kind: 'admin' });
+      const ingest = await ctx.projects.createKey({ projectId: project.id, kind: 'ingest' });
+      return { project, adminKey: admin.key, ingestKey: ingest.key, adminKeyId: admin.id };
+    },
+    request: (method, path, opts = {}) => httpRequest(baseUrl, method, path, opts),
+    async close() {
+      await app.close();
+      await testDb.cleanup();
+    },
+  };
+}
+
+export async function httpRequest(baseUrl: string, method: string, path: string, opts: RequestOpts = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | Buffer | undefined;
+  if (opts.raw !== undefined) body = opts.raw;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(baseUrl + path, { method, headers, body: body as BodyInit | undefined });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: leave as text
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}

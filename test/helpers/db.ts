@@ -1,0 +1,94 @@
+// Real databases for tests: a temp SQLite file, or a fresh PostgreSQL schema per test.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, inject } from 'vitest';
+import { type Database, migrate, openDatabase } from '../../src/db/index.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+export const DIALECTS: DialectName[] = ['sqlite', 'postgres'];
+
+export function pgUrl(): string | null {
+  return inject('pgUrl');
+}
+
+export interface TestDb {
+  db: Database;
+  dialect: DialectName;
+  /** Options that reopen the same database (e.g. for a restarted process). */
+  reopen(): Database;
+  /** For child processes: env vars that point at this database. */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export function tempDir(prefix = 'inkwell-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Opens a fresh, migrated database of the given dialect. */
+export async function openTestDb(dialect: DialectName, { migrated = true } = {}): Promise<TestDb> {
+  if (dialect === 'sqlite') {
+    const dir = tempDir();
+    const file = path.join(dir, 'inkwell.db');
+    const db = openDatabase({ sqlitePath: file });
+    if (migrated) await migrate(db);
+    const opened: Database[] = [db];
+    return {
+      db,
+      dialect,
+      reopen: () => {
+        const d = openDatabase({ sqlitePath: file });
+        opened.push(d);
+        return d;
+      },
+      env: { INKWELL_DATA_DIR: dir },
+      cleanup: async () => {
+        for (const d of opened) await d.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const url = pgUrl();
+  if (!url) throw new Error('PostgreSQL is not available');
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create schema "${schema}"`);
+  await admin.end();
+  const db = openDatabase({ databaseUrl: url, pgSchema: schema, pgPoolSize: 5 });
+  if (migrated) await migrate(db);
+  const opened: Database[] = [db];
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    db,
+    dialect,
+    reopen: () => {
+      const d = openDatabase({ databaseUrl: url, pgSchema: schema, pgPoolSize: 5 });
+      opened.push(d);
+      return d;
+    },
+    env: { DATABASE_URL: u.toString(), INKWELL_DATA_DIR: tempDir() },
+    cleanup: async () => {
+      for (const d of opened) await d.close();
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`drop schema if exists "${schema}" cascade`);
+      await c.end();
+    },
+  };
+}
+
+/**
+ * Runs a describe block once per dialect. The PostgreSQL block is skipped, visibly, when no server is
+ * reachable (never in CI: global setup fails there instead).
+ */
+export function describeEachDialect(title: string, fn: (dialect: DialectName) => void): void {
+  for (const dialect of DIALECTS) {
+    const skip = dialect === 'postgres' && !pgUrl();
+    (skip ? describe.skip : describe)(`${title} [${dialect}]`, () => fn(dialect));
+  }
+}
