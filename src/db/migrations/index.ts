@@ -5,6 +5,7 @@ import * as m0001 from './0001_core.ts';
 import * as m0002 from './0002_jobs.ts';
 import * as m0003 from './0003_analytics.ts';
 import * as m0004 from './0004_jobs_production.ts';
+import * as m0005 from './0005_webhooks.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -13,4 +14,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0002_jobs': m0002.up,
   '0003_analytics': m0003.up,
   '0004_jobs_production': m0004.up,
+  '0005_webhooks': m0005.up,
 };
