@@ -34,6 +34,10 @@ export interface Config {
     openaiCompatibleBaseUrl: string | undefined;
     openaiCompatibleApiKey: string | undefined;
     maxRetries: number;
+    /** First retry delay for 429/5xx model responses; doubles per attempt (a Retry-After header wins when larger). */
+    retryBaseDelayMs: number;
+    /** Use streaming chat responses (SSE) instead of one JSON response per model call. */
+    streaming: boolean;
   };
   agent: {
     maxSteps: number;
@@ -156,6 +160,8 @@ export function loadConfig(env: Env = process.env): Config {
       openaiCompatibleBaseUrl: url(env, 'OPENAI_COMPATIBLE_BASE_URL'),
       openaiCompatibleApiKey: str(env, 'OPENAI_COMPATIBLE_API_KEY'),
       maxRetries: int(env, 'INKWELL_MODEL_MAX_RETRIES', 3, 0, 20),
+      retryBaseDelayMs: int(env, 'INKWELL_MODEL_RETRY_BASE_MS', 1000, 0, 600_000),
+      streaming: bool(env, 'INKWELL_MODEL_STREAMING', true),
     },
     agent: {
       maxSteps: int(env, 'INKWELL_MAX_STEPS', 40, 1, 1000),
