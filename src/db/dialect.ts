@@ -14,6 +14,8 @@ export interface DialectCaps {
   autoIdColumn<T extends string, C extends string>(t: CreateTableBuilder<T, C>, name: string): CreateTableBuilder<T, C>;
   /** Largest number of bound parameters one statement may carry. */
   readonly maxParams: number;
+  /** A table whose primary key covers every column can be stored as that key alone (SQLite `WITHOUT ROWID`). */
+  readonly withoutRowid: boolean;
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -23,6 +25,7 @@ export const sqliteCaps: DialectCaps = {
   bigintType: 'integer',
   autoIdColumn: (t, name) => t.addColumn(name, 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement()),
   maxParams: 32_766,
+  withoutRowid: true,
 };
 
 export const postgresCaps: DialectCaps = {
@@ -32,4 +35,5 @@ export const postgresCaps: DialectCaps = {
   bigintType: 'bigint',
   autoIdColumn: (t, name) => t.addColumn(name, 'bigserial', (c: ColumnDefinitionBuilder) => c.primaryKey()),
   maxParams: 65_535,
+  withoutRowid: false,
 };
