@@ -59,6 +59,14 @@ export interface Config {
   };
   webhooks: {
     allowPrivate: boolean;
+    /** Per-attempt timeout for a delivery (connect + response). */
+    timeoutMs: number;
+    /** Delay before retry n (n = 1, 2, …); the last entry repeats until maxAgeMs. */
+    retryScheduleMs: number[];
+    /** A delivery not delivered this long after it was created is marked failed. */
+    maxAgeMs: number;
+    /** How often the dispatcher looks for due deliveries. */
+    pollIntervalMs: number;
   };
 }
 
@@ -127,6 +135,20 @@ function rate(env: Env, name: string, def: string): RateLimitRule {
   return parseRate(name, str(env, name) ?? def);
 }
 
+/** Parses a comma-separated list of durations (`5s,30s,2m,1h`; units ms, s, m, h, d). */
+function durations(env: Env, name: string, def: string): number[] {
+  const v = str(env, name) ?? def;
+  const out: number[] = [];
+  for (const part of v.split(',')) {
+    const m = /^(\d+)(ms|s|m|h|d)$/.exec(part.trim());
+    if (!m) throw new ConfigError(name, `must be a comma-separated list of durations like 5s,30s,2m,1h (got ${JSON.stringify(v)})`);
+    const ms = m[2] === 'ms' ? Number(m[1]) : Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+    if (ms < 1) throw new ConfigError(name, 'durations must be positive');
+    out.push(ms);
+  }
+  return out;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -183,6 +205,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webhooks: {
       allowPrivate: bool(env, 'INKWELL_ALLOW_PRIVATE_WEBHOOKS', false),
+      timeoutMs: int(env, 'INKWELL_WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
+      retryScheduleMs: durations(env, 'INKWELL_WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h'),
+      maxAgeMs: int(env, 'INKWELL_WEBHOOK_MAX_AGE_MS', 24 * 3_600_000, 1000),
+      pollIntervalMs: int(env, 'INKWELL_WEBHOOK_POLL_INTERVAL_MS', 1000, 10),
     },
   };
 }
