@@ -68,6 +68,14 @@ export interface Config {
     /** How often the dispatcher looks for due deliveries. */
     pollIntervalMs: number;
   };
+  analytics: {
+    /** A page walk of the visitors/views export keeps its snapshot this long after its last request. */
+    snapshotMs: number;
+    /** Computed export results kept in memory (each holds one row per path). */
+    resultCacheEntries: number;
+    /** Dictionary cache entries (paths, visitors) kept in memory per project for ingest. */
+    dictionaryCacheEntries: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -209,6 +217,11 @@ export function loadConfig(env: Env = process.env): Config {
       retryScheduleMs: durations(env, 'INKWELL_WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h'),
       maxAgeMs: int(env, 'INKWELL_WEBHOOK_MAX_AGE_MS', 24 * 3_600_000, 1000),
       pollIntervalMs: int(env, 'INKWELL_WEBHOOK_POLL_INTERVAL_MS', 1000, 10),
+    },
+    analytics: {
+      snapshotMs: int(env, 'INKWELL_ANALYTICS_SNAPSHOT_MS', 600_000, 1000),
+      resultCacheEntries: int(env, 'INKWELL_ANALYTICS_RESULT_CACHE', 16, 1, 10_000),
+      dictionaryCacheEntries: int(env, 'INKWELL_ANALYTICS_DICTIONARY_CACHE', 200_000, 100),
     },
   };
 }
