@@ -1,3 +1,72 @@
-// Tables of the analytics area (filled in by the analytics work).
-// biome-ignore lint/suspicious/noEmptyInterface: extended as the area grows
-export interface AnalyticsTables {}
+// Tables of the analytics area. Times are epoch ms; `day` is the UTC day number (ms / 86,400,000).
+//
+// Storage design (see ARCHITECTURE "Performance design notes"):
+// - `analytics_projects` gives each project a small integer (`ord`) used by every other analytics table,
+//   and a data `version` bumped in every ingest transaction (the export result cache keys on it).
+// - `analytics_paths` / `analytics_visitors` are dictionaries: (project, normalised path) → integer id,
+//   (project, visitor key) → integer ordinal. Raw IPs are never stored; only the keyed visitor hash.
+// - `analytics_events` keeps every accepted event (for `views`, reclassification and audits).
+// - `analytics_daily_visits` holds one row per qualifying (project, day, path, visitor, class), deduplicated
+//   at ingest. The visitors export reads only this table. A later per-day compressed visitor-set table
+//   (e.g. Roaring bitmaps over visitor ordinals, keyed by (project, day, path, class)) can be derived from it.
+
+/** Class code in `analytics_daily_visits.cls`. */
+import type { Generated } from 'kysely';
+
+export const CLS_HUMAN = 1;
+export const CLS_AI = 2;
+
+export interface AnalyticsTables {
+  analytics_projects: {
+    ord: Generated<number>;
+    project_id: string;
+    /** Bumped by every write transaction that changes the project's analytics data. */
+    version: number;
+  };
+  analytics_paths: {
+    id: Generated<number>;
+    project_ord: number;
+    /** sha256 hex of the normalised path (paths may be longer than an index entry allows). */
+    path_hash: string;
+    path: string;
+  };
+  analytics_visitors: {
+    ord: Generated<number>;
+    project_ord: number;
+    /** The keyed visitor hash (never a raw IP). */
+    visitor_key: string;
+  };
+  analytics_events: {
+    id: Generated<number>;
+    project_ord: number;
+    ts: number;
+    day: number;
+    path_id: number;
+    /** The path or URL as sent (truncated), for audits. */
+    raw_path: string;
+    visitor_ord: number;
+    user_agent: string | null;
+    accept: string | null;
+    method: string | null;
+    status: number | null;
+    referrer: string | null;
+    class: 'human' | 'ai' | 'crawler';
+    category: 'search' | 'training' | 'other' | null;
+    rule: string | null;
+    rules_version: string;
+    /** 1 when the event is a qualifying view (SPEC 4.3), else 0. */
+    qualifying: number;
+    /** api | collect | import */
+    source: string;
+    /** Idempotency key of imported lines; null for live events. */
+    dedup_key: string | null;
+  };
+  analytics_daily_visits: {
+    project_ord: number;
+    day: number;
+    path_id: number;
+    visitor_ord: number;
+    /** CLS_HUMAN or CLS_AI. */
+    cls: number;
+  };
+}

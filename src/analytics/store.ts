@@ -1,0 +1,259 @@
+// SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { type AnalyticsTables, CLS_AI, CLS_HUMAN } from './tables.ts';
+
+type Q = Kysely<DB>;
+export type EventRow = Omit<Selectable<AnalyticsTables['analytics_events']>, 'id'>;
+export type VisitRow = AnalyticsTables['analytics_daily_visits'];
+
+export interface DayRange {
+  /** Inclusive; null = from the first event. */
+  fromDay: number | null;
+  /** Exclusive; null = no upper bound. */
+  toDay: number | null;
+}
+
+export interface NamedCounts {
+  path: string;
+  human: number;
+  ai: number;
+  total: number;
+}
+
+export interface ReclassifyRow {
+  id: number;
+  raw_path: string;
+  user_agent: string | null;
+  accept: string | null;
+  method: string | null;
+  status: number | null;
+  class: string;
+  category: string | null;
+  rule: string | null;
+  rules_version: string;
+  qualifying: number;
+  path: string;
+}
+
+/** Splits rows into chunks whose bound parameters stay under `maxParams`. */
+export function chunkRows<T>(rows: readonly T[], columns: number, maxParams: number, cap = 1000): T[][] {
+  const size = Math.max(1, Math.min(cap, Math.floor(maxParams / columns)));
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+export const analyticsStore = {
+  // ---- projects: ordinal and data version ----------------------------------------------------------
+
+  async insertProjectOrd(db: Q, projectId: string): Promise<void> {
+    await db
+      .insertInto('analytics_projects')
+      .values({ project_id: projectId, version: 0 })
+      .onConflict((oc) => oc.column('project_id').doNothing())
+      .execute();
+  },
+
+  async selectProjectOrd(db: Q, projectId: string): Promise<number | undefined> {
+    const r = await db.selectFrom('analytics_projects').select('ord').where('project_id', '=', projectId).executeTakeFirst();
+    return r?.ord;
+  },
+
+  async bumpVersion(db: Q, projectOrd: number): Promise<void> {
+    await db.updateTable('analytics_projects').set({ version: sql`version + 1` }).where('ord', '=', projectOrd).execute();
+  },
+
+  async selectVersion(db: Q, projectOrd: number): Promise<number> {
+    const r = await db.selectFrom('analytics_projects').select('version').where('ord', '=', projectOrd).executeTakeFirst();
+    return r ? Number(r.version) : 0;
+  },
+
+  // ---- dictionaries --------------------------------------------------------------------------------
+
+  async insertPaths(db: Q, rows: { project_ord: number; path_hash: string; path: string }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db
+      .insertInto('analytics_paths')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_ord', 'path_hash']).doNothing())
+      .execute();
+  },
+
+  async selectPathIds(db: Q, projectOrd: number, hashes: string[]): Promise<{ id: number; path_hash: string }[]> {
+    if (hashes.length === 0) return [];
+    return db.selectFrom('analytics_paths').select(['id', 'path_hash']).where('project_ord', '=', projectOrd).where('path_hash', 'in', hashes).execute();
+  },
+
+  async insertVisitors(db: Q, rows: { project_ord: number; visitor_key: string }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db
+      .insertInto('analytics_visitors')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_ord', 'visitor_key']).doNothing())
+      .execute();
+  },
+
+  async selectVisitorOrds(db: Q, projectOrd: number, keys: string[]): Promise<{ ord: number; visitor_key: string }[]> {
+    if (keys.length === 0) return [];
+    return db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('project_ord', '=', projectOrd).where('visitor_key', 'in', keys).execute();
+  },
+
+  // ---- events and daily visits ---------------------------------------------------------------------
+
+  /** Inserts raw events; rows whose (project, dedup_key) already exists are skipped. Returns rows inserted. */
+  async insertEvents(db: Q, rows: EventRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const r = await db
+      .insertInto('analytics_events')
+      .values(rows)
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0);
+  },
+
+  async insertVisits(db: Q, rows: VisitRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db
+      .insertInto('analytics_daily_visits')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
+      .execute();
+  },
+
+  async countEvents(db: Q, projectOrd: number): Promise<number> {
+    const r = await db
+      .selectFrom('analytics_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_ord', '=', projectOrd)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  },
+
+  // ---- export --------------------------------------------------------------------------------------
+
+  /** Exact distinct visitors per path (human, ai, and their union) over a day range, with the path text. */
+  async visitorsByPathNamed(db: Q, projectOrd: number, range: DayRange): Promise<NamedCounts[]> {
+    const counts = db
+      .selectFrom('analytics_daily_visits')
+      .select([
+        'path_id',
+        sql<number>`count(distinct case when cls = ${sql.lit(CLS_HUMAN)} then visitor_ord end)`.as('human'),
+        sql<number>`count(distinct case when cls = ${sql.lit(CLS_AI)} then visitor_ord end)`.as('ai'),
+        sql<number>`count(distinct visitor_ord)`.as('total'),
+      ])
+      .where('project_ord', '=', projectOrd)
+      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
+      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
+      .groupBy('path_id');
+    const rows = await db
+      .selectFrom(counts.as('v'))
+      .innerJoin('analytics_paths as p', 'p.id', 'v.path_id')
+      .select(['p.path', 'v.human', 'v.ai', 'v.total'])
+      .execute();
+    return rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai), total: Number(r.total) }));
+  },
+
+  /** Exact site-wide distinct visitors over a day range. */
+  async visitorTotals(db: Q, projectOrd: number, range: DayRange): Promise<{ human: number; ai: number; total: number }> {
+    const r = await db
+      .selectFrom('analytics_daily_visits')
+      .select([
+        sql<number>`count(distinct case when cls = ${sql.lit(CLS_HUMAN)} then visitor_ord end)`.as('human'),
+        sql<number>`count(distinct case when cls = ${sql.lit(CLS_AI)} then visitor_ord end)`.as('ai'),
+        sql<number>`count(distinct visitor_ord)`.as('total'),
+      ])
+      .where('project_ord', '=', projectOrd)
+      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
+      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
+      .executeTakeFirst();
+    return { human: Number(r?.human ?? 0), ai: Number(r?.ai ?? 0), total: Number(r?.total ?? 0) };
+  },
+
+  /** Qualifying view counts per path and class over a day range (from raw events), with the path text. */
+  async viewsByPathNamed(db: Q, projectOrd: number, range: DayRange): Promise<{ path: string; human: number; ai: number }[]> {
+    const counts = db
+      .selectFrom('analytics_events')
+      .select([
+        'path_id',
+        sql<number>`sum(case when class = 'human' then 1 else 0 end)`.as('human'),
+        sql<number>`sum(case when class = 'ai' then 1 else 0 end)`.as('ai'),
+      ])
+      .where('project_ord', '=', projectOrd)
+      .where('qualifying', '=', 1)
+      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
+      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
+      .groupBy('path_id');
+    const rows = await db.selectFrom(counts.as('v')).innerJoin('analytics_paths as p', 'p.id', 'v.path_id').select(['p.path', 'v.human', 'v.ai']).execute();
+    return rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai) }));
+  },
+
+  // ---- reclassification ----------------------------------------------------------------------------
+
+  /** A page of raw events (by id) with what classification needs. */
+  async selectEventsForReclassify(db: Q, projectOrd: number, afterId: number, limit: number): Promise<ReclassifyRow[]> {
+    const rows = await db
+      .selectFrom('analytics_events as e')
+      .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
+      .select([
+        'e.id',
+        'e.raw_path',
+        'e.user_agent',
+        'e.accept',
+        'e.method',
+        'e.status',
+        'e.class',
+        'e.category',
+        'e.rule',
+        'e.rules_version',
+        'e.qualifying',
+        'p.path',
+      ])
+      .where('e.project_ord', '=', projectOrd)
+      .where('e.id', '>', afterId)
+      .orderBy('e.id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, id: Number(r.id) }));
+  },
+
+  /** Sets the classification of many events at once (all get the same values). */
+  async updateEventClass(
+    db: Q,
+    ids: number[],
+    values: { class: EventRow['class']; category: EventRow['category']; rule: string | null; rules_version: string; qualifying: number },
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    await db.updateTable('analytics_events').set(values).where('id', 'in', ids).execute();
+  },
+
+  async deleteVisits(db: Q, projectOrd: number): Promise<void> {
+    await db.deleteFrom('analytics_daily_visits').where('project_ord', '=', projectOrd).execute();
+  },
+
+  /** Rebuilds the daily visits of a project from its qualifying raw events (after deleteVisits). */
+  async rebuildVisits(db: Q, projectOrd: number): Promise<void> {
+    await db
+      .insertInto('analytics_daily_visits')
+      .columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls'])
+      .expression((eb) =>
+        eb
+          .selectFrom('analytics_events')
+          .select([
+            'project_ord',
+            'day',
+            'path_id',
+            'visitor_ord',
+            sql<number>`case when class = 'human' then ${sql.lit(CLS_HUMAN)} else ${sql.lit(CLS_AI)} end`.as('cls'),
+          ])
+          .distinct()
+          .where('project_ord', '=', projectOrd)
+          .where('qualifying', '=', 1)
+          .where('class', 'in', ['human', 'ai']),
+      )
+      .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
+      .execute();
+  },
+};
+
+export type AnalyticsStore = typeof analyticsStore;
