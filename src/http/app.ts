@@ -1,15 +1,26 @@
 // The app factory: builds a Fastify instance (not listening) from its dependencies.
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RawServerDefault,
+} from 'fastify';
+import { scrubSecrets } from '../lib/logger.ts';
 import type { AppContext } from './context.ts';
-import { AppError, type ErrorBody, errorBody } from './errors.ts';
+import { AppError, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
+import { projectRoutes } from './routes/projects.ts';
 import { validationToAppError, validatorCompiler } from './validation.ts';
 
 /** The app type every route module receives: TypeBox schemas give typed requests and replies. */
@@ -17,21 +28,128 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
-/** Fastify's own 4xx error codes → our registry. */
-const FASTIFY_CODES: Record<string, Parameters<typeof errorBody>[0]> = {
+/** Request bodies are JSON: `application/json` and `application/<something>+json`, any parameters. */
+const JSON_CONTENT_TYPE = /^application\/([\w.-]+\+)?json(\s*;.*)?$/i;
+
+/**
+ * Fastify's own 4xx error codes → our registry. Anything else Fastify raises with a 4xx status falls back
+ * to the status-based mapping in `toAppError`.
+ */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
-  FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
+  FST_ERR_BAD_URL: 'invalid_request',
+  FST_ERR_INVALID_URL: 'invalid_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'uri_too_long',
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'unsupported_media_type',
+  FST_ERR_ROUTE_MISSING_CONTENT: 'invalid_request',
+  FST_ERR_NOT_FOUND: 'not_found',
 };
 
+/** Status-only fallback for 4xx errors raised by plugins (static files, swagger UI). */
+const STATUS_CODES: Record<number, ErrorCode> = {
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+/** A safe, messages-we-wrote-ourselves description of the client's mistake (null: a server fault). */
+function toAppError(err: FastifyError | AppError, request: FastifyRequest): AppError | null {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) return validationToAppError(fe.validationContext ?? 'body', fe.validation);
+  const code = typeof fe.code === 'string' ? FASTIFY_CODES[fe.code] : undefined;
+  if (code === 'unsupported_media_type') {
+    const ct = request.headers['content-type'];
+    return new AppError(code, ct ? `Unsupported Content-Type ${JSON.stringify(ct.slice(0, 100))}: send application/json` : undefined);
+  }
+  if (code === 'invalid_json') return new AppError(code, 'Request body is empty or not valid JSON');
+  if (code === 'invalid_request' && fe.code === 'FST_ERR_BAD_URL') return new AppError(code, 'The URL contains an invalid percent-encoding');
+  if (code) return new AppError(code);
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) return new AppError(STATUS_CODES[status] ?? 'invalid_request');
+  return null;
+}
+
+/** 5xx bodies carry only the fixed message, the code and the request id (SPEC §1). */
+function serverErrorBody(code: ErrorCode, requestId: string): ErrorBody {
+  return { error: 'Internal error', code, requestId };
+}
+
+function sendError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
+  const e = toAppError(err, request);
+  let status: number;
+  let body: ErrorBody;
+  if (e && e.status < 500) {
+    status = e.status;
+    body = errorBody(e.code, e.message, e.details);
+    if (e.headers) reply.headers(e.headers);
+  } else {
+    status = e ? e.status : 500;
+    const code = e ? e.code : 'internal_error';
+    if (status === 500) request.log.error({ err, url: scrubSecrets(request.url) }, 'unhandled error');
+    else if (e?.headers) reply.headers(e.headers);
+    body = serverErrorBody(code, request.id);
+  }
+  reply.header('x-request-id', request.id).status(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Malformed HTTP (before Fastify has a request): answer in our error shape, then close. */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, code]: [number, string, ErrorCode] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'headers_too_large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request_timeout']
+        : [400, 'Bad Request', 'invalid_request'];
+  const body = JSON.stringify(errorBody(code, code === 'invalid_request' ? 'Malformed HTTP request' : undefined));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${crypto.randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** A JSON body parser that rejects prototype-poisoning keys, reports syntax errors as `invalid_json`, and accepts an empty body on routes that take none. */
+function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (text.includes('__proto__') || text.includes('constructor')) {
+    JSON.parse(text, (key, v) => {
+      if (key === '__proto__' || (key === 'constructor' && v !== null && typeof v === 'object' && 'prototype' in v)) {
+        throw new AppError('invalid_request', `Object key "${key}" is not allowed in a request body`, [
+          { message: `Object key "${key}" is not allowed`, path: key },
+        ]);
+      }
+      return v;
+    });
+  }
+  return value;
+}
+
 export async function buildApp(ctx: AppContext): Promise<App> {
+  // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
+  // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
+  let closing = false;
+
   const app: App = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
-    // Request start/end lines are off: onResponse records metrics and logs failures instead.
+    // Request start/end lines are off: onResponse records metrics and logs at debug (5xx at warn).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
@@ -39,68 +157,73 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false } },
-    return503OnClosing: true,
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
+    clientErrorHandler,
+    frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
 
-  // A JSON body parser that reports syntax errors as our own code and accepts an empty body on routes
-  // that take none (POST …/archive).
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
+  // Bodies are JSON only: anything else (text/plain, forms, no Content-Type) is 415. A route module that
+  // must accept another type (a beacon endpoint) adds its own parser inside its own plugin scope.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'string' }, (request, body, done) => {
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(body as string));
     } catch (err) {
-      done(new AppError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+      // An unknown path is a 404 whatever its body.
+      done(request.is404 ? null : (err as Error), undefined);
     }
   });
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if (!request.is404) {
+      const ct = request.headers['content-type'];
+      done(
+        new AppError(
+          'unsupported_media_type',
+          ct ? `Unsupported Content-Type ${JSON.stringify(ct.slice(0, 100))}: send application/json` : 'A request body needs Content-Type: application/json',
+        ),
+        undefined,
+      );
+      return;
+    }
+    // Discard the body of a request that will be answered 404 (bounded like any body).
+    let size = 0;
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > ctx.config.bodyLimitBytes) payload.destroy(new AppError('payload_too_large'));
+    });
+    payload.on('end', () => done(null, undefined));
+    payload.on('error', (err) => done(err, undefined));
+  });
 
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('shutting_down', undefined, undefined, { 'retry-after': '1' });
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     ctx.metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
-    if (reply.statusCode >= 500) request.log.warn({ statusCode: reply.statusCode, url: request.url }, 'request failed');
+    const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (reply.statusCode >= 500) request.log.warn(line, 'request failed');
+    else if (ctx.logger.isLevelEnabled('debug')) request.log.debug({ ...line, req: { headers: request.headers } }, 'request');
   });
 
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    let status: number;
-    let body: ErrorBody;
-    if (err instanceof AppError) {
-      status = err.status;
-      body = errorBody(err.code, err.message, err.details);
-      if (err.headers) reply.headers(err.headers);
-    } else if ((err as FastifyError).validation) {
-      const e = validationToAppError((err as FastifyError).validationContext ?? 'body', (err as FastifyError).validation ?? []);
-      status = e.status;
-      body = errorBody(e.code, e.message, e.details);
-    } else if (typeof err.code === 'string' && err.code in FASTIFY_CODES) {
-      const code = FASTIFY_CODES[err.code] as Parameters<typeof errorBody>[0];
-      const e = new AppError(code);
-      status = e.status;
-      body = errorBody(code);
-    } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      status = err.statusCode;
-      body = errorBody('invalid_request', 'Invalid request');
-      if (status === 404) body = errorBody('not_found');
-      if (status === 413) body = errorBody('payload_too_large');
-      if (status === 415) body = errorBody('unsupported_media_type');
-      if (status === 405) body = errorBody('method_not_allowed');
-    } else {
-      request.log.error({ err }, 'unhandled error');
-      status = 500;
-      body = { ...errorBody('internal_error'), requestId: request.id };
-    }
-    reply.status(status).type('application/json; charset=utf-8').send(body);
-  });
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply));
 
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`));
+    reply
+      .header('x-request-id', request.id)
+      .status(404)
+      .send(errorBody('not_found', `No route for ${request.method} ${scrubSecrets(request.url.split('?')[0] ?? '').slice(0, 200)}`));
   });
 
   await app.register(swagger, {
@@ -110,7 +233,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         title: 'Inkwell',
         version: '0.1.0',
         description:
-          'Agent jobs (prompt → pull request) and exact visitor analytics. Wire-compatible with the hosted agent and analytics interface. Errors are `{error, code, details?}`.',
+          'Agent jobs (prompt → pull request) and exact visitor analytics. Wire-compatible with the hosted agent and analytics interface. ' +
+          'Errors are `{error, code, details?}`; 5xx bodies are only `{error: "Internal error", code, requestId}`. Every response carries `x-request-id`. ' +
+          'Request bodies are JSON (`application/json`, at most 1 MiB); unknown body fields are rejected.',
       },
       components: {
         securitySchemes: {
@@ -122,6 +247,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await app.register(async (scope) => opsRoutes(scope, ctx));
+  await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx));
   await app.register(async (scope) => analyticsRoutes(scope, ctx));
   return app;

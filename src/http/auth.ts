@@ -10,9 +10,10 @@ declare module 'fastify' {
   }
 }
 
-const BEARER_RE = /^Bearer ([^\s]+)$/;
+// The scheme name is case-insensitive (RFC 9110 §11.1); the key is one token.
+const BEARER_RE = /^Bearer +(\S+)$/i;
 
-/** Reads `Authorization: Bearer <key>`; null when absent or malformed. */
+/** Reads `Authorization: Bearer <key>`; null when absent or malformed (`Basic …`, `Bearer` alone, two tokens). */
 export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
   const m = BEARER_RE.exec(header.trim());

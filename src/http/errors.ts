@@ -10,14 +10,18 @@ export const ERRORS = {
   job_not_found: { status: 404, message: 'Job not found' },
   not_found: { status: 404, message: 'Not found' },
   method_not_allowed: { status: 405, message: 'Method not allowed' },
+  request_timeout: { status: 408, message: 'Request timeout' },
   job_archived: { status: 409, message: 'Job is archived' },
   conflict: { status: 409, message: 'Conflict' },
   payload_too_large: { status: 413, message: 'Request body is larger than 1 MiB' },
+  uri_too_long: { status: 414, message: 'A path parameter is too long' },
   unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
   idempotency_mismatch: { status: 422, message: 'Idempotency-Key was already used with a different request body' },
   rate_limited: { status: 429, message: 'Rate limit exceeded' },
+  headers_too_large: { status: 431, message: 'Request headers are too large' },
   internal_error: { status: 500, message: 'Internal error' },
   not_ready: { status: 503, message: 'Service not ready' },
+  shutting_down: { status: 503, message: 'Service is shutting down' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

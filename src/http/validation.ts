@@ -34,6 +34,7 @@ function fieldPath(context: string, e: AjvError): string {
 /** Turns a Fastify validation failure into `unknown_field` or `invalid_request` with details naming the field. */
 export function validationToAppError(context: string, errors: AjvError[]): AppError {
   const where = context === 'querystring' ? 'query parameter' : context === 'params' ? 'path parameter' : context === 'headers' ? 'header' : 'field';
+  const Where = where[0]?.toUpperCase() + where.slice(1);
   const details: ErrorDetail[] = errors.map((e) => {
     const path = fieldPath(context, e);
     const params = e.params as Record<string, unknown>;
@@ -46,10 +47,11 @@ export function validationToAppError(context: string, errors: AjvError[]): AppEr
         message = `Missing required ${where} "${path}"`;
         break;
       case 'enum':
-        message = `${where} "${path}" must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+        message = `${Where} "${path}" must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
         break;
       default:
-        message = `${where} "${path}" ${e.message ?? 'is invalid'}`;
+        message =
+          path === 'body' && (e.instancePath ?? '') === '' ? `Request body ${e.message ?? 'is invalid'}` : `${Where} "${path}" ${e.message ?? 'is invalid'}`;
     }
     return { message, path };
   });

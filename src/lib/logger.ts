@@ -1,10 +1,14 @@
 // pino: JSON lines, or pretty on a terminal. Keys, tokens and Authorization are redacted.
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config.ts';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
   'headers.authorization',
+  'headers.cookie',
   'authorization',
   '*.authorization',
   'key',
@@ -29,10 +33,20 @@ export function scrubSecrets(text: string): string {
     .replace(/(\/\/)([^/@\s:]+):([^/@\s]+)@/g, '$1$2:[redacted]@');
 }
 
-export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>): Logger {
-  return pino({
+/**
+ * A logger for the process. `destination` defaults to stdout; the CLI passes stderr so that `--json`
+ * output stays one object, and tests pass a stream to read what was logged.
+ */
+export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    hooks: {
+      // Free-text messages (often built from library errors) are scrubbed too.
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a)) as Parameters<typeof method>);
+      },
+    },
     formatters: {
       log(obj) {
         if (obj.err instanceof Error) {
@@ -42,6 +56,10 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>): Lo
         return obj;
       },
     },
-    ...(config.logPretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
-  });
+  };
+  if (destination) return pino(options, destination);
+  if (config.logPretty) {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
+  }
+  return pino(options);
 }

@@ -1,5 +1,6 @@
 // A real HTTP server on a random port over a real database, with a seeded project and keys.
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { type Config, testConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { type App, buildApp } from '../../src/http/app.ts';
@@ -41,11 +42,27 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestApp(dialect: DialectName, overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Extra (test-only) routes, registered in their own scope before the server listens. */
+  routes?: (app: App, ctx: AppContext) => Promise<void>;
+  /** Where logs go (e.g. a stream the test reads); combine with a `logLevel` override. */
+  logDestination?: DestinationStream;
+  /** The clock the context uses (rate-limit windows, key last-used times). */
+  now?: () => number;
+}
+
+export async function startTestApp(
+  dialect: DialectName,
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const testDb = await openTestDb(dialect);
   const config = testConfig({ dataDir: testDb.env.INKWELL_DATA_DIR as string, ...overrides }, env);
-  const ctx = createContext(config, testDb.db, createLogger(config));
+  const ctx = createContext(config, testDb.db, createLogger(config, options.logDestination), options.now);
   const app = await buildApp(ctx);
+  const extra = options.routes;
+  if (extra) await app.register(async (scope) => extra(scope, ctx));
   await app.listen({ host: '127.0.0.1', port: 0 });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
