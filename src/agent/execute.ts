@@ -1,0 +1,181 @@
+// One agent turn end to end: workspace → model loop with tools → commit → push → pull request.
+// Knows nothing of HTTP or the job table: the jobs worker hands in a RunInput and stores the result.
+import fs from 'node:fs/promises';
+import type { ModelMessage } from 'ai';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { GitError } from '../git/run.ts';
+import { commitAll, commitsAhead, prepareWorkspace, pushBranch } from '../git/workspace.ts';
+import { HostError, hostConfigError, hostFor } from '../hosts/index.ts';
+import { scrubSecrets } from '../lib/logger.ts';
+import { runLoop, StepLimitError } from './loop.ts';
+import { createLanguageModel, ModelNotConfiguredError, modelConfigError } from './models.ts';
+import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
+import { describeChange } from './summary.ts';
+import { createTools } from './tools.ts';
+
+export type RunEvent = { type: 'assistant_message' | 'tool_call' | 'tool_result' | 'commit' | 'pull_request' | 'error'; data: Record<string, unknown> };
+
+export interface RunInput {
+  jobId: string;
+  /** Project's repository URL or local path / file:// URL (never with credentials). */
+  repository: string;
+  /** Base branch (source.ref). */
+  ref: string;
+  /** Job branch (inkwell/<short-id>-<slug> or requested). */
+  branch: string;
+  /** '<provider>/<model>' */
+  model: string;
+  draft: boolean;
+  /** Conversation of previous turns (empty on the first turn). */
+  history: ModelMessage[];
+  /** This turn's user message. */
+  prompt: string;
+  /** Abort = archive or shutdown: stops the model call and tools promptly (RunError 'aborted'). */
+  signal: AbortSignal;
+  onEvent: (e: RunEvent) => void | Promise<void>;
+}
+
+export interface RunResult {
+  /** history + this turn's messages (stored by jobs for the next turn). */
+  messages: ModelMessage[];
+  /** The agent's final text. */
+  summary: string;
+  /** URL of the branch's open PR (created or reused); null for local hosts or when the branch was never pushed. */
+  prLink: string | null;
+  /** New commit of this turn, null when nothing changed. */
+  commitSha: string | null;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+export type RunErrorCode = 'step_limit_exceeded' | 'run_deadline_exceeded' | 'model_error' | 'model_not_configured' | 'git_error' | 'host_error' | 'aborted';
+
+export class RunError extends Error {
+  /** Tokens used before the failure, when known (add to the job's cumulative usage). */
+  usage: { inputTokens: number; outputTokens: number } | null = null;
+  constructor(
+    readonly code: RunErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RunError';
+  }
+}
+
+const MESSAGE_EVENT_CHARS = 20_000;
+
+function errorText(err: unknown): string {
+  const e = err as { message?: unknown; statusCode?: unknown };
+  const base = typeof e?.message === 'string' ? e.message : String(err);
+  return scrubSecrets(base).slice(0, 1000);
+}
+
+export function createRunExecutor(config: Config, logger: Logger): { execute(input: RunInput): Promise<RunResult> } {
+  async function execute(input: RunInput): Promise<RunResult> {
+    const log = logger.child({ jobId: input.jobId, branch: input.branch, model: input.model });
+    const deadline = AbortSignal.timeout(config.agent.runTimeoutMs);
+    const signal = AbortSignal.any([input.signal, deadline]);
+    let usage: RunResult['usage'] | null = null;
+
+    const emit = async (type: RunEvent['type'], data: Record<string, unknown>): Promise<void> => {
+      try {
+        await input.onEvent({ type, data });
+      } catch (err) {
+        log.warn({ err, eventType: type }, 'run event handler failed; continuing');
+      }
+    };
+
+    const classify = (err: unknown): RunError => {
+      if (err instanceof RunError) return err;
+      if (input.signal.aborted) return new RunError('aborted', 'The run was stopped');
+      if (deadline.aborted) return new RunError('run_deadline_exceeded', `The run exceeded its deadline of ${Math.round(config.agent.runTimeoutMs / 1000)} s`);
+      if (err instanceof StepLimitError) {
+        usage = err.usage;
+        return new RunError('step_limit_exceeded', `The agent reached the step limit (${config.agent.maxSteps}) before finishing`);
+      }
+      if (err instanceof ModelNotConfiguredError) return new RunError('model_not_configured', err.message);
+      if (err instanceof GitError) return new RunError('git_error', errorText(err));
+      if (err instanceof HostError) return new RunError('host_error', errorText(err));
+      return new RunError('model_error', `The model call failed: ${errorText(err)}`);
+    };
+
+    try {
+      signal.throwIfAborted();
+      const modelProblem = modelConfigError(input.model, config);
+      if (modelProblem) throw new RunError('model_not_configured', modelProblem);
+      const hostProblem = hostConfigError(input.repository, config);
+      if (hostProblem) throw new RunError('host_error', hostProblem);
+      const host = hostFor(input.repository, config);
+      const model = createLanguageModel(input.model, config);
+
+      log.info({ history: input.history.length }, 'agent run: preparing workspace');
+      const ws = await prepareWorkspace(config, { repository: input.repository, ref: input.ref, branch: input.branch, jobId: input.jobId, signal });
+      const root = await fs.realpath(ws.dir);
+      const context = await gatherRepoContext(root);
+      const system = buildSystemPrompt({ ref: input.ref, branch: input.branch, context });
+      const userMessage: ModelMessage = { role: 'user', content: input.prompt };
+      const tools = createTools(
+        root,
+        {
+          toolCall: (id, tool, args) => emit('tool_call', { toolCallId: id, tool, args }),
+          toolResult: (id, tool, ok, summary) => emit('tool_result', { toolCallId: id, tool, ok, summary }),
+        },
+        signal,
+      );
+
+      const loop = await runLoop({
+        model,
+        system,
+        messages: [...input.history, userMessage],
+        tools,
+        maxSteps: config.agent.maxSteps,
+        streaming: config.model.streaming,
+        maxRetries: config.model.maxRetries,
+        retryBaseDelayMs: config.model.retryBaseDelayMs,
+        signal,
+        onAssistantText: (text) => emit('assistant_message', { text: text.length > MESSAGE_EVENT_CHARS ? `${text.slice(0, MESSAGE_EVENT_CHARS)}…` : text }),
+        onRetry: ({ attempt, delayMs, error }) => log.warn({ attempt, delayMs, error: scrubSecrets(error) }, 'model call failed; retrying'),
+      });
+      usage = loop.usage;
+      signal.throwIfAborted();
+
+      const summary = loop.text.trim();
+      const change = describeChange(summary, input.prompt, input.jobId);
+      const commitSha = await commitAll(ws, {
+        message: change.commitMessage,
+        authorName: config.agent.gitAuthorName,
+        authorEmail: config.agent.gitAuthorEmail,
+      });
+      if (commitSha) {
+        await pushBranch(ws, input.branch);
+        await emit('commit', { sha: commitSha, branch: input.branch, message: change.title });
+        log.info({ commitSha }, 'agent run: pushed');
+      }
+      let prLink: string | null = null;
+      // A branch with commits of its own needs its pull request, even on a turn that changed nothing
+      // (an earlier turn may have pushed and then crashed before opening it).
+      if (commitSha || (ws.remoteBranchExists && (await commitsAhead(ws, input.ref, input.branch)) > 0)) {
+        const pr = await host.ensurePullRequest({
+          repository: input.repository,
+          branch: input.branch,
+          base: input.ref,
+          title: change.title,
+          body: change.prBody,
+          draft: input.draft,
+        });
+        if (pr) {
+          prLink = pr.url;
+          await emit('pull_request', { url: pr.url, number: pr.number, branch: input.branch, base: input.ref });
+        }
+      }
+      log.info({ prLink, commitSha, usage }, 'agent run: finished');
+      return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: loop.usage };
+    } catch (err) {
+      const runError = classify(err);
+      if (usage && !runError.usage) runError.usage = usage;
+      log.warn({ code: runError.code, error: runError.message }, 'agent run failed');
+      throw runError;
+    }
+  }
+  return { execute };
+}

@@ -1,0 +1,69 @@
+// Serializes work on one mirror: an in-process queue per path plus a lock file for other processes
+// sharing the same data directory. A lock file older than `staleMs` (a crashed holder) is taken over.
+import fs from 'node:fs/promises';
+
+const chains = new Map<string, Promise<unknown>>();
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function abortError(): Error {
+  const e = new Error('stopped while waiting for the repository lock');
+  e.name = 'AbortError';
+  return e;
+}
+
+async function acquireFile(lockPath: string, staleMs: number, signal?: AbortSignal): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fh = await fs.open(lockPath, 'wx');
+      await fh.writeFile(`${process.pid}\n`);
+      await fh.close();
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const st = await fs.stat(lockPath).catch(() => null);
+      if (st && Date.now() - st.mtimeMs > staleMs) {
+        await fs.rm(lockPath, { force: true });
+        continue;
+      }
+      await sleep(Math.min(25 * 2 ** Math.min(attempt, 5), 500), signal);
+    }
+  }
+}
+
+/** Runs `fn` while holding the lock for `key` (a mirror path); the lock file is `${key}.lock`. */
+export async function withLock<T>(key: string, fn: () => Promise<T>, opts: { signal?: AbortSignal; staleMs?: number } = {}): Promise<T> {
+  const prev = chains.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((r) => {
+    release = r;
+  });
+  const chained = prev.then(() => mine);
+  chains.set(key, chained);
+  try {
+    await prev;
+    const lockPath = `${key}.lock`;
+    await acquireFile(lockPath, opts.staleMs ?? 10 * 60_000, opts.signal);
+    try {
+      return await fn();
+    } finally {
+      await fs.rm(lockPath, { force: true });
+    }
+  } finally {
+    release();
+    if (chains.get(key) === chained) chains.delete(key);
+  }
+}

@@ -1,0 +1,177 @@
+// Workspace: one bare mirror per repository (<dataDir>/mirrors/<hash>), fetched before each run, and
+// one detached worktree per job (<dataDir>/worktrees/<jobId>). Job branches exist only on the remote
+// (pushed with HEAD:refs/heads/<branch>), so concurrent jobs never fight over a local branch.
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import { parseRepository, repositoryProblem } from '../hosts/detect.ts';
+import { credentialsFor } from './credentials.ts';
+import { withLock } from './lock.ts';
+import { branchNameProblem } from './refs.ts';
+import { GitError, git } from './run.ts';
+
+const JOB_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function mirrorPath(config: Pick<Config, 'dataDir'>, repository: string): string {
+  const hash = crypto.createHash('sha256').update(repository).digest('hex').slice(0, 32);
+  return path.join(config.dataDir, 'mirrors', hash);
+}
+
+export function worktreePath(config: Pick<Config, 'dataDir'>, jobId: string): string {
+  if (!JOB_ID_RE.test(jobId)) throw new GitError(`invalid job id for a worktree: ${JSON.stringify(jobId)}`, null, '');
+  return path.join(config.dataDir, 'worktrees', jobId);
+}
+
+/** The URL git is given for the remote: the project's repository as is (local paths made absolute). Never carries credentials. */
+export function remoteUrl(repository: string, config: Pick<Config, 'hosts'>): string {
+  const loc = parseRepository(repository, config);
+  if (loc.kind === 'local' && !repository.startsWith('file://')) return loc.path;
+  return repository;
+}
+
+export interface Workspace {
+  dir: string;
+  mirror: string;
+  /** Commit the worktree starts from (the pushed branch when it exists, else the base ref). */
+  startSha: string;
+  baseSha: string;
+  remoteBranchExists: boolean;
+  /** Runs git for this repository with the credential settings applied. */
+  git(args: string[], opts?: { cwd?: string; okCodes?: number[] }): Promise<{ stdout: string; code: number }>;
+}
+
+export interface PrepareInput {
+  repository: string;
+  ref: string;
+  branch: string;
+  jobId: string;
+  signal?: AbortSignal;
+}
+
+function gitFor(config: Config, repository: string, mirror: string, signal?: AbortSignal) {
+  const creds = credentialsFor(repository, config);
+  // gc.auto=0: several worktrees share the object store; never let an automatic gc run under them.
+  const base: Array<[string, string]> = [['gc.auto', '0'], ['core.hooksPath', '/dev/null'], ['commit.gpgSign', 'false'], ...creds.config];
+  return (args: string[], opts: { cwd?: string; okCodes?: number[] } = {}) =>
+    git(args, { cwd: opts.cwd ?? mirror, env: creds.env, config: base, signal, okCodes: opts.okCodes });
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function revParse(run: Workspace['git'], ref: string): Promise<string | null> {
+  const r = await run(['rev-parse', '--verify', '-q', `${ref}^{commit}`], { okCodes: [1] });
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+async function ensureMirror(mirror: string, url: string, run: Workspace['git']): Promise<void> {
+  if (await exists(path.join(mirror, 'HEAD'))) {
+    const current = (await run(['config', '--get', 'remote.origin.url'], { okCodes: [1] })).stdout.trim();
+    if (current !== url) await run(['config', 'remote.origin.url', url]);
+    return;
+  }
+  await fs.rm(mirror, { recursive: true, force: true });
+  await fs.mkdir(mirror, { recursive: true });
+  await run(['init', '--bare', '-q', '.'], { cwd: mirror });
+  await run(['config', 'remote.origin.url', url]);
+  await run(['config', 'remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*']);
+}
+
+async function dropWorktree(mirror: string, dir: string, run: Workspace['git']): Promise<void> {
+  if (await exists(dir)) {
+    await run(['worktree', 'remove', '--force', '--force', dir], { okCodes: [128, 1] }).catch(() => undefined);
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+  if (await exists(mirror)) await run(['worktree', 'prune']).catch(() => undefined);
+}
+
+/**
+ * Fetches the mirror and (re)creates the job's worktree, clean, at the branch's pushed state (or at
+ * `ref` when the branch was never pushed). Safe to call again after a crash mid-turn.
+ */
+export async function prepareWorkspace(config: Config, input: PrepareInput): Promise<Workspace> {
+  const problem = repositoryProblem(input.repository) ?? branchNameProblem(input.branch) ?? branchNameProblem(input.ref);
+  if (problem) throw new GitError(problem, null, '');
+  const mirror = mirrorPath(config, input.repository);
+  const dir = worktreePath(config, input.jobId);
+  const run = gitFor(config, input.repository, mirror, input.signal);
+  await fs.mkdir(path.dirname(mirror), { recursive: true });
+  await fs.mkdir(path.dirname(dir), { recursive: true });
+  return withLock(
+    mirror,
+    async () => {
+      await ensureMirror(mirror, remoteUrl(input.repository, config), run);
+      await run(['fetch', '--prune', '--no-tags', '--quiet', 'origin']);
+      const baseSha = await revParse(run, `refs/remotes/origin/${input.ref}`);
+      if (!baseSha) throw new GitError(`base ref "${input.ref}" does not exist in the repository`, null, '');
+      const branchSha = await revParse(run, `refs/remotes/origin/${input.branch}`);
+      const startSha = branchSha ?? baseSha;
+      await dropWorktree(mirror, dir, run);
+      await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
+      return { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run };
+    },
+    { signal: input.signal },
+  );
+}
+
+export interface CommitInput {
+  message: string;
+  authorName: string;
+  authorEmail: string;
+}
+
+/** Stages everything and commits; null when the worktree has no changes. */
+export async function commitAll(ws: Workspace, input: CommitInput): Promise<string | null> {
+  await ws.git(['add', '-A', '--', '.'], { cwd: ws.dir });
+  const diff = await ws.git(['diff', '--cached', '--quiet'], { cwd: ws.dir, okCodes: [1] });
+  if (diff.code === 0) return null;
+  const who = { name: input.authorName, email: input.authorEmail };
+  await git(['commit', '--quiet', '--no-verify', '-m', input.message], {
+    cwd: ws.dir,
+    env: { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email },
+    config: [
+      ['core.hooksPath', '/dev/null'],
+      ['commit.gpgSign', 'false'],
+      ['gc.auto', '0'],
+    ],
+  });
+  return (await ws.git(['rev-parse', 'HEAD'], { cwd: ws.dir })).stdout.trim();
+}
+
+/** Pushes the worktree's HEAD to refs/heads/<branch> on the remote (a fast-forward; never forced). */
+export async function pushBranch(ws: Workspace, branch: string): Promise<void> {
+  await ws.git(['push', '--quiet', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir });
+}
+
+/** Number of commits the pushed branch has on top of the base ref (0 when the branch does not exist). */
+export async function commitsAhead(ws: Workspace, ref: string, branch: string): Promise<number> {
+  const branchSha = await revParse(ws.git, `refs/remotes/origin/${branch}`);
+  if (!branchSha) return 0;
+  const r = await ws.git(['rev-list', '--count', `refs/remotes/origin/${ref}..${branchSha}`]);
+  return Number(r.stdout.trim()) || 0;
+}
+
+/** Removes a finished job's worktree (the pushed branch stays on the remote). Safe when it does not exist. */
+export async function removeWorktree(config: Config, jobId: string): Promise<void> {
+  const dir = worktreePath(config, jobId);
+  let mirror: string | null = null;
+  try {
+    const dotGit = await fs.readFile(path.join(dir, '.git'), 'utf8');
+    const m = /^gitdir:\s*(.+)$/m.exec(dotGit);
+    // <mirror>/worktrees/<name>
+    if (m) mirror = path.dirname(path.dirname(m[1]!.trim()));
+  } catch {
+    mirror = null;
+  }
+  if (!mirror || !(await exists(path.join(mirror, 'HEAD')))) {
+    await fs.rm(dir, { recursive: true, force: true });
+    return;
+  }
+  const m = mirror;
+  await withLock(m, () => dropWorktree(m, dir, (args, opts = {}) => git(args, { cwd: opts.cwd ?? m, okCodes: opts.okCodes })));
+}

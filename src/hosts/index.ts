@@ -1,0 +1,61 @@
+// Chooses the code host from the repository URL: github.com (and GITHUB_API_URL's host for
+// Enterprise) → GitHub; gitlab.com (and GITLAB_URL's host) → GitLab; a path or file:// → local.
+import type { Config } from '../config.ts';
+import { parseRepository } from './detect.ts';
+import { createGitHubHost, HostError } from './github.ts';
+import { createLocalHost } from './local.ts';
+import type { CodeHost, EnsurePullRequestInput } from './types.ts';
+
+export { HostError } from './github.ts';
+
+/** GitLab lives in ./gitlab.ts (`createGitLabHost(config)`); it is loaded on first use. */
+function lazyGitLabHost(config: Config): CodeHost {
+  let host: Promise<CodeHost> | null = null;
+  const load = async (): Promise<CodeHost> => {
+    // A computed specifier: this module must not fail to load (or type-check) when GitLab support is absent.
+    const specifier = './gitlab.ts';
+    let mod: { createGitLabHost?: (config: Config) => CodeHost };
+    try {
+      mod = await import(specifier);
+    } catch {
+      throw new HostError('GitLab host not available in this build');
+    }
+    if (typeof mod.createGitLabHost !== 'function') throw new HostError('GitLab host not available in this build');
+    return mod.createGitLabHost(config);
+  };
+  return {
+    kind: 'gitlab',
+    async ensurePullRequest(input: EnsurePullRequestInput) {
+      host ??= load();
+      return (await host).ensurePullRequest(input);
+    },
+  };
+}
+
+export function hostFor(repository: string, config: Config): CodeHost {
+  const loc = parseRepository(repository, config);
+  switch (loc.kind) {
+    case 'local':
+      return createLocalHost();
+    case 'github':
+      return createGitHubHost(config);
+    case 'gitlab':
+      return lazyGitLabHost(config);
+    default:
+      throw new HostError(
+        `No code host for repository ${repository}: use a GitHub or GitLab URL (set GITHUB_API_URL / GITLAB_URL for self-hosted instances) or a local path / file:// URL`,
+      );
+  }
+}
+
+/**
+ * Why a run on this repository cannot open pull requests, or null. Lets callers fail before any
+ * model call (e.g. a GitHub repository without GITHUB_TOKEN).
+ */
+export function hostConfigError(repository: string, config: Config): string | null {
+  const loc = parseRepository(repository, config);
+  if (loc.kind === 'github' && !config.hosts.githubToken) return 'GITHUB_TOKEN is not set: it is needed to push and open pull requests on GitHub';
+  if (loc.kind === 'gitlab' && !config.hosts.gitlabToken) return 'GITLAB_TOKEN is not set: it is needed to push and open merge requests on GitLab';
+  if (loc.kind === 'unknown') return `No code host for repository ${repository}`;
+  return null;
+}
