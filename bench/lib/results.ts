@@ -1,0 +1,56 @@
+// Writes benchmark results to bench/results/<name>-<timestamp>.json and <name>-latest.json.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RESULTS_DIR } from './dataset.ts';
+
+export function environment(): Record<string, unknown> {
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: RESULTS_DIR, encoding: 'utf8' }).trim();
+  } catch {
+    commit = null;
+  }
+  return {
+    date: new Date().toISOString(),
+    commit,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? null,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+export function writeResults(name: string, result: Record<string, unknown>): { file: string; latest: string } {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const file = path.join(RESULTS_DIR, `${name}-${stamp}.json`);
+  const latest = path.join(RESULTS_DIR, `${name}-latest.json`);
+  const text = `${JSON.stringify(result, null, 2)}\n`;
+  fs.writeFileSync(file, text);
+  fs.writeFileSync(latest, text);
+  return { file, latest };
+}
+
+/** Peak resident set size (VmHWM) of a process in MB, from /proc; null where /proc is unavailable. */
+export function peakRssMb(pid: number = process.pid): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Current resident set size (VmRSS) of a process in MB. */
+export function rssMb(pid: number = process.pid): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
