@@ -17,6 +17,8 @@ export interface Config {
   /** Pretty logs (for a terminal) instead of JSON lines. */
   logPretty: boolean;
   bodyLimitBytes: number;
+  /** On SIGTERM/SIGINT, how long in-flight requests may take before their connections are closed. */
+  shutdownTimeoutMs: number;
   rateLimits: {
     /** Job create + message, per project. */
     jobs: RateLimitRule;
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     logPretty: bool(env, 'INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY)),
     bodyLimitBytes: 1024 * 1024,
+    shutdownTimeoutMs: int(env, 'INKWELL_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 3_600_000),
     rateLimits: {
       jobs: rate(env, 'INKWELL_RATE_LIMIT_JOBS', '100/1h'),
       analyticsRead: rate(env, 'INKWELL_RATE_LIMIT_ANALYTICS_READ', '600/1h'),

@@ -1,7 +1,8 @@
 // `inkwell` command line.
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config.ts';
-import { type Role, serveForever } from '../http/server.ts';
+import type { Role } from '../http/server.ts';
+import { scrubSecrets } from '../lib/logger.ts';
 import { registerAnalyticsCommands } from './analytics.ts';
 import { registerJobCommands } from './job.ts';
 import { fail } from './output.ts';
@@ -17,7 +18,10 @@ program
   .option('--role <role>', 'all (API and worker), api, or worker', 'all')
   .action(async (opts: { role: string }) => {
     if (!['all', 'api', 'worker'].includes(opts.role)) fail(`--role must be all, api or worker (got ${JSON.stringify(opts.role)})`);
-    await serveForever(loadConfig(), opts.role as Role);
+    const config = loadConfig();
+    // Loaded here so that the other commands start without the HTTP stack.
+    const { serveForever } = await import('../http/server.ts');
+    await serveForever(config, opts.role as Role);
   });
 
 registerProjectCommands(program);
@@ -30,7 +34,12 @@ try {
 } catch (err) {
   if (err instanceof ConfigError) fail(err.message);
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND') fail(`cannot reach the database: ${e.message}`);
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND') fail(`cannot reach the database: ${scrubSecrets(e.message)}`);
+  if (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL') {
+    fail(`cannot listen on ${e.address ?? '?'}:${e.port ?? '?'}: ${e.code === 'EADDRINUSE' ? 'the address is already in use' : e.message}`);
+  }
+  // PostgreSQL reports with a five-character SQLSTATE (bad password, missing database, …).
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) fail(`database error: ${scrubSecrets(e.message)}`);
   throw err;
 }

@@ -1,6 +1,6 @@
 // `inkwell project …` and `inkwell key …`: administration straight on the database.
 import type { Command } from 'commander';
-import { NotFoundError } from '../projects/service.ts';
+import { NotFoundError, ProjectInputError } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
 
@@ -15,7 +15,7 @@ export function registerProjectCommands(program: Command): void {
     .option('--model <id>', 'default model, <provider>/<model>')
     .option('--json', 'print one JSON object')
     .action(async (opts: { name: string; repository: string; ref: string; model?: string; json?: boolean }) => {
-      const p = await withContext((ctx) => ctx.projects.createProject(opts));
+      const p = await withContext((ctx) => ctx.projects.createProject(opts)).catch(notFound);
       if (opts.json) printJson(p);
       else process.stdout.write(`Created project ${p.id} (${p.name})\n`);
     });
@@ -70,7 +70,9 @@ export function registerProjectCommands(program: Command): void {
     });
 }
 
+/** Expected failures (unknown project or key, bad input) print one line and exit 1. */
 function notFound(err: unknown): never {
   if (err instanceof NotFoundError) fail(err.message);
+  if (err instanceof ProjectInputError) fail(`--${err.field}: ${err.message}`);
   throw err;
 }

@@ -13,6 +13,7 @@ export interface RunningServer {
   app: App | null;
   db: Database;
   address: string | null;
+  /** Idempotent: stop accepting, drain in-flight requests, stop the worker, close the database. */
   stop(): Promise<void>;
 }
 
@@ -23,19 +24,35 @@ export async function startServer(config: Config, role: Role = 'all'): Promise<R
   let app: App | null = null;
   let worker: Stoppable | null = null;
   let address: string | null = null;
-  if (role !== 'worker') {
-    app = await buildApp(ctx);
-    address = await app.listen({ host: config.host, port: config.port });
+  try {
+    if (role !== 'worker') {
+      app = await buildApp(ctx);
+      address = await app.listen({ host: config.host, port: config.port });
+    }
+    if (role !== 'api') worker = await startWorker(ctx);
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw err;
   }
-  if (role !== 'api') worker = await startWorker(ctx);
   logger.info({ role, address, database: db.description }, 'inkwell started');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       logger.info('shutting down');
-      // Stop taking requests and finish in-flight ones, hand running leases back, then close the database.
-      await app?.close();
+      // Stop taking requests and let in-flight ones finish (new requests on kept-alive connections get
+      // 503 shutting_down); after the grace period, close whatever connections are left (SSE streams).
+      const grace = setTimeout(() => {
+        logger.warn({ graceMs: config.shutdownTimeoutMs }, 'shutdown grace period over: closing open connections');
+        app?.server.closeAllConnections();
+      }, config.shutdownTimeoutMs);
+      try {
+        await app?.close();
+      } finally {
+        clearTimeout(grace);
+      }
+      // Hand running jobs' leases back so they resume elsewhere, then close the database.
       await worker?.stop();
       await db.close();
       logger.info('stopped');
@@ -46,7 +63,7 @@ export async function startServer(config: Config, role: Role = 'all'): Promise<R
   return { app, db, address, stop };
 }
 
-/** Runs until SIGTERM / SIGINT, then stops gracefully and exits 0. */
+/** Runs until SIGTERM / SIGINT, then stops gracefully and exits 0 (1 if stopping failed). */
 export async function serveForever(config: Config, role: Role): Promise<void> {
   const server = await startServer(config, role);
   const onSignal = (signal: string) => {
@@ -54,8 +71,12 @@ export async function serveForever(config: Config, role: Role): Promise<void> {
     server
       .stop()
       .then(() => process.exit(0))
-      .catch(() => process.exit(1));
+      .catch((err) => {
+        server.app?.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
   };
+  // `once`: a second signal while draining gets the default behaviour (immediate exit).
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 }

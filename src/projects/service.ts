@@ -3,6 +3,9 @@ import crypto from 'node:crypto';
 import { base62, generateKey, hashKey, type KeyKind, keyKindOf, keyPrefix } from '../lib/ids.ts';
 import { iso, isoOrNull } from '../lib/time.ts';
 import type { KeyRow, ProjectRow, ProjectsStore } from './store.ts';
+import { type ProjectInput, validateProjectInput } from './validate.ts';
+
+export { ProjectInputError } from './validate.ts';
 
 export type VisitorIdRotation = 'none' | 'daily' | 'monthly';
 
@@ -83,13 +86,15 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
   const lastTouched = new Map<string, number>();
 
   return {
-    async createProject(input: { name: string; repository: string; ref?: string; model?: string | null }): Promise<Project> {
+    /** Throws ProjectInputError (naming the field) for bad input. */
+    async createProject(input: ProjectInput): Promise<Project> {
+      const valid = validateProjectInput(input);
       const row: ProjectRow = {
         id: `prj_${base62(12)}`,
-        name: input.name,
-        repository: input.repository,
-        ref: input.ref ?? 'main',
-        model: input.model ?? null,
+        name: valid.name,
+        repository: valid.repository,
+        ref: valid.ref,
+        model: valid.model,
         settings: JSON.stringify({ visitorIdRotation: 'none' } satisfies ProjectSettings),
         visitor_secret: crypto.randomBytes(32).toString('hex'),
         created_at: now(),
