@@ -19,6 +19,23 @@ function describe(err: unknown): string {
   return scrubSecrets(`${e.status ? `HTTP ${e.status}: ` : ''}${parts.join('; ')}`);
 }
 
+/** Transient GitHub failures (5xx, network) are retried after these delays. */
+export const GITHUB_RETRY_DELAYS_MS = [200, 1000];
+
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      const transient = status === undefined || status === 500 || status >= 502;
+      const delay = GITHUB_RETRY_DELAYS_MS[attempt];
+      if (!transient || delay === undefined) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
 export function createGitHubHost(config: Config): CodeHost {
   const token = config.hosts.githubToken;
   const octokit = new Octokit({
@@ -29,7 +46,7 @@ export function createGitHubHost(config: Config): CodeHost {
   });
 
   async function findOpen(owner: string, repo: string, branch: string): Promise<PullRequestRef | null> {
-    const res = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 10 });
+    const res = await withRetry(() => octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 10 }));
     const pr = res.data.find((p) => p.head?.ref === branch) ?? res.data[0];
     return pr ? { url: pr.html_url, number: pr.number } : null;
   }
@@ -45,15 +62,17 @@ export function createGitHubHost(config: Config): CodeHost {
         const existing = await findOpen(owner, repo, input.branch);
         if (existing) return existing;
         try {
-          const created = await octokit.rest.pulls.create({
-            owner,
-            repo,
-            head: input.branch,
-            base: input.base,
-            title: input.title,
-            body: input.body,
-            draft: input.draft ?? false,
-          });
+          const created = await withRetry(() =>
+            octokit.rest.pulls.create({
+              owner,
+              repo,
+              head: input.branch,
+              base: input.base,
+              title: input.title,
+              body: input.body,
+              draft: input.draft ?? false,
+            }),
+          );
           return { url: created.data.html_url, number: created.data.number };
         } catch (err) {
           // Another run opened it between our lookup and create: reuse it.

@@ -1,0 +1,191 @@
+// A local fake of GitHub's pull-request REST API (the parts Inkwell uses), over real HTTP:
+//   GET  /repos/{owner}/{repo}/pulls?head=owner:branch&state=open|closed|all
+//   POST /repos/{owner}/{repo}/pulls {title, head, base, body?, draft?}  → 201 (422 when one is open for head)
+//   GET  /repos/{owner}/{repo}/pulls/{number}
+//   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}
+// Optional token check (401 "Bad credentials"), records every request with its headers.
+// Mount under a prefix (`/api/v3`) to play GitHub Enterprise Server.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakePull {
+  number: number;
+  owner: string;
+  repo: string;
+  title: string;
+  body: string | null;
+  head: string;
+  base: string;
+  draft: boolean;
+  state: 'open' | 'closed';
+}
+
+export interface RecordedGitHubRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+export interface GitHubServer {
+  /** API base URL (what GITHUB_API_URL takes). */
+  apiUrl: string;
+  pulls: FakePull[];
+  requests: RecordedGitHubRequest[];
+  /** The next `count` requests answer with this status (default 1). */
+  failNext(status: number, count?: number): void;
+  htmlUrl(pull: Pick<FakePull, 'owner' | 'repo' | 'number'>): string;
+  close(): Promise<void>;
+}
+
+export interface GitHubServerOptions {
+  /** When set, requests must carry `Authorization: token|Bearer <token>`. */
+  token?: string;
+  /** Path prefix of the API (e.g. `/api/v3` for Enterprise). */
+  prefix?: string;
+  /** Host used in html_url (default github.com). */
+  htmlHost?: string;
+}
+
+export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise<GitHubServer> {
+  const pulls: FakePull[] = [];
+  const requests: RecordedGitHubRequest[] = [];
+  const failures: number[] = [];
+  const prefix = (opts.prefix ?? '').replace(/\/+$/, '');
+  const htmlHost = opts.htmlHost ?? 'github.com';
+  let apiUrl = '';
+  const htmlUrl = (p: Pick<FakePull, 'owner' | 'repo' | 'number'>) => `https://${htmlHost}/${p.owner}/${p.repo}/pull/${p.number}`;
+
+  const toJson = (p: FakePull) => ({
+    id: 1000 + p.number,
+    number: p.number,
+    state: p.state,
+    title: p.title,
+    body: p.body,
+    draft: p.draft,
+    html_url: htmlUrl(p),
+    url: `${apiUrl}/repos/${p.owner}/${p.repo}/pulls/${p.number}`,
+    head: { ref: p.head, label: `${p.owner}:${p.head}`, repo: { full_name: `${p.owner}/${p.repo}` } },
+    base: { ref: p.base, label: `${p.owner}:${p.base}`, repo: { full_name: `${p.owner}/${p.repo}` } },
+    user: { login: 'inkwell-bot' },
+  });
+
+  const send = (res: http.ServerResponse, status: number, body: unknown): undefined => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+
+  function handle(req: RecordedGitHubRequest, res: http.ServerResponse): undefined {
+    const failure = failures.shift();
+    if (failure !== undefined) return send(res, failure, { message: `scripted failure ${failure}` });
+    if (opts.token !== undefined) {
+      const auth = String(req.headers.authorization ?? '');
+      if (auth !== `token ${opts.token}` && auth !== `Bearer ${opts.token}`) {
+        return send(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+      }
+    }
+    if (!req.path.startsWith(`${prefix}/`)) return send(res, 404, { message: 'Not Found' });
+    const rest = req.path.slice(prefix.length);
+    const list = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/?$/.exec(rest);
+    const one = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(rest);
+    if (list && req.method === 'GET') {
+      const [, owner, repo] = list as unknown as [string, string, string];
+      const state = req.query.state ?? 'open';
+      let head = req.query.head;
+      let headOwner: string | undefined;
+      if (head?.includes(':')) [headOwner, head] = head.split(':', 2) as [string, string];
+      const found = pulls.filter(
+        (p) =>
+          p.owner === owner &&
+          p.repo === repo &&
+          (state === 'all' || p.state === state) &&
+          (head === undefined || p.head === head) &&
+          (headOwner === undefined || headOwner === owner) &&
+          (req.query.base === undefined || p.base === req.query.base),
+      );
+      return send(res, 200, found.map(toJson));
+    }
+    if (list && req.method === 'POST') {
+      const [, owner, repo] = list as unknown as [string, string, string];
+      const b = req.body ?? {};
+      const missing = ['title', 'head', 'base'].filter((k) => typeof b[k] !== 'string' || b[k] === '');
+      if (missing.length > 0) {
+        return send(res, 422, { message: 'Validation Failed', errors: missing.map((field) => ({ resource: 'PullRequest', code: 'missing_field', field })) });
+      }
+      const head = String(b.head).includes(':') ? String(b.head).split(':')[1]! : String(b.head);
+      if (pulls.some((p) => p.owner === owner && p.repo === repo && p.head === head && p.state === 'open')) {
+        return send(res, 422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }],
+        });
+      }
+      const pull: FakePull = {
+        number: pulls.length + 1,
+        owner,
+        repo,
+        title: b.title,
+        body: b.body ?? null,
+        head,
+        base: b.base,
+        draft: b.draft === true,
+        state: 'open',
+      };
+      pulls.push(pull);
+      return send(res, 201, toJson(pull));
+    }
+    if (one && (req.method === 'GET' || req.method === 'PATCH')) {
+      const [, owner, repo, n] = one as unknown as [string, string, string, string];
+      const pull = pulls.find((p) => p.owner === owner && p.repo === repo && p.number === Number(n));
+      if (!pull) return send(res, 404, { message: 'Not Found' });
+      if (req.method === 'PATCH') {
+        const b = req.body ?? {};
+        if (b.state === 'open' || b.state === 'closed') pull.state = b.state;
+        if (typeof b.title === 'string') pull.title = b.title;
+        if (typeof b.body === 'string') pull.body = b.body;
+      }
+      return send(res, 200, toJson(pull));
+    }
+    return send(res, 404, { message: 'Not Found' });
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: any = null;
+      try {
+        body = raw ? JSON.parse(raw) : null;
+      } catch {
+        return send(res, 400, { message: 'Problems parsing JSON' });
+      }
+      const recorded: RecordedGitHubRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        body,
+      };
+      requests.push(recorded);
+      handle(recorded, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
+  return {
+    apiUrl,
+    pulls,
+    requests,
+    failNext: (status, count = 1) => {
+      for (let i = 0; i < count; i++) failures.push(status);
+    },
+    htmlUrl,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
