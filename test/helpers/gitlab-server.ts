@@ -1,0 +1,216 @@
+// A local fake of GitLab's merge-request REST API v4 (the parts Inkwell uses), over real HTTP:
+//   GET  /api/v4/projects/:id/merge_requests?source_branch=&target_branch=&state=opened|closed|merged|all
+//   POST /api/v4/projects/:id/merge_requests {source_branch, target_branch, title, description?}
+//        → 201; 409 when an open MR exists for the source branch; 400 when a field is missing
+//   GET  /api/v4/projects/:id/merge_requests/:iid
+//   PUT  /api/v4/projects/:id/merge_requests/:iid {state_event?: close|reopen, title?, description?}
+// `:id` is a numeric id or the URL-encoded project path (`group%2Fsub%2Frepo`). Requests must carry
+// `PRIVATE-TOKEN: <token>` (or `Authorization: Bearer <token>`) when a token is configured; every
+// request is recorded with its headers. Mount under a prefix (`/gitlab`) to play a relative-URL install.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeMergeRequest {
+  id: number;
+  iid: number;
+  projectPath: string;
+  title: string;
+  description: string | null;
+  source_branch: string;
+  target_branch: string;
+  state: 'opened' | 'closed' | 'merged';
+  draft: boolean;
+}
+
+export interface RecordedGitLabRequest {
+  method: string;
+  /** Raw path as sent (still URL-encoded). */
+  rawPath: string;
+  /** Decoded project id or path, when the route has one. */
+  project: string | null;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+export interface GitLabServer {
+  /** What GITLAB_URL takes (origin plus prefix). */
+  url: string;
+  mergeRequests: FakeMergeRequest[];
+  requests: RecordedGitLabRequest[];
+  /** The next `count` requests answer with this status (default 1). */
+  failNext(status: number, count?: number): void;
+  /** The next `count` list requests answer an empty list, as a lagging replica might (to provoke the create race). */
+  staleLists(count?: number): void;
+  webUrl(mr: Pick<FakeMergeRequest, 'projectPath' | 'iid'>): string;
+  close(): Promise<void>;
+}
+
+export interface GitLabServerOptions {
+  token?: string;
+  prefix?: string;
+  /** Numeric project ids the server knows, by path (any path is accepted by name). */
+  projectIds?: Record<string, number>;
+}
+
+export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise<GitLabServer> {
+  const mergeRequests: FakeMergeRequest[] = [];
+  const requests: RecordedGitLabRequest[] = [];
+  const failures: number[] = [];
+  let stale = 0;
+  const prefix = (opts.prefix ?? '').replace(/\/+$/, '');
+  let origin = '';
+  let nextId = 1000;
+  const webUrl = (mr: Pick<FakeMergeRequest, 'projectPath' | 'iid'>) => `${origin}${prefix}/${mr.projectPath}/-/merge_requests/${mr.iid}`;
+  const projectIdOf = (path: string) => opts.projectIds?.[path] ?? 1;
+
+  const toJson = (mr: FakeMergeRequest) => ({
+    id: mr.id,
+    iid: mr.iid,
+    project_id: projectIdOf(mr.projectPath),
+    title: mr.title,
+    description: mr.description,
+    state: mr.state,
+    source_branch: mr.source_branch,
+    target_branch: mr.target_branch,
+    draft: mr.draft,
+    work_in_progress: mr.draft,
+    merge_status: 'can_be_merged',
+    web_url: webUrl(mr),
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  });
+
+  const resolveProject = (id: string): string | null => {
+    if (/^\d+$/.test(id)) {
+      const found = Object.entries(opts.projectIds ?? {}).find(([, n]) => String(n) === id);
+      return found ? found[0] : null;
+    }
+    return id.includes('/') ? id : null;
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = req.url ?? '/';
+      const [rawPath = '/', search = ''] = raw.split('?', 2);
+      const query = Object.fromEntries(new URLSearchParams(search));
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: any = null;
+      const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(value));
+      };
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        send(400, { error: 'body is not valid JSON' });
+        return;
+      }
+      const m = new RegExp(`^${prefix}/api/v4/projects/([^/]+)/merge_requests(?:/(\\d+))?$`).exec(rawPath);
+      const project = m ? resolveProject(decodeURIComponent(m[1] as string)) : null;
+      requests.push({ method: req.method ?? 'GET', rawPath, project, query, headers: req.headers, body });
+
+      const failure = failures.shift();
+      if (failure !== undefined) {
+        send(failure, { message: `${failure} Simulated failure` });
+        return;
+      }
+      if (opts.token !== undefined) {
+        const given = (req.headers['private-token'] as string | undefined) ?? req.headers.authorization?.replace(/^Bearer\s+/i, '');
+        if (given !== opts.token) {
+          send(401, { message: '401 Unauthorized' });
+          return;
+        }
+      }
+      if (!m) {
+        send(404, { error: '404 Not Found' });
+        return;
+      }
+      if (!project) {
+        send(404, { message: '404 Project Not Found' });
+        return;
+      }
+      const iid = m[2] ? Number(m[2]) : null;
+      const ofProject = mergeRequests.filter((x) => x.projectPath === project);
+
+      if (iid === null && req.method === 'GET') {
+        const state = query.state ?? 'all';
+        const fresh = stale > 0 ? [] : ofProject;
+        if (stale > 0) stale--;
+        const list = fresh
+          .filter((x) => state === 'all' || x.state === state)
+          .filter((x) => query.source_branch === undefined || x.source_branch === query.source_branch)
+          .filter((x) => query.target_branch === undefined || x.target_branch === query.target_branch)
+          .sort((a, b) => b.iid - a.iid);
+        send(200, list.map(toJson), { 'x-page': '1', 'x-per-page': query.per_page ?? '20', 'x-total': String(list.length), 'x-total-pages': '1' });
+        return;
+      }
+      if (iid === null && req.method === 'POST') {
+        for (const field of ['source_branch', 'target_branch', 'title']) {
+          if (typeof body?.[field] !== 'string' || body[field] === '') {
+            send(400, { error: `${field} is missing` });
+            return;
+          }
+        }
+        const open = ofProject.find((x) => x.state === 'opened' && x.source_branch === body.source_branch);
+        if (open) {
+          send(409, { message: [`Another open merge request already exists for this source branch: !${open.iid}`] });
+          return;
+        }
+        const title = body.title as string;
+        const mr: FakeMergeRequest = {
+          id: nextId++,
+          iid: ofProject.reduce((n, x) => Math.max(n, x.iid), 0) + 1,
+          projectPath: project,
+          title,
+          description: typeof body.description === 'string' ? body.description : null,
+          source_branch: body.source_branch,
+          target_branch: body.target_branch,
+          state: 'opened',
+          draft: /^\s*(\[draft\]|\(draft\)|draft:|draft\s-|\[wip\]|wip:)/i.test(title),
+        };
+        mergeRequests.push(mr);
+        send(201, toJson(mr));
+        return;
+      }
+      const mr = ofProject.find((x) => x.iid === iid);
+      if (!mr) {
+        send(404, { message: '404 Not found' });
+        return;
+      }
+      if (req.method === 'GET') {
+        send(200, toJson(mr));
+        return;
+      }
+      if (req.method === 'PUT') {
+        if (body?.state_event === 'close') mr.state = 'closed';
+        if (body?.state_event === 'reopen') mr.state = 'opened';
+        if (typeof body?.title === 'string') mr.title = body.title;
+        if (typeof body?.description === 'string') mr.description = body.description;
+        send(200, toJson(mr));
+        return;
+      }
+      send(405, { error: '405 Method Not Allowed' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${origin}${prefix}`,
+    mergeRequests,
+    requests,
+    failNext(status, count = 1) {
+      for (let i = 0; i < count; i++) failures.push(status);
+    },
+    staleLists(count = 1) {
+      stale += count;
+    },
+    webUrl,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
