@@ -77,7 +77,7 @@ export function parseAccept(accept: string): MediaRange[] {
     let q = 1;
     let valid = true;
     for (const p of params) {
-      const kv = /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(p);
+      const kv = /^\s*q\s*=\s*(.*?)\s*$/i.exec(p);
       if (kv) {
         q = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(kv[1]) ? Number(kv[1]) : Number.NaN;
         if (Number.isNaN(q)) valid = false;

@@ -1,0 +1,92 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalIp, rotationPeriod, visitorKey } from '../../src/analytics/identity.ts';
+
+const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+const T = Date.UTC(2025, 0, 15, 12, 0, 0);
+const DAY = 86_400_000;
+const base = { secret: 's3cret', rotation: 'none' as const, ip: '203.0.113.7', userAgent: UA, timestampMs: T };
+
+describe('visitorKey', () => {
+  it('uses the visitorId when given, namespaced apart from hashes', () => {
+    expect(visitorKey({ ...base, visitorId: 'abc' })).toBe('v:abc');
+    expect(visitorKey({ ...base, visitorId: '  abc ' })).toBe('v:abc');
+    const hashed = visitorKey(base);
+    expect(hashed).toMatch(/^h:[A-Za-z0-9_-]{22}$/);
+    // a client sending a hash-looking visitorId cannot collide with the hashed identity
+    expect(visitorKey({ ...base, visitorId: hashed })).toBe(`v:${hashed}`);
+    expect(visitorKey({ ...base, visitorId: hashed })).not.toBe(hashed);
+  });
+
+  it('falls back to the hash for empty or blank visitorIds', () => {
+    expect(visitorKey({ ...base, visitorId: '' })).toBe(visitorKey(base));
+    expect(visitorKey({ ...base, visitorId: '   ' })).toBe(visitorKey(base));
+    expect(visitorKey({ ...base, visitorId: null })).toBe(visitorKey(base));
+  });
+
+  it('is deterministic and depends on secret, ip and user agent', () => {
+    const k = visitorKey(base);
+    expect(visitorKey({ ...base })).toBe(k);
+    expect(visitorKey({ ...base, secret: 'other' })).not.toBe(k);
+    expect(visitorKey({ ...base, ip: '203.0.113.8' })).not.toBe(k);
+    expect(visitorKey({ ...base, userAgent: `${UA} x` })).not.toBe(k);
+    // ip + '\n' + ua is unambiguous: moving characters between the two changes the key
+    expect(visitorKey({ ...base, ip: 'a', userAgent: 'b c' })).not.toBe(visitorKey({ ...base, ip: 'a b', userAgent: 'c' }));
+  });
+
+  it('treats missing ip / user agent as empty and still hashes', () => {
+    expect(visitorKey({ secret: 's', rotation: 'none', timestampMs: T })).toMatch(/^h:/);
+    expect(visitorKey({ secret: 's', rotation: 'none', timestampMs: T, ip: null, userAgent: null })).toBe(
+      visitorKey({ secret: 's', rotation: 'none', timestampMs: T }),
+    );
+  });
+
+  it('normalises IPv4-mapped IPv6 and IPv6 letter case', () => {
+    expect(visitorKey({ ...base, ip: '::ffff:203.0.113.7' })).toBe(visitorKey(base));
+    expect(visitorKey({ ...base, ip: '2001:DB8::1' })).toBe(visitorKey({ ...base, ip: '2001:db8::1' }));
+    expect(canonicalIp(' 203.0.113.7 ')).toBe('203.0.113.7');
+  });
+
+  it('rotation none: stable across time', () => {
+    expect(visitorKey({ ...base, timestampMs: T + 400 * DAY })).toBe(visitorKey(base));
+  });
+
+  it('rotation daily: same within a UTC day, different across the UTC midnight', () => {
+    const d = { ...base, rotation: 'daily' as const };
+    const midnight = Date.UTC(2025, 0, 16);
+    expect(visitorKey({ ...d, timestampMs: midnight - DAY })).toBe(visitorKey({ ...d, timestampMs: midnight - 1 }));
+    expect(visitorKey({ ...d, timestampMs: midnight - 1 })).not.toBe(visitorKey({ ...d, timestampMs: midnight }));
+    expect(visitorKey({ ...d, timestampMs: T })).not.toBe(visitorKey({ ...base, timestampMs: T }));
+  });
+
+  it('rotation monthly: same within a UTC month, different across months', () => {
+    const m = { ...base, rotation: 'monthly' as const };
+    const feb = Date.UTC(2025, 1, 1);
+    expect(visitorKey({ ...m, timestampMs: Date.UTC(2025, 0, 1) })).toBe(visitorKey({ ...m, timestampMs: feb - 1 }));
+    expect(visitorKey({ ...m, timestampMs: feb - 1 })).not.toBe(visitorKey({ ...m, timestampMs: feb }));
+    expect(rotationPeriod('monthly', feb)).toBe('m:2025-02');
+    expect(rotationPeriod('daily', feb)).toBe(`d:${feb / DAY}`);
+    expect(rotationPeriod('none', feb)).toBe('');
+  });
+
+  it('rotation does not affect an explicit visitorId', () => {
+    expect(visitorKey({ ...base, rotation: 'daily', visitorId: 'x' })).toBe('v:x');
+  });
+
+  it('never contains the IP address', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.ipV4(), fc.ipV6()),
+        fc.string({ maxLength: 80 }),
+        fc.constantFrom('none', 'daily', 'monthly'),
+        fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        (ip, ua, rotation, ts) => {
+          const key = visitorKey({ secret: 'k', rotation: rotation as 'none', ip, userAgent: ua, timestampMs: ts });
+          expect(key).toMatch(/^h:[A-Za-z0-9_-]{22}$/);
+          if (ip.length >= 3) expect(key).not.toContain(ip);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
