@@ -58,7 +58,8 @@ async function loadIfNeeded(client: pg.Client, url: string, csv: string, meta: D
   await client.query('CREATE TABLE IF NOT EXISTS bench_meta (dataset text NOT NULL, loaded_at timestamptz NOT NULL DEFAULT now())');
   const have = await client.query<{ dataset: string }>('SELECT dataset FROM bench_meta');
   const haveTable = await client.query(`SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = 'website_event'`);
-  if (have.rows[0]?.dataset === meta.name && haveTable.rowCount === 1) return null;
+  const identity = `${meta.name} ${meta.generatedAt}`;
+  if (have.rows[0]?.dataset === identity && haveTable.rowCount === 1) return null;
   log(`pg-raw: loading ${meta.counts.events.toLocaleString('en')} events into ${RAW_DB}.website_event (once per dataset)`);
   const t0 = performance.now();
   await client.query('DROP TABLE IF EXISTS website_event');
@@ -89,7 +90,7 @@ async function loadIfNeeded(client: pg.Client, url: string, csv: string, meta: D
   await client.query('CREATE INDEX website_event_website_id_created_at_url_path_idx ON website_event (website_id, created_at, url_path)');
   await client.query('CREATE INDEX website_event_website_id_session_id_created_at_idx ON website_event (website_id, session_id, created_at)');
   await client.query('VACUUM ANALYZE website_event');
-  await client.query('INSERT INTO bench_meta (dataset) VALUES ($1)', [meta.name]);
+  await client.query('INSERT INTO bench_meta (dataset) VALUES ($1)', [identity]);
   const ms = since(t0);
   log(`pg-raw: loaded and indexed in ${Math.round(ms)} ms`);
   return ms;

@@ -30,6 +30,8 @@ export const RESULTS_DIR = path.join(BENCH_DIR, 'results');
 export const DAY_MS = 86_400_000;
 export const START_DAY = '2026-08-01';
 export const ACCEPT_MARKDOWN = 'text/markdown, text/html;q=0.9, */*;q=0.8';
+/** Bumped whenever the generator's output changes for the same options. */
+export const GENERATOR_VERSION = 2;
 export const COLUMNS = ['ts', 'day', 'raw', 'path', 'visitor', 'ua', 'status', 'method', 'accept_md', 'class', 'q'] as const;
 
 export interface GenOptions {
@@ -85,6 +87,8 @@ export interface DatasetMeta {
   };
   bytes: number;
   generatedInMs: number;
+  /** When the files were written: identifies this copy of the dataset (loaded-table caches key on it). */
+  generatedAt: string;
 }
 
 export interface DatasetFiles {
@@ -94,7 +98,7 @@ export interface DatasetFiles {
 }
 
 export function datasetFiles(o: GenOptions): DatasetFiles {
-  const name = `events-${o.events}-s${o.seed}-v${o.visitors}-p${o.paths}-d${o.days}`;
+  const name = `events-g${GENERATOR_VERSION}-${o.events}-s${o.seed}-v${o.visitors}-p${o.paths}-d${o.days}`;
   return { name, csv: path.join(DATA_DIR, `${name}.csv`), meta: path.join(DATA_DIR, `${name}.meta.json`) };
 }
 
@@ -291,7 +295,9 @@ export function generateEvents(o: GenOptions, emit: (e: GeneratedEvent) => void)
         } else if (dec < 0.08) raw = raw.replace('e', '%65');
         if (rng.next() < 0.02) raw = `https://docs.example.com${raw}`;
       }
-      const finalCls: UaClass = cls === 'crawler' ? 'crawler' : md || acceptMd ? 'ai' : cls;
+      // SPEC §4.2: Markdown fetches are ai unless the client is a named crawler (generic clients' count as ai).
+      const named = cls === 'crawler' && !USER_AGENTS[visitor.ua]?.generic;
+      const finalCls: UaClass = named ? 'crawler' : md || acceptMd ? 'ai' : cls;
       const ok2xx = (status >= 200 && status < 300) || status === 304;
       const q = !asset && method === 'GET' && ok2xx && finalCls !== 'crawler';
       emit({ ts, raw, path: norm, visitor: visitor.id, ua: visitor.ua, status, method, acceptMd, cls: finalCls, q });
@@ -366,6 +372,7 @@ export function writeDataset(o: GenOptions, onProgress?: (done: number) => void)
     counts,
     bytes,
     generatedInMs: Date.now() - t0,
+    generatedAt: new Date().toISOString(),
   };
   fs.writeFileSync(files.meta, `${JSON.stringify(meta, null, 2)}\n`);
   return meta;

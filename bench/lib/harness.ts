@@ -40,6 +40,8 @@ export interface ExportMeasurement {
   digest: string;
   best: BestTiming;
   naive: NaiveTiming | null;
+  /** The answer itself (not written to results; used to diff systems row by row). */
+  answer?: ExportResult;
 }
 
 export interface MeasureOptions {
@@ -142,5 +144,6 @@ export async function measureExport(src: ExportSource, o: MeasureOptions): Promi
     digest: digestExport(result),
     best: { walkMs: summarise(walks), firstPageMs: summarise(firsts), furtherPageMs: summarise(furthers.length ? furthers : [0]) },
     naive,
+    answer: result,
   };
 }

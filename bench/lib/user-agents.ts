@@ -5,6 +5,8 @@ export interface UserAgent {
   ua: string;
   class: UaClass;
   weight: number;
+  /** A generic client (headless browser): a crawler, but its Markdown fetches count as ai (not a named crawler). */
+  generic?: boolean;
 }
 
 export const USER_AGENTS: readonly UserAgent[] = [
@@ -86,6 +88,11 @@ export const USER_AGENTS: readonly UserAgent[] = [
   },
   { class: 'crawler', weight: 4, ua: 'meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)' },
   { class: 'crawler', weight: 4, ua: 'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)' },
-  { class: 'crawler', weight: 3, ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36' },
+  {
+    class: 'crawler',
+    weight: 3,
+    generic: true,
+    ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36',
+  },
   { class: 'crawler', weight: 2, ua: 'Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)' },
 ];
