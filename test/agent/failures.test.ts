@@ -1,0 +1,176 @@
+// How a turn fails: every failure is a RunError with its own code, never a hang.
+import { afterEach, describe, expect, it } from 'vitest';
+import { RunError } from '../../src/agent/execute.ts';
+import { branchExists } from '../helpers/git.ts';
+import { type Harness, startHarness, TOKEN } from './harness.ts';
+
+let h: Harness | null = null;
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+async function runError(p: Promise<unknown>): Promise<RunError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RunError);
+  return err as RunError;
+}
+
+describe('agent run failures', () => {
+  for (const streaming of ['1', '0']) {
+    it(`model HTTP 500 every time → model_error after the configured retries (streaming=${streaming})`, async () => {
+      h = await startHarness({ env: { INKWELL_MODEL_STREAMING: streaming, INKWELL_MODEL_MAX_RETRIES: '2', INKWELL_MODEL_RETRY_BASE_MS: '20' } });
+      h.model.setFallback({ status: 500, message: 'upstream exploded' });
+      const started = Date.now();
+      const err = await runError(h.execute());
+      expect(err.code).toBe('model_error');
+      expect(err.message).toContain('upstream exploded');
+      // 1 try + 2 retries, with backoff between them (20 ms, then ~40 ms, ±25 %).
+      expect(h.model.requests).toHaveLength(3);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+      expect(branchExists(h.repo, 'inkwell/test1-update-intro')).toBe(false);
+    });
+  }
+
+  it('429 then success: the run retries and completes', async () => {
+    h = await startHarness({
+      script: [{ status: 429, message: 'slow down', headers: { 'retry-after-ms': '30' } }, { status: 503 }, { text: 'Nothing to change.' }],
+    });
+    const result = await h.execute();
+    expect(result.summary).toBe('Nothing to change.');
+    expect(h.model.requests).toHaveLength(3);
+  });
+
+  it('a 400 from the model is not retried', async () => {
+    h = await startHarness({ script: [{ status: 400, message: 'bad request: context too long' }] });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('model_error');
+    expect(err.message).toContain('context too long');
+    expect(h.model.requests).toHaveLength(1);
+  });
+
+  it('step limit → step_limit_exceeded when the model still wants tools', async () => {
+    h = await startHarness({ env: { INKWELL_MAX_STEPS: '3' } });
+    h.model.setFallback({ toolCalls: [{ name: 'list_files', args: {} }] });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('step_limit_exceeded');
+    expect(err.message).toContain('3');
+    expect(h.model.requests).toHaveLength(3);
+    expect(err.usage).toEqual({ inputTokens: 30, outputTokens: 15 });
+  });
+
+  it('finishing on the last allowed step is not a step-limit failure', async () => {
+    h = await startHarness({
+      env: { INKWELL_MAX_STEPS: '2' },
+      script: [{ toolCalls: [{ name: 'list_files', args: {} }] }, { text: 'Done, nothing to change.' }],
+    });
+    const result = await h.execute();
+    expect(result.summary).toBe('Done, nothing to change.');
+  });
+
+  for (const streaming of ['1', '0']) {
+    it(`run deadline → run_deadline_exceeded (model never answers, streaming=${streaming})`, async () => {
+      h = await startHarness({ env: { INKWELL_RUN_TIMEOUT_MS: '400', INKWELL_MODEL_STREAMING: streaming } });
+      h.model.setFallback({ hang: true });
+      const started = Date.now();
+      const err = await runError(h.execute());
+      expect(err.code).toBe('run_deadline_exceeded');
+      expect(Date.now() - started).toBeLessThan(3000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(h.model.openConnections()).toBe(0);
+    });
+  }
+
+  it('deadline during a long tool loop ends the run too', async () => {
+    h = await startHarness({ env: { INKWELL_RUN_TIMEOUT_MS: '500', INKWELL_MAX_STEPS: '1000' } });
+    h.model.setFallback({ delayMs: 60, reply: { toolCalls: [{ name: 'list_files', args: {} }] } });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('run_deadline_exceeded');
+    expect(h.model.requests.length).toBeGreaterThan(1);
+  });
+
+  for (const streaming of ['1', '0']) {
+    it(`abort signal → aborted promptly, the model connection is closed (streaming=${streaming})`, async () => {
+      h = await startHarness({ env: { INKWELL_MODEL_STREAMING: streaming } });
+      h.model.setFallback({ hang: true });
+      const controller = new AbortController();
+      const pending = h.execute({ signal: controller.signal });
+      while (h.model.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      const abortedAt = Date.now();
+      controller.abort();
+      const err = await runError(pending);
+      expect(err.code).toBe('aborted');
+      expect(Date.now() - abortedAt).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(h.model.openConnections()).toBe(0);
+    });
+  }
+
+  it('abort between tool calls: no file is written after the signal', async () => {
+    const controller = new AbortController();
+    h = await startHarness({
+      script: [
+        () => {
+          controller.abort();
+          return { toolCalls: [{ name: 'write_file', args: { path: 'late.md', content: 'late\n' } }] };
+        },
+        { text: 'done' },
+      ],
+    });
+    const err = await runError(h.execute({ signal: controller.signal }));
+    expect(err.code).toBe('aborted');
+    expect(h.events.filter((e) => e.type === 'tool_call')).toHaveLength(0);
+    expect(branchExists(h.repo, 'inkwell/test1-update-intro')).toBe(false);
+  });
+
+  it('an already aborted signal never reaches the model', async () => {
+    h = await startHarness();
+    const err = await runError(h.execute({ signal: AbortSignal.abort() }));
+    expect(err.code).toBe('aborted');
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it('model provider without credentials → model_not_configured before any work', async () => {
+    h = await startHarness();
+    const err = await runError(h.execute({ model: 'anthropic/claude-sonnet-4-5' }));
+    expect(err.code).toBe('model_not_configured');
+    expect(err.message).toContain('ANTHROPIC_API_KEY');
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it('missing base ref → git_error naming the ref', async () => {
+    h = await startHarness();
+    const err = await runError(h.execute({ ref: 'does-not-exist' }));
+    expect(err.code).toBe('git_error');
+    expect(err.message).toContain('does-not-exist');
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it('unreachable repository → git_error without secrets', async () => {
+    h = await startHarness();
+    const err = await runError(h.execute({ repository: '/nonexistent/repo.git' }));
+    expect(err.code).toBe('git_error');
+    expect(err.message).not.toContain(TOKEN);
+  });
+
+  it('GitHub repository without GITHUB_TOKEN → host_error before the model runs', async () => {
+    h = await startHarness({ env: { GITHUB_TOKEN: '' } });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('host_error');
+    expect(err.message).toContain('GITHUB_TOKEN');
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it('a failing event handler does not end the run', async () => {
+    h = await startHarness({ script: [{ toolCalls: [{ name: 'list_files', args: {} }] }, { text: 'Nothing to change.' }] });
+    const result = await h.execute({
+      onEvent: () => {
+        throw new Error('event store down');
+      },
+    });
+    expect(result.summary).toBe('Nothing to change.');
+  });
+});
