@@ -16,7 +16,7 @@ import Fastify, {
 } from 'fastify';
 import { scrubSecrets } from '../lib/logger.ts';
 import type { AppContext } from './context.ts';
-import { AppError, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
+import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -208,6 +208,36 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       reply.header('connection', 'close');
       throw new AppError('shutting_down', undefined, undefined, { 'retry-after': '1' });
     }
+  });
+  // The safety net for SPEC §1 across every route module and plugin: a 4xx body always has {error, code}
+  // (a plugin's text/plain 400 becomes one), and a 5xx body is only {error: "Internal error", code, requestId}.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const status = reply.statusCode;
+    if (status < 400 || request.method === 'HEAD') return payload;
+    if (payload !== null && payload !== undefined && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const text = payload === null || payload === undefined ? '' : payload.toString();
+    let parsed: Partial<ErrorBody> | null = null;
+    if (/json/i.test(String(reply.getHeader('content-type') ?? ''))) {
+      try {
+        parsed = JSON.parse(text) as Partial<ErrorBody>;
+      } catch {
+        parsed = null;
+      }
+    }
+    const known = typeof parsed?.code === 'string' && parsed.code in ERRORS ? (parsed.code as ErrorCode) : undefined;
+    let body: ErrorBody;
+    if (status >= 500) {
+      if (parsed && parsed.error === 'Internal error' && known && parsed.requestId === request.id && Object.keys(parsed).length === 3) return payload;
+      if (!known) request.log.error({ statusCode: status, url: scrubSecrets(request.url) }, 'a 5xx response was sent without our error shape');
+      body = serverErrorBody(known ?? 'internal_error', request.id);
+    } else {
+      if (parsed && typeof parsed.error === 'string' && typeof parsed.code === 'string') return payload;
+      const message = typeof parsed?.error === 'string' ? parsed.error : /^[\x20-\x7e]{1,200}$/.test(text) && !parsed ? text : undefined;
+      body = errorBody(known ?? STATUS_CODES[status] ?? 'invalid_request', message === undefined ? undefined : scrubSecrets(message));
+    }
+    reply.type('application/json; charset=utf-8');
+    reply.removeHeader('content-length');
+    return JSON.stringify(body);
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

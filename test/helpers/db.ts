@@ -53,7 +53,9 @@ export async function openTestDb(dialect: DialectName, { migrated = true } = {})
   }
   const url = pgUrl();
   if (!url) throw new Error('PostgreSQL is not available');
-  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  // The name carries its creation time, so that global setup only removes schemas left behind long ago,
+  // never those of a test run that is going on at the same time (several people share one server).
+  const schema = `t_${Date.now().toString(36)}_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   await admin.query(`create schema "${schema}"`);

@@ -16,9 +16,14 @@ export default async function setup(project: TestProject) {
   try {
     await client.connect();
     await client.query('select 1');
-    // Drop schemas left behind by interrupted runs (older than this run).
+    // Drop schemas left behind by interrupted runs: those created more than an hour ago (the name
+    // carries the time, see openTestDb), never those of a run going on at the same time.
     const { rows } = await client.query<{ nspname: string }>("select nspname from pg_namespace where nspname like 't\\_%'");
-    for (const r of rows) await client.query(`drop schema if exists "${r.nspname}" cascade`).catch(() => {});
+    for (const r of rows) {
+      const created = /^t_([0-9a-z]+)_[0-9a-f]+$/.exec(r.nspname);
+      if (created && Date.now() - Number.parseInt(created[1] as string, 36) < 3_600_000) continue;
+      await client.query(`drop schema if exists "${r.nspname}" cascade`).catch(() => {});
+    }
     project.provide('pgUrl', TEST_PG_URL);
   } catch (err) {
     const msg = `PostgreSQL is not reachable at ${TEST_PG_URL} (${(err as Error).message})`;
