@@ -3,7 +3,7 @@
 // parseCombinedLine: nginx / Apache "combined" format (and "common" format, which lacks referrer and user agent):
 //   host ident authuser [dd/Mon/yyyy:HH:MM:SS ±hhmm] "METHOD target PROTOCOL" status bytes "referrer" "user-agent" …
 // Quoted fields may contain escaped quotes (Apache \" , nginx \x22); anything after the user agent is ignored
-// (nginx configs often append fields). The timestamp becomes ISO 8601 UTC. A "-" user agent (the request had
+// (nginx configs often append fields); a common-format line must end after the byte count. The timestamp becomes ISO 8601 UTC. A "-" user agent (the request had
 // no User-Agent header) becomes "" so classification sees an empty header; a "-" referrer is dropped.
 // Returns null for lines that are not in the format, or whose request line has no target (e.g. "-" for a
 // request the server could not parse), or whose status is not 100–599.
@@ -28,7 +28,7 @@ export interface RawEvent {
 const MONTHS: Record<string, number> = { jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11 };
 
 const QUOTED = '"((?:[^"\\\\]|\\\\.)*)"';
-const COMBINED_RE = new RegExp(`^(\\S+) \\S+ \\S+ \\[([^\\]]+)\\] ${QUOTED} (\\d{3}) (?:\\d+|-)(?: ${QUOTED} ${QUOTED})?(?:\\s.*)?$`);
+const COMBINED_RE = new RegExp(`^(\\S+) \\S+ \\S+ \\[([^\\]]+)\\] ${QUOTED} (\\d{3}) (?:\\d+|-)(?: ${QUOTED} ${QUOTED}(?:\\s.*)?)?\\s*$`);
 const CLF_TIME_RE = /^(\d{2})\/([A-Za-z]{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})$/;
 
 function unescapeLogString(s: string): string {
