@@ -64,7 +64,10 @@ function arbFromSchema(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
         const names = Object.keys(props);
         if (names.length === 0) return fc.dictionary(fc.string({ maxLength: 8 }), anything, { maxKeys: 3 });
         const record = fc.record(Object.fromEntries(names.map((n) => [n, arbFromSchema(props[n] as Schema, depth + 1)])), { requiredKeys: [] });
-        return fc.oneof(record, fc.tuple(record, fc.string({ maxLength: 8 }), anything).map(([r, k, v]) => ({ ...r, [k]: v })));
+        return fc.oneof(
+          record,
+          fc.tuple(record, fc.string({ maxLength: 8 }), anything).map(([r, k, v]) => ({ ...r, [k]: v })),
+        );
       }
       default:
         return anything;
@@ -137,6 +140,7 @@ describeEachDialect('fuzz', (dialect) => {
       seed: fc.integer(),
     });
 
+    const seen = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(requestArb, fc.context(), async (r, ctxLog) => {
         const { op } = r;
@@ -146,9 +150,7 @@ describeEachDialect('fuzz', (dialect) => {
           const v = r.params[pi++ % 4] as string;
           return v === '$A' ? a.project.id : v === '$B' ? b.project.id : v;
         });
-        const qs = [
-          ...r.query.map(([k, v]) => `${encodeURIComponent(k ?? op.queryParams[0]?.name ?? 'q')}=${encodeURIComponent(v)}`),
-        ];
+        const qs = [...r.query.map(([k, v]) => `${encodeURIComponent(k ?? op.queryParams[0]?.name ?? 'q')}=${encodeURIComponent(v)}`)];
         if (qs.length) path += `?${qs.join('&')}`;
         const headers: Record<string, string> = { ...r.extraHeaders };
         const auth = {
@@ -177,6 +179,7 @@ describeEachDialect('fuzz', (dialect) => {
         const ct = res.headers.get('content-type') ?? '';
         const text = ct.includes('text/event-stream') ? (await res.body?.cancel(), '') : await res.text();
         ctxLog.log(`→ ${res.status} ${text.slice(0, 300)}`);
+        seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
         expect(res.status).toBeLessThan(500);
         expect(res.headers.get('x-request-id')).toBeTruthy();
         if (res.status >= 400 && method !== 'HEAD') {
@@ -188,5 +191,10 @@ describeEachDialect('fuzz', (dialect) => {
       }),
       { numRuns: 250, interruptAfterTimeLimit: 60_000, markInterruptAsFailure: false },
     );
+    // The requests got past authentication and validation often enough to mean something.
+    const statuses = [...seen.keys()];
+    if (process.env.INKWELL_FUZZ_VERBOSE) process.stdout.write(`fuzz [${dialect}] statuses: ${JSON.stringify(Object.fromEntries(seen))}\n`);
+    expect(statuses.some((s) => s >= 200 && s < 300)).toBe(true);
+    expect(statuses.filter((s) => s >= 400).length).toBeGreaterThanOrEqual(4);
   });
 });
