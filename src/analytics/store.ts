@@ -1,5 +1,6 @@
 // SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type { BulkRow, BulkTable, BulkWriter } from '../db/bulk.ts';
 import type { DB } from '../db/schema.ts';
 import { type AnalyticsTables, CLS_AI, CLS_HUMAN } from './tables.ts';
 
@@ -43,6 +44,63 @@ export function chunkRows<T>(rows: readonly T[], columns: number, maxParams: num
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
+
+/** Column order of the bulk inserts (rows are arrays in this order). */
+export const EVENT_TABLE: BulkTable = {
+  table: 'analytics_events',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'ts', type: 'bigint' },
+    { name: 'day', type: 'integer' },
+    { name: 'path_id', type: 'bigint' },
+    { name: 'raw_path', type: 'text' },
+    { name: 'visitor_ord', type: 'bigint' },
+    { name: 'user_agent', type: 'text' },
+    { name: 'accept', type: 'text' },
+    { name: 'method', type: 'text' },
+    { name: 'status', type: 'integer' },
+    { name: 'referrer', type: 'text' },
+    { name: 'class', type: 'text' },
+    { name: 'category', type: 'text' },
+    { name: 'rule', type: 'text' },
+    { name: 'rules_version', type: 'text' },
+    { name: 'qualifying', type: 'integer' },
+    { name: 'source', type: 'text' },
+    { name: 'dedup_key', type: 'text' },
+  ],
+  onConflict: 'ignore',
+};
+
+export const VISIT_TABLE: BulkTable = {
+  table: 'analytics_daily_visits',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'day', type: 'integer' },
+    { name: 'path_id', type: 'bigint' },
+    { name: 'visitor_ord', type: 'bigint' },
+    { name: 'cls', type: 'smallint' },
+  ],
+  onConflict: 'ignore',
+};
+
+const PATH_TABLE: BulkTable = {
+  table: 'analytics_paths',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'path_hash', type: 'text' },
+    { name: 'path', type: 'text' },
+  ],
+  onConflict: 'ignore',
+};
+
+const VISITOR_TABLE: BulkTable = {
+  table: 'analytics_visitors',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'visitor_key', type: 'text' },
+  ],
+  onConflict: 'ignore',
+};
 
 export const analyticsStore = {
   // ---- projects: ordinal and data version ----------------------------------------------------------
@@ -97,6 +155,28 @@ export const analyticsStore = {
   async selectVisitorOrds(db: Q, projectOrd: number, keys: string[]): Promise<{ ord: number; visitor_key: string }[]> {
     if (keys.length === 0) return [];
     return db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('project_ord', '=', projectOrd).where('visitor_key', 'in', keys).execute();
+  },
+
+  // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
+
+  /** Inserts raw events (arrays in EVENT_TABLE order); previously stored dedup keys are skipped. Returns rows inserted. */
+  async bulkInsertEvents(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, EVENT_TABLE, rows);
+  },
+
+  /** Inserts daily visits (arrays in VISIT_TABLE order); existing ones are skipped. */
+  async bulkInsertVisits(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, VISIT_TABLE, rows);
+  },
+
+  /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
+  async bulkInsertPaths(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, PATH_TABLE, rows);
+  },
+
+  /** Inserts dictionary visitors [project_ord, visitor_key]; existing ones are skipped. */
+  async bulkInsertVisitors(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, VISITOR_TABLE, rows);
   },
 
   // ---- events and daily visits ---------------------------------------------------------------------

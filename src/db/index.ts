@@ -16,6 +16,11 @@ export interface Database {
   readonly caps: DialectCaps;
   /** Where the data lives, without credentials (for logs). */
   readonly description: string;
+  /**
+   * The embedded database's own handle (undefined on PostgreSQL), for src/db/bulk.ts only: it reuses
+   * prepared statements inside a Kysely transaction, which Kysely's driver does not.
+   */
+  readonly sqliteHandle?: SQLite.Database;
   close(): Promise<void>;
 }
 
@@ -75,7 +80,7 @@ export function openDatabase(opts: OpenOptions): Database {
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { kysely, caps: sqliteCaps, description: file, close: once(() => kysely.destroy()) };
+  return { kysely, caps: sqliteCaps, description: file, sqliteHandle: sqlite, close: once(() => kysely.destroy()) };
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

@@ -1,5 +1,271 @@
-// Analytics endpoints (/v1/analytics/…, /v1/collect, /script.js). Filled in by the analytics work.
+// Analytics endpoints: ingest (/v1/analytics/{projectId}/events, /v1/collect + /script.js) and the exports
+// (/v1/analytics/{projectId}/visitors and …/views).
+import crypto from 'node:crypto';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { parseDateRange } from '../../analytics/dates.ts';
+import type { IngestResult } from '../../analytics/ingest.ts';
+import { UnknownProjectError } from '../../analytics/ingest.ts';
+import { createAnalyticsService } from '../../analytics/service.ts';
+import { TRACKER_JS } from '../../analytics/tracker.ts';
+import { INGEST_KEY_RE } from '../../lib/ids.ts';
 import type { App } from '../app.ts';
+import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { AppError, type ErrorDetail } from '../errors.ts';
 
-export async function analyticsRoutes(_app: App, _ctx: AppContext): Promise<void> {}
+const MAX_EVENTS = 1000;
+
+const ErrorSchema = Type.Object(
+  {
+    error: Type.String(),
+    code: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
+    requestId: Type.Optional(Type.String()),
+  },
+  { description: 'Error (AnalyticsErrorResponse-compatible)' },
+);
+
+const ProjectParams = Type.Object({ projectId: Type.String({ description: 'Project id' }) });
+
+const IngestBody = Type.Object(
+  {
+    events: Type.Array(Type.Unknown(), {
+      minItems: 1,
+      maxItems: MAX_EVENTS,
+      description: 'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const IngestResponse = Type.Object({
+  accepted: Type.Integer({ description: 'Events stored' }),
+  rejected: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), { description: 'Events refused, by index in `events`' }),
+});
+
+const CollectBody = Type.Object(
+  {
+    projectId: Type.String({ minLength: 1, maxLength: 64 }),
+    key: Type.String({ minLength: 1, maxLength: 128, description: 'The project ingest key (ink_pub_…)' }),
+    events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 50 }),
+  },
+  { additionalProperties: false },
+);
+
+const ExportQuery = Type.Object({
+  dateFrom: Type.Optional(
+    Type.String({ description: 'Inclusive start: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: the first event.' }),
+  ),
+  dateTo: Type.Optional(Type.String({ description: 'Exclusive end: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: no upper bound.' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: 50, description: 'Rows per page, 1–250' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Rows to skip; increase by limit while hasMore' })),
+});
+
+const Totals = Type.Object({ human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() });
+const Row = Type.Object({ path: Type.String(), human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() });
+const VisitorsResponse = Type.Object({ totals: Totals, visitors: Type.Array(Row), hasMore: Type.Boolean() });
+const ViewsResponse = Type.Object({ totals: Totals, views: Type.Array(Row), hasMore: Type.Boolean() });
+
+const QUERY_PARAMS = ['dateFrom', 'dateTo', 'limit', 'offset'] as const;
+const DIGITS_RE = /^\d{1,15}$/;
+
+interface ParsedQuery {
+  fromDay: number | null;
+  toDay: number | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Strict query validation on the raw strings (before Fastify's coercion, which would accept `1e2`, ` 5`,
+ * `0x10` or an empty value): each parameter at most once, limit an integer 1–250, offset an integer ≥ 0,
+ * dates as parseDateRange reads them, no unknown parameters. Every error names its parameter.
+ */
+function parseExportQuery(raw: Record<string, unknown>): ParsedQuery {
+  const details: ErrorDetail[] = [];
+  let unknown = false;
+  for (const name of Object.keys(raw)) {
+    if (!(QUERY_PARAMS as readonly string[]).includes(name)) {
+      unknown = true;
+      details.push({ path: name, message: `Unknown query parameter "${name}" (allowed: ${QUERY_PARAMS.join(', ')})` });
+    } else if (typeof raw[name] !== 'string') {
+      details.push({ path: name, message: `${name} must be given at most once` });
+    }
+  }
+  if (details.length > 0) throw new AppError(unknown ? 'unknown_field' : 'invalid_request', details[0]?.message, details);
+  const q = raw as Partial<Record<(typeof QUERY_PARAMS)[number], string>>;
+  const int = (name: 'limit' | 'offset', def: number, min: number, max: number): number => {
+    const v = q[name];
+    if (v === undefined) return def;
+    if (!DIGITS_RE.test(v)) {
+      details.push({
+        path: name,
+        message: `${name} must be an integer from ${min} to ${max === Number.MAX_SAFE_INTEGER ? 'up' : max} (got ${JSON.stringify(v.slice(0, 32))})`,
+      });
+      return def;
+    }
+    const n = Number(v);
+    if (n < min || n > max)
+      details.push({ path: name, message: `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`} (got ${n})` });
+    return n;
+  };
+  const limit = int('limit', 50, 1, 250);
+  const offset = int('offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const range = parseDateRange(q.dateFrom, q.dateTo);
+  if (!range.ok) details.push(...range.details);
+  if (details.length > 0 || !range.ok) throw new AppError('invalid_request', details[0]?.message, details);
+  return { fromDay: range.fromDay, toDay: range.toDay, limit, offset };
+}
+
+export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> {
+  const analytics = createAnalyticsService(ctx);
+  const adminOnly = requireKey(ctx.projects, ['admin']);
+  const adminOrIngest = requireKey(ctx.projects, ['admin', 'ingest']);
+  const exportQueries = new WeakMap<FastifyRequest, ParsedQuery>();
+
+  async function ingest(projectId: string, events: unknown[], source: 'api' | 'collect'): Promise<IngestResult> {
+    try {
+      return await analytics.ingest.ingest(projectId, events, { source });
+    } catch (err) {
+      if (err instanceof UnknownProjectError) throw new AppError('project_not_found');
+      throw err;
+    }
+  }
+
+  app.post(
+    '/v1/analytics/:projectId/events',
+    {
+      onRequest: adminOrIngest,
+      schema: {
+        tags: ['Analytics'],
+        summary: 'Send page-view events',
+        description:
+          'Server-side ingest (edge or server middleware, which sees AI agents that never run JavaScript). Admin or ingest key. Each event: `path` or `url` (required), `timestamp?` (ISO 8601, default now), `userAgent?`, `ip?` (hashed, never stored), `visitorId?`, `accept?`, `status?`, `method?`, `referrer?`. Accepted events are durable when the 202 is sent. Rate limit family `ingest`, counted in events.',
+        security: [{ bearerAuth: [] }],
+        params: ProjectParams,
+        body: IngestBody,
+        response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.params;
+      ctx.rateLimiter.consume(reply, 'ingest', projectId, request.body.events.length);
+      const result = await ingest(projectId, request.body.events, 'api');
+      return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
+    },
+  );
+
+  for (const kind of ['visitors', 'views'] as const) {
+    app.get(
+      `/v1/analytics/:projectId/${kind}`,
+      {
+        onRequest: adminOnly,
+        // Runs before schema validation sees (and coerces) the query string.
+        preValidation: async (request) => {
+          exportQueries.set(request, parseExportQuery(request.query as Record<string, unknown>));
+        },
+        schema: {
+          tags: ['Analytics'],
+          summary: kind === 'visitors' ? 'Get unique visitors' : 'Get page views',
+          description:
+            kind === 'visitors'
+              ? 'Exact distinct visitors per path and site-wide, split human / AI; `total` is deduplicated across human and AI. Ordered by total descending, then path ascending. Pages of one walk (same key and range, offset > 0 following an offset 0 request) are served from one snapshot, so every path appears exactly once even while events arrive. Admin key.'
+              : 'Qualifying page views per path and site-wide (`total = human + ai`). Same parameters, ordering and paging as visitors. Admin key.',
+          security: [{ bearerAuth: [] }],
+          params: ProjectParams,
+          querystring: ExportQuery,
+          response: {
+            200: kind === 'visitors' ? VisitorsResponse : ViewsResponse,
+            400: ErrorSchema,
+            401: ErrorSchema,
+            403: ErrorSchema,
+            404: ErrorSchema,
+            429: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const q = exportQueries.get(request) as ParsedQuery;
+        const { projectId } = request.params;
+        ctx.rateLimiter.consume(reply, 'analyticsRead', projectId);
+        const query = { projectId, walkId: request.auth?.keyId ?? '', ...q };
+        if (kind === 'visitors') {
+          const page = await analytics.exporter.visitors(query);
+          return { totals: page.totals, visitors: page.rows, hasMore: page.hasMore };
+        }
+        const page = await analytics.exporter.views(query);
+        return { totals: page.totals, views: page.rows, hasMore: page.hasMore };
+      },
+    );
+  }
+
+  // The browser tracker and its collect endpoint (CORS, text/plain bodies for navigator.sendBeacon).
+  const trackerEtag = `"${crypto.createHash('sha256').update(TRACKER_JS).digest('base64url').slice(0, 27)}"`;
+  app.get(
+    '/script.js',
+    {
+      schema: {
+        tags: ['Analytics'],
+        summary: 'Browser tracker script',
+        description: 'Include with data-project and data-key (an ingest key).',
+        produces: ['application/javascript'],
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'public, max-age=3600, stale-while-revalidate=86400').header('etag', trackerEtag);
+      if (request.headers['if-none-match'] === trackerEtag) return reply.status(304).send();
+      return reply.type('application/javascript; charset=utf-8').send(TRACKER_JS);
+    },
+  );
+
+  await app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    await scope.register(cors, { origin: true, methods: ['POST'], credentials: false, maxAge: 86_400 });
+    scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch (err) {
+        done(new AppError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+      }
+    });
+    scope.post(
+      '/v1/collect',
+      {
+        schema: {
+          tags: ['Analytics'],
+          summary: 'Collect page views from the browser tracker',
+          description:
+            'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, run Fastify with trustProxy so `request.ip` is the client). Ingest key only.',
+          body: CollectBody,
+          response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        const { projectId, key, events } = request.body;
+        const auth = INGEST_KEY_RE.test(key) ? await ctx.projects.authenticate(key) : null;
+        if (auth?.kind !== 'ingest') throw new AppError('unauthorized', 'An ingest key (ink_pub_…) of the project is required in "key"');
+        if (auth.projectId !== projectId) throw new AppError('project_not_found');
+        ctx.rateLimiter.consume(reply, 'ingest', projectId, events.length);
+        const userAgent = request.headers['user-agent'] ?? '';
+        // Only what a page view from the tracker may carry; identity and UA come from the request itself.
+        const prepared = events.map((e) => {
+          if (typeof e !== 'object' || e === null || Array.isArray(e)) return e;
+          const { path, url, referrer, ...rest } = e as Record<string, unknown>;
+          return {
+            ...rest,
+            ...(path !== undefined ? { path } : {}),
+            ...(url !== undefined ? { url } : {}),
+            ...(referrer !== undefined ? { referrer } : {}),
+            userAgent,
+            ip: request.ip,
+          };
+        });
+        const result = await ingest(projectId, prepared, 'collect');
+        return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
+      },
+    );
+  });
+}

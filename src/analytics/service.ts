@@ -1,0 +1,92 @@
+// The analytics service: ingest, the exports, and reclassification, built from the shared context.
+import type { Config } from '../config.ts';
+import type { Database } from '../db/index.ts';
+import type { ProjectService } from '../projects/service.ts';
+import { classify, RULES_VERSION } from './classify.ts';
+import { createExportService } from './export.ts';
+import { createIngestService } from './ingest.ts';
+import { isQualifyingView } from './qualify.ts';
+import { type EventRow, analyticsStore as store } from './store.ts';
+
+export interface AnalyticsDeps {
+  config: Pick<Config, 'analytics'>;
+  db: Database;
+  projects: Pick<ProjectService, 'getProject'>;
+  now: () => number;
+}
+
+export interface ReclassifyResult {
+  scanned: number;
+  changed: number;
+}
+
+const RECLASSIFY_PAGE = 5000;
+
+export function createAnalyticsService(deps: AnalyticsDeps) {
+  const ingest = createIngestService({
+    db: deps.db,
+    getProject: (id) => deps.projects.getProject(id),
+    now: deps.now,
+    cacheEntries: deps.config.analytics.dictionaryCacheEntries,
+  });
+  const exporter = createExportService({
+    db: deps.db,
+    now: deps.now,
+    snapshotMs: deps.config.analytics.snapshotMs,
+    resultEntries: deps.config.analytics.resultCacheEntries,
+  });
+
+  /**
+   * Re-derives class, category, rule and the qualifying flag of every stored event of a project from its
+   * stored user agent, path, Accept, method and status with the current rules, then rebuilds the
+   * project's daily visits from the raw events (one transaction) and bumps its data version.
+   */
+  async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
+    const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
+    if (ord === undefined) return { scanned: 0, changed: 0 };
+    const total = await store.countEvents(deps.db.kysely, ord);
+    let scanned = 0;
+    let changed = 0;
+    let afterId = 0;
+    onProgress?.(0, total);
+    for (;;) {
+      const rows = await store.selectEventsForReclassify(deps.db.kysely, ord, afterId, RECLASSIFY_PAGE);
+      if (rows.length === 0) break;
+      const groups = new Map<string, { values: Parameters<typeof store.updateEventClass>[2]; ids: number[] }>();
+      for (const r of rows) {
+        const c = classify({ userAgent: r.user_agent, path: r.raw_path, accept: r.accept });
+        const qualifying = isQualifyingView({ method: r.method, status: r.status, path: r.path, class: c.class }) ? 1 : 0;
+        if (c.class === r.class && c.category === r.category && c.rule === r.rule && r.rules_version === RULES_VERSION && qualifying === r.qualifying) continue;
+        const values = { class: c.class as EventRow['class'], category: c.category, rule: c.rule, rules_version: RULES_VERSION, qualifying };
+        const key = JSON.stringify(values);
+        let g = groups.get(key);
+        if (!g) {
+          g = { values, ids: [] };
+          groups.set(key, g);
+        }
+        g.ids.push(r.id);
+      }
+      if (groups.size > 0) {
+        await deps.db.kysely.transaction().execute(async (trx) => {
+          for (const g of groups.values()) {
+            for (let i = 0; i < g.ids.length; i += 1000) await store.updateEventClass(trx, g.ids.slice(i, i + 1000), g.values);
+            changed += g.ids.length;
+          }
+        });
+      }
+      scanned += rows.length;
+      afterId = (rows[rows.length - 1] as { id: number }).id;
+      onProgress?.(scanned, Math.max(total, scanned));
+    }
+    await deps.db.kysely.transaction().execute(async (trx) => {
+      await store.deleteVisits(trx, ord);
+      await store.rebuildVisits(trx, ord);
+      await store.bumpVersion(trx, ord);
+    });
+    return { scanned, changed };
+  }
+
+  return { ingest, exporter, reclassify };
+}
+
+export type AnalyticsService = ReturnType<typeof createAnalyticsService>;

@@ -1,0 +1,99 @@
+// Bulk inserts for hot write paths (analytics ingest), with the dialect differences kept here:
+// - SQLite: prepared statements are cached and reused (Kysely prepares every statement anew, which for a
+//   1,000-row insert costs more than running it). Statements run on the database's own handle, so they
+//   MUST be called inside a Kysely transaction callback: the SQLite driver has one connection guarded by a
+//   mutex, so while the callback runs no other Kysely work can interleave and the statements join the
+//   open transaction.
+// - PostgreSQL: one statement per call with one array parameter per column (`unnest`), so the parameter
+//   count does not grow with the rows.
+
+import type { Statement } from 'better-sqlite3';
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Database } from './index.ts';
+
+export type BulkColumnType = 'smallint' | 'integer' | 'bigint' | 'text';
+
+export interface BulkTable {
+  table: string;
+  columns: readonly { name: string; type: BulkColumnType }[];
+  /** `ignore`: rows violating any unique constraint are skipped (ON CONFLICT DO NOTHING). */
+  onConflict: 'ignore' | 'error';
+}
+
+export type BulkRow = readonly unknown[];
+
+export interface BulkWriter {
+  /** Inserts rows (values in column order) inside the transaction `trx`; returns rows inserted. */
+  insert(trx: Kysely<any>, spec: BulkTable, rows: readonly BulkRow[]): Promise<number>;
+}
+
+const SQLITE_MULTI_ROWS = 64;
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bulk insert: bad identifier ${name}`);
+  return `"${name}"`;
+}
+
+function insertHead(spec: BulkTable): string {
+  return `insert into ${quoteIdent(spec.table)} (${spec.columns.map((c) => quoteIdent(c.name)).join(', ')})`;
+}
+
+function conflictTail(spec: BulkTable): string {
+  return spec.onConflict === 'ignore' ? ' on conflict do nothing' : '';
+}
+
+export function createBulkWriter(db: Database): BulkWriter {
+  const handle = db.sqliteHandle;
+  if (handle) {
+    const statements = new Map<string, Statement>();
+    const statement = (spec: BulkTable, rows: number): Statement => {
+      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${spec.onConflict}\u0000${rows}`;
+      let s = statements.get(key);
+      if (!s) {
+        const tuple = `(${spec.columns.map(() => '?').join(', ')})`;
+        s = handle.prepare(`${insertHead(spec)} values ${Array.from({ length: rows }, () => tuple).join(', ')}${conflictTail(spec)}`);
+        statements.set(key, s);
+      }
+      return s;
+    };
+    return {
+      async insert(_trx, spec, rows) {
+        let changes = 0;
+        let i = 0;
+        if (rows.length >= SQLITE_MULTI_ROWS) {
+          const multi = statement(spec, SQLITE_MULTI_ROWS);
+          const width = spec.columns.length;
+          const params = new Array<unknown>(SQLITE_MULTI_ROWS * width);
+          for (; i + SQLITE_MULTI_ROWS <= rows.length; i += SQLITE_MULTI_ROWS) {
+            for (let r = 0; r < SQLITE_MULTI_ROWS; r++) {
+              const row = rows[i + r] as BulkRow;
+              for (let c = 0; c < width; c++) params[r * width + c] = row[c];
+            }
+            changes += multi.run(params).changes;
+          }
+        }
+        if (i < rows.length) {
+          const single = statement(spec, 1);
+          for (; i < rows.length; i++) changes += single.run(rows[i] as unknown[]).changes;
+        }
+        return changes;
+      },
+    };
+  }
+
+  const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]' };
+  return {
+    async insert(trx, spec, rows) {
+      if (rows.length === 0) return 0;
+      const columns: unknown[][] = spec.columns.map(() => new Array(rows.length));
+      for (let r = 0; r < rows.length; r++) {
+        const row = rows[r] as BulkRow;
+        for (let c = 0; c < spec.columns.length; c++) (columns[c] as unknown[])[r] = row[c];
+      }
+      const args = spec.columns.map((c, i) => `$${i + 1}::${pgArrayType[c.type]}`).join(', ');
+      const text = `${insertHead(spec)} select * from unnest(${args})${conflictTail(spec)}`;
+      const result = await trx.executeQuery(CompiledQuery.raw(text, columns));
+      return Number(result.numAffectedRows ?? 0n);
+    },
+  };
+}
