@@ -58,7 +58,7 @@ describe('validateIngestEvent', () => {
     [{ path: '' }, 'path', 'path must be'],
     [{ path: 7 }, 'path', 'path must be'],
     [{ path: '?q=1' }, 'path', 'path is not a page path'],
-    [{ url: 'https://x.example/' + 'a'.repeat(3000) }, 'url', 'url is not a page path'],
+    [{ url: `https://x.example/${'a'.repeat(3000)}` }, 'url', 'url is not a page path'],
     [{ path: '/a', status: 99 }, 'status', 'status must be an integer from 100 to 599'],
     [{ path: '/a', status: 200.5 }, 'status', 'status must be an integer'],
     [{ path: '/a', timestamp: 'yesterday' }, 'timestamp', 'timestamp must be an ISO 8601'],

@@ -152,7 +152,8 @@ describe('tracker script', () => {
   });
 
   it('sends nothing without data-project or data-key, or on file: pages', () => {
-    for (const attrs of [{ 'data-key': 'ink_pub_abc' }, { 'data-project': 'prj_123' }, {}]) {
+    const partial: Record<string, string>[] = [{ 'data-key': 'ink_pub_abc' }, { 'data-project': 'prj_123' }, {}];
+    for (const attrs of partial) {
       const b = browser({ attrs });
       b.run();
       expect(b.sent).toEqual([]);
