@@ -3,34 +3,11 @@
 import type { Config } from '../config.ts';
 import { parseRepository } from './detect.ts';
 import { createGitHubHost, HostError } from './github.ts';
+import { createGitLabHost } from './gitlab.ts';
 import { createLocalHost } from './local.ts';
-import type { CodeHost, EnsurePullRequestInput } from './types.ts';
+import type { CodeHost } from './types.ts';
 
 export { HostError } from './github.ts';
-
-/** GitLab lives in ./gitlab.ts (`createGitLabHost(config)`); it is loaded on first use. */
-function lazyGitLabHost(config: Config): CodeHost {
-  let host: Promise<CodeHost> | null = null;
-  const load = async (): Promise<CodeHost> => {
-    // A computed specifier: this module must not fail to load (or type-check) when GitLab support is absent.
-    const specifier = './gitlab.ts';
-    let mod: { createGitLabHost?: (config: Config) => CodeHost };
-    try {
-      mod = await import(specifier);
-    } catch {
-      throw new HostError('GitLab host not available in this build');
-    }
-    if (typeof mod.createGitLabHost !== 'function') throw new HostError('GitLab host not available in this build');
-    return mod.createGitLabHost(config);
-  };
-  return {
-    kind: 'gitlab',
-    async ensurePullRequest(input: EnsurePullRequestInput) {
-      host ??= load();
-      return (await host).ensurePullRequest(input);
-    },
-  };
-}
 
 export function hostFor(repository: string, config: Config): CodeHost {
   const loc = parseRepository(repository, config);
@@ -40,7 +17,7 @@ export function hostFor(repository: string, config: Config): CodeHost {
     case 'github':
       return createGitHubHost(config);
     case 'gitlab':
-      return lazyGitLabHost(config);
+      return createGitLabHost(config);
     default:
       throw new HostError(
         `No code host for repository ${repository}: use a GitHub or GitLab URL (set GITHUB_API_URL / GITLAB_URL for self-hosted instances) or a local path / file:// URL`,
