@@ -1,10 +1,42 @@
-// Starts the background job worker for `inkwell serve --role all|worker`. Filled in by the jobs work.
+// Starts the background job worker for `inkwell serve --role all|worker`: the agent executor under the
+// database queue, plus the webhook dispatcher (webhook deliveries are queued by job status changes).
+import { createRunExecutor } from '../agent/execute.ts';
+import { removeWorktree } from '../git/workspace.ts';
 import type { AppContext } from '../http/context.ts';
+import { notifierFor } from './notify.ts';
+import { createJobsStore } from './store.ts';
+import { startWebhookDispatcher } from './webhooks.ts';
+import { createWorker } from './worker.ts';
 
 export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export async function startWorker(_ctx: AppContext): Promise<Stoppable> {
-  return { stop: async () => {} };
+export async function startWorker(ctx: AppContext): Promise<Stoppable> {
+  const { config, logger } = ctx;
+  const worker = createWorker({
+    store: createJobsStore(ctx.db),
+    notifier: notifierFor(ctx.db),
+    executor: createRunExecutor(config, logger),
+    removeWorktree: (jobId) => removeWorktree(config, jobId),
+    logger,
+    concurrency: config.worker.concurrency,
+    leaseMs: config.worker.leaseMs,
+    pollIntervalMs: config.worker.pollIntervalMs,
+    maxAttempts: config.worker.maxAttempts,
+    runTimeoutMs: config.agent.runTimeoutMs,
+    now: ctx.now,
+  });
+  worker.start();
+  const webhooks = startWebhookDispatcher(ctx);
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        await worker.stop();
+        await webhooks.stop();
+      })();
+      return stopping;
+    },
+  };
 }

@@ -1,5 +1,341 @@
-// Agent job endpoints (/v2/agent/…). Filled in by the jobs work.
+// Agent job endpoints (/v2/agent/…): SPEC 3.3, wire-compatible with the hosted interface.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { modelConfigError } from '../../agent/models.ts';
+import { EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
+import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
+import { notifierFor } from '../../jobs/notify.ts';
+import { createJobService, type Idempotency } from '../../jobs/service.ts';
+import { isValidBranchName, JOB_STATUSES, type JobStatus } from '../../jobs/state.ts';
+import { createJobsStore } from '../../jobs/store.ts';
 import type { App } from '../app.ts';
+import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { AppError } from '../errors.ts';
 
-export async function agentRoutes(_app: App, _ctx: AppContext): Promise<void> {}
+const Nullable = <T extends object>(schema: T) => Type.Union([schema as any, Type.Null()]);
+
+const StatusSchema = Type.Unsafe<JobStatus>({
+  type: 'string',
+  enum: [...JOB_STATUSES],
+  description: 'active (queued or running), completed, failed, archived',
+});
+
+export const AgentJobSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Unique identifier of the job.' }),
+    status: StatusSchema,
+    source: Type.Object({ repository: Type.String(), ref: Type.String() }, { description: 'Repository and ref the job works from.' }),
+    model: Type.String({ description: 'Model id, <provider>/<model>.' }),
+    prLink: Nullable(Type.String({ format: 'uri' })),
+    createdAt: Type.String({ format: 'date-time' }),
+    archivedAt: Nullable(Type.String({ format: 'date-time' })),
+    branch: Nullable(Type.String({ description: 'Branch the agent pushes to.' })),
+    updatedAt: Type.String({ format: 'date-time' }),
+    error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+    usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() }, { description: 'Model tokens used, cumulative over all turns.' }),
+  },
+  { description: 'An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage).' },
+);
+
+const ErrorSchema = Type.Object({
+  error: Type.String(),
+  code: Type.String(),
+  details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
+  requestId: Type.Optional(Type.String()),
+});
+
+const EventSchema = Type.Object({
+  seq: Type.Integer({ minimum: 1 }),
+  type: Type.Unsafe<string>({ type: 'string', enum: [...EVENT_TYPES] }),
+  at: Type.String({ format: 'date-time' }),
+  data: Type.Record(Type.String(), Type.Unknown()),
+});
+
+const Prompt = Type.String({ minLength: 1, maxLength: 100_000, description: 'The instruction for the agent (1–100,000 characters).' });
+
+const CreateBody = Type.Object(
+  {
+    prompt: Prompt,
+    model: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 200,
+        pattern: '^[a-z0-9-]+/\\S+$',
+        description: '<provider>/<model>; default: the project model, else INKWELL_MODEL.',
+      }),
+    ),
+    source: Type.Optional(
+      Type.Object(
+        {
+          repository: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'Repository URL; default: the project repository.' })),
+          ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Branch to start from; default: the project ref.' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Branch to push to; default inkwell/<short-id>-<slug>.' })),
+    draft: Type.Optional(Type.Boolean({ description: 'Open the pull request as a draft.' })),
+  },
+  { additionalProperties: false },
+);
+
+const MessageBody = Type.Object({ prompt: Prompt }, { additionalProperties: false });
+
+const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) });
+const JobParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }), id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'Same key and body within 24 h → the original response; different body → 422.' })),
+});
+
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
+
+const SSE_HEARTBEAT_MS = 15_000;
+
+function badField(field: string, message: string): AppError {
+  return new AppError('invalid_request', message, [{ message, path: field }]);
+}
+
+function idempotencyFrom(request: FastifyRequest, path: string): Idempotency | undefined {
+  const { key, error } = checkIdempotencyKey(request.headers['idempotency-key']);
+  if (error) throw badField('Idempotency-Key', error);
+  return key ? { key, method: request.method, path } : undefined;
+}
+
+function checkRepository(url: string): void {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null; // a local path
+  }
+  if (parsed && (parsed.username || parsed.password)) {
+    throw badField(
+      'source.repository',
+      'field "source.repository" must not contain credentials; configure GITHUB_TOKEN / GITLAB_TOKEN or a git credential helper on the server',
+    );
+  }
+}
+
+export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
+  const store = createJobsStore(ctx.db);
+  const notifier = notifierFor(ctx.db);
+  const jobs = createJobService({
+    store,
+    notifier,
+    defaultModel: ctx.config.model.defaultModel,
+    modelConfigError: (model) => modelConfigError(model, ctx.config),
+    now: ctx.now,
+  });
+  const auth = requireKey(ctx.projects, ['admin']);
+  const tags = ['Agent jobs'];
+  const security = [{ bearerAuth: [] }];
+
+  // Live event streams end when the server closes, so that close() never waits on them.
+  const streams = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of [...streams]) end();
+  });
+
+  app.post(
+    '/v2/agent/:projectId/job',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'Create an agent job',
+        description: 'Queues a job; a worker runs the agent and opens a pull request when files change. Rate family `jobs`.',
+        params: ProjectParams,
+        headers: IdempotencyHeaders,
+        body: CreateBody,
+        response: { 201: AgentJobSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = request.params;
+      ctx.rateLimiter.consume(reply, 'jobs', projectId);
+      const body = request.body;
+      if (body.source?.repository !== undefined) checkRepository(body.source.repository);
+      if (body.source?.ref !== undefined && !isValidBranchName(body.source.ref))
+        throw badField('source.ref', 'field "source.ref" must be a valid git branch name');
+      if (body.branch !== undefined && !isValidBranchName(body.branch)) throw badField('branch', 'field "branch" must be a valid git branch name');
+      const project = await ctx.projects.getProject(projectId);
+      if (!project) throw new AppError('project_not_found');
+      const res = await jobs.createJob(project, body, idempotencyFrom(request, `/v2/agent/${projectId}/job`));
+      if (res.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.status(res.status as 201).send(res.job);
+    },
+  );
+
+  app.get(
+    '/v2/agent/:projectId/job/:id',
+    {
+      onRequest: auth,
+      schema: { tags, security, summary: 'Get an agent job', params: JobParams, response: { 200: AgentJobSchema, ...errors(401, 403, 404) } },
+    },
+    async (request) => jobs.getJob(request.params.projectId, request.params.id),
+  );
+
+  app.post(
+    '/v2/agent/:projectId/job/:id/message',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'Send a follow-up message',
+        description: 'Queues one more turn of the same conversation on the same branch; handled after any run in progress. Rate family `jobs`.',
+        params: JobParams,
+        headers: IdempotencyHeaders,
+        body: MessageBody,
+        response: { 200: AgentJobSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId, id } = request.params;
+      ctx.rateLimiter.consume(reply, 'jobs', projectId);
+      const res = await jobs.sendMessage(projectId, id, request.body.prompt, idempotencyFrom(request, `/v2/agent/${projectId}/job/${id}/message`));
+      if (res.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.status(res.status as 200).send(res.job);
+    },
+  );
+
+  app.get(
+    '/v2/agent/:projectId/jobs',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'List agent jobs, newest first',
+        params: ProjectParams,
+        querystring: Type.Object({
+          status: Type.Optional(StatusSchema),
+          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'nextCursor of the previous page.' })),
+        }),
+        response: {
+          200: Type.Object({ jobs: Type.Array(AgentJobSchema), nextCursor: Nullable(Type.String()), hasMore: Type.Boolean() }),
+          ...errors(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return jobs.listJobs(request.params.projectId, {
+        limit: q.limit,
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+      });
+    },
+  );
+
+  app.post(
+    '/v2/agent/:projectId/job/:id/archive',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'Archive an agent job',
+        description: 'Stops a run in progress (within 5 s) and makes the job final. Archiving an archived job returns it unchanged.',
+        params: JobParams,
+        response: { 200: AgentJobSchema, ...errors(401, 403, 404) },
+      },
+    },
+    async (request) => jobs.archiveJob(request.params.projectId, request.params.id),
+  );
+
+  app.get(
+    '/v2/agent/:projectId/job/:id/events',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: 'Job events (history, or a live SSE stream)',
+        description:
+          'JSON: events after `after` (at most 1000; `hasMore` says when to ask again). With `Accept: text/event-stream`: the same events, then new ones live; each frame has `id: <seq>` so a reconnect with `Last-Event-ID` resumes exactly after the last event seen.',
+        params: JobParams,
+        querystring: Type.Object({ after: Type.Integer({ minimum: 0, default: 0, description: 'Return events with seq greater than this.' }) }),
+        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String()) }),
+        produces: ['application/json', 'text/event-stream'],
+        response: { 200: Type.Object({ events: Type.Array(EventSchema), hasMore: Type.Boolean() }), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId, id } = request.params;
+      let after = request.query.after;
+      const lastEventId = request.headers['last-event-id'];
+      if (lastEventId !== undefined) {
+        const seq = parseSeq(lastEventId);
+        if (seq === null) throw badField('Last-Event-ID', 'header "Last-Event-ID" must be an event seq (a whole number)');
+        after = Math.max(after, seq);
+      }
+      if (!(request.headers.accept ?? '').includes('text/event-stream')) return jobs.listEvents(projectId, id, after, 1000);
+      await jobs.getJob(projectId, id); // 404 before the stream starts
+      await streamEvents(request, reply, id, after);
+    },
+  );
+
+  async function streamEvents(request: FastifyRequest, reply: FastifyReply, jobId: string, after: number): Promise<void> {
+    reply.hijack();
+    const res = reply.raw;
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    };
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (typeof v === 'string') headers[k] = v;
+    res.writeHead(200, headers);
+    res.write('retry: 1000\n\n');
+
+    let open = true;
+    let wake: (() => void) | null = null;
+    const end = () => {
+      open = false;
+      wake?.();
+    };
+    streams.add(end);
+    request.raw.on('close', end);
+    res.on('close', end);
+    const offEvent = notifier.onEvent(jobId, () => wake?.());
+    const pollMs = Math.min(Math.max(ctx.config.worker.pollIntervalMs, 50), 1000);
+    let lastWrite = Date.now();
+    let last = after;
+    try {
+      while (open) {
+        const batch = await jobs.eventsAfter(jobId, last, 500);
+        for (const e of batch) {
+          if (!open) break;
+          res.write(sseFrame(e));
+          last = e.seq;
+          lastWrite = Date.now();
+        }
+        if (batch.length === 500) continue;
+        if (Date.now() - lastWrite >= SSE_HEARTBEAT_MS) {
+          res.write(': heartbeat\n\n');
+          lastWrite = Date.now();
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done() {
+            clearTimeout(timer);
+            wake = null;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+    } catch (err) {
+      request.log.warn({ err, jobId }, 'event stream ended by an error');
+    } finally {
+      offEvent();
+      streams.delete(end);
+      if (!res.writableEnded) res.end();
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// Job events: the stored history behind GET …/events and the live SSE stream.
+
+import { scrubSecrets } from '../lib/logger.ts';
+import { iso } from '../lib/time.ts';
+import type { EventRow, JobsStoreQueries } from './store.ts';
+
+export const EVENT_TYPES = ['status', 'user_message', 'assistant_message', 'tool_call', 'tool_result', 'commit', 'pull_request', 'error'] as const;
+export type JobEventType = (typeof EVENT_TYPES)[number];
+
+export interface JobEvent {
+  seq: number;
+  type: JobEventType;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** Longest text kept in one event field: events summarise, they never carry whole files. */
+const MAX_EVENT_TEXT = 4000;
+
+function clip(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > MAX_EVENT_TEXT ? `${value.slice(0, MAX_EVENT_TEXT)}… (${value.length} chars)` : value;
+  if (depth > 6) return '…';
+  if (Array.isArray(value)) return value.slice(0, 200).map((v) => clip(v, depth + 1));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clip(v, depth + 1)]));
+  return value;
+}
+
+/** JSON text for an event's data: clipped and scrubbed of anything that looks like a secret. */
+export function eventDataText(data: Record<string, unknown>): string {
+  return scrubSecrets(JSON.stringify(clip(data) ?? {}));
+}
+
+/**
+ * Appends an event inside the caller's transaction. The job row stays locked from the sequence
+ * number until commit, so events of one job become visible strictly in `seq` order — a reader that
+ * has seen seq N never later finds a smaller one.
+ */
+export async function appendEvent(tx: JobsStoreQueries, jobId: string, type: JobEventType, data: Record<string, unknown>, at: number): Promise<number> {
+  const seq = await tx.nextEventSeq(jobId);
+  await tx.insertEvent({ job_id: jobId, seq, type, at, data: eventDataText(data) });
+  return seq;
+}
+
+export function toJobEvent(r: EventRow): JobEvent {
+  let data: Record<string, unknown> = {};
+  try {
+    data = JSON.parse(r.data) as Record<string, unknown>;
+  } catch {
+    // stored by us as JSON; leave empty if somehow not
+  }
+  return { seq: Number(r.seq), type: r.type as JobEventType, at: iso(Number(r.at)), data };
+}
+
+/** One Server-Sent Events frame: `id` is the seq (for Last-Event-ID), `event` the type. */
+export function sseFrame(e: JobEvent): string {
+  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+/** Parses a Last-Event-ID / `after` value: a non-negative integer, else null. */
+export function parseSeq(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const v = value.trim();
+  if (!/^\d{1,15}$/.test(v)) return null;
+  return Number(v);
+}

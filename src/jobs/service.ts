@@ -1,0 +1,225 @@
+// The job API's operations: create, get, message, list, archive, events. Routes call these; SQL stays
+// in the store. Errors are coded AppErrors (the one registry).
+import { AppError } from '../http/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { appendEvent, type JobEvent, toJobEvent } from './events.ts';
+import { IDEMPOTENCY_TTL_MS, requestFingerprint } from './idempotency.ts';
+import { changeStatus } from './lifecycle.ts';
+import type { JobNotifier } from './notify.ts';
+import { branchName, type JobStatus, transition } from './state.ts';
+import type { JobRow, JobsStore, JobsStoreQueries } from './store.ts';
+import { decodeCursor, encodeCursor, type JobView, toJobView } from './view.ts';
+
+export interface ProjectDefaults {
+  id: string;
+  repository: string;
+  ref: string;
+  model: string | null;
+}
+
+export interface CreateJobInput {
+  prompt: string;
+  model?: string;
+  source?: { repository?: string; ref?: string };
+  branch?: string;
+  draft?: boolean;
+}
+
+export interface Idempotency {
+  key: string;
+  /** Method and path of the request, for the fingerprint. */
+  method: string;
+  path: string;
+}
+
+export interface JobResponse {
+  status: number;
+  job: JobView;
+  /** True when an Idempotency-Key matched an earlier request and nothing new was done. */
+  replayed: boolean;
+}
+
+export interface JobServiceDeps {
+  store: JobsStore;
+  notifier: JobNotifier;
+  defaultModel: string;
+  /** Why a model cannot be used (provider without credentials, unknown provider), or null. */
+  modelConfigError: (model: string) => string | null;
+  now: () => number;
+}
+
+export function createJobService(deps: JobServiceDeps) {
+  const { store, notifier, now } = deps;
+
+  function checkModel(model: string): void {
+    const problem = deps.modelConfigError(model);
+    if (problem) throw new AppError('model_not_configured', problem, [{ message: problem, path: 'model' }]);
+  }
+
+  /**
+   * Runs `work` once per Idempotency-Key: the key row is inserted first (a concurrent identical request
+   * waits on the unique key, then finds the finished response), and the response is stored in the same
+   * transaction as the work.
+   */
+  async function idempotent(
+    tx: JobsStoreQueries,
+    projectId: string,
+    idem: Idempotency | undefined,
+    body: unknown,
+    work: () => Promise<{ status: number; job: JobView }>,
+  ): Promise<JobResponse> {
+    if (!idem) return { ...(await work()), replayed: false };
+    const t = now();
+    const fingerprint = requestFingerprint(idem.method, idem.path, body);
+    await tx.deleteExpiredIdempotencyKey(projectId, idem.key, t - IDEMPOTENCY_TTL_MS);
+    const inserted = await tx.insertIdempotencyKey({ project_id: projectId, key: idem.key, fingerprint, created_at: t });
+    if (!inserted) {
+      const prior = await tx.getIdempotencyKey(projectId, idem.key);
+      if (!prior) throw new AppError('conflict', 'A request with this Idempotency-Key is in progress; retry shortly');
+      if (prior.fingerprint !== fingerprint) {
+        throw new AppError('idempotency_mismatch', undefined, [
+          { message: 'This Idempotency-Key was used with a different method, path or body in the last 24 hours', path: 'Idempotency-Key' },
+        ]);
+      }
+      if (prior.status_code === null || prior.response === null)
+        throw new AppError('conflict', 'A request with this Idempotency-Key is in progress; retry shortly');
+      return { status: Number(prior.status_code), job: JSON.parse(prior.response) as JobView, replayed: true };
+    }
+    const res = await work();
+    await tx.completeIdempotencyKey(projectId, idem.key, res.status, JSON.stringify(res.job));
+    return { ...res, replayed: false };
+  }
+
+  async function getRow(projectId: string, id: string): Promise<JobRow> {
+    const row = await store.getJob(projectId, id);
+    if (!row) throw new AppError('job_not_found');
+    return row;
+  }
+
+  return {
+    async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency): Promise<JobResponse> {
+      const model = input.model ?? project.model ?? deps.defaultModel;
+      const res = await store.transaction((tx) =>
+        idempotent(tx, project.id, idem, input, async () => {
+          checkModel(model);
+          const t = now();
+          const id = newId('job');
+          const row: JobRow = {
+            id,
+            project_id: project.id,
+            status: transition('new', 'create'),
+            repository: input.source?.repository ?? project.repository,
+            ref: input.source?.ref ?? project.ref,
+            model,
+            branch: input.branch ?? branchName(id, input.prompt),
+            draft: input.draft ? 1 : 0,
+            pr_url: null,
+            error_code: null,
+            error_message: null,
+            input_tokens: 0,
+            output_tokens: 0,
+            conversation: '[]',
+            event_seq: 0,
+            lease_owner: null,
+            lease_expires_at: null,
+            created_at: t,
+            updated_at: t,
+            archived_at: null,
+          };
+          await tx.insertJob(row);
+          await tx.insertTurn({ job_id: id, turn_no: 1, prompt: input.prompt, created_at: t });
+          await appendEvent(tx, id, 'status', { status: 'active', prLink: null, error: null, reason: 'created' }, t);
+          await appendEvent(tx, id, 'user_message', { turn: 1, prompt: input.prompt }, t);
+          return { status: 201, job: toJobView(row) };
+        }),
+      );
+      if (!res.replayed) notifier.queued(res.job.id);
+      return res;
+    },
+
+    async getJob(projectId: string, id: string): Promise<JobView> {
+      return toJobView(await getRow(projectId, id));
+    },
+
+    /** Queues a follow-up turn; a completed or failed job becomes active again. */
+    async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency): Promise<JobResponse> {
+      const res = await store.transaction(async (tx) => {
+        const row = await tx.lockJob(projectId, id);
+        if (!row) throw new AppError('job_not_found');
+        return idempotent(tx, projectId, idem, { prompt }, async () => {
+          if (row.status === 'archived') throw new AppError('job_archived', 'Job is archived; it takes no more messages');
+          checkModel(row.model);
+          const t = now();
+          const turnNo = (await tx.maxTurnNo(id)) + 1;
+          await tx.insertTurn({ job_id: id, turn_no: turnNo, prompt, created_at: t });
+          await appendEvent(tx, id, 'user_message', { turn: turnNo, prompt }, t);
+          let next = row;
+          if (row.status !== 'active') {
+            next = await changeStatus(tx, row, transition(row.status as JobStatus, 'message'), { error_code: null, error_message: null }, t, {
+              reason: 'message',
+            });
+          } else {
+            await tx.updateJob(id, { updated_at: t });
+            next = { ...row, updated_at: t };
+          }
+          return { status: 200, job: toJobView(next) };
+        });
+      });
+      if (!res.replayed) {
+        notifier.queued(id);
+        notifier.event(id);
+      }
+      return res;
+    },
+
+    async listJobs(
+      projectId: string,
+      opts: { status?: JobStatus; limit: number; cursor?: string },
+    ): Promise<{ jobs: JobView[]; nextCursor: string | null; hasMore: boolean }> {
+      let cursor: { createdAt: number; id: string } | undefined;
+      if (opts.cursor !== undefined) {
+        const c = decodeCursor(opts.cursor);
+        if (!c)
+          throw new AppError('invalid_request', 'query parameter "cursor" is not a cursor this API returned', [{ message: 'invalid cursor', path: 'cursor' }]);
+        cursor = c;
+      }
+      const rows = await store.listJobs(projectId, { ...(opts.status ? { status: opts.status } : {}), ...(cursor ? { cursor } : {}), limit: opts.limit + 1 });
+      const hasMore = rows.length > opts.limit;
+      const page = rows.slice(0, opts.limit);
+      const last = page[page.length - 1];
+      return { jobs: page.map(toJobView), nextCursor: hasMore && last ? encodeCursor(Number(last.created_at), last.id) : null, hasMore };
+    },
+
+    /** Archives a job (idempotent: archiving an archived job returns it unchanged). A run in progress is stopped. */
+    async archiveJob(projectId: string, id: string): Promise<JobView> {
+      const { view, changed } = await store.transaction(async (tx) => {
+        const row = await tx.lockJob(projectId, id);
+        if (!row) throw new AppError('job_not_found');
+        if (row.status === 'archived') return { view: toJobView(row), changed: false };
+        const t = now();
+        await tx.cancelPendingTurns(id, t);
+        const next = await changeStatus(tx, row, transition(row.status as JobStatus, 'archive'), { archived_at: t }, t, { reason: 'archived' });
+        return { view: toJobView(next), changed: true };
+      });
+      if (changed) {
+        notifier.archived(id);
+        notifier.event(id);
+      }
+      return view;
+    },
+
+    /** Events after `after` (exclusive), oldest first, at most `limit`. */
+    async listEvents(projectId: string, id: string, after: number, limit: number): Promise<{ events: JobEvent[]; hasMore: boolean }> {
+      await getRow(projectId, id);
+      const rows = await store.listEvents(id, after, limit + 1);
+      return { events: rows.slice(0, limit).map(toJobEvent), hasMore: rows.length > limit };
+    },
+
+    /** Events after `after` without the project check (the stream checked once at its start). */
+    async eventsAfter(id: string, after: number, limit: number): Promise<JobEvent[]> {
+      return (await store.listEvents(id, after, limit)).map(toJobEvent);
+    },
+  };
+}
+
+export type JobService = ReturnType<typeof createJobService>;

@@ -1,0 +1,248 @@
+// SQL for jobs, turns, events and idempotency keys: one function per query. Dialect differences are
+// capability flags (caps.skipLocked, caps.concurrentWriters), never dialect names.
+import type { Kysely, Selectable } from 'kysely';
+import type { DialectCaps } from '../db/dialect.ts';
+import type { Database } from '../db/index.ts';
+import type { DB } from '../db/schema.ts';
+import type { JobsTables } from './tables.ts';
+
+export type JobRow = Selectable<JobsTables['jobs']>;
+export type TurnRow = Selectable<JobsTables['job_turns']>;
+export type EventRow = Selectable<JobsTables['job_events']>;
+export type IdempotencyRow = Selectable<JobsTables['idempotency_keys']>;
+
+export type TurnStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+const PENDING: TurnStatus[] = ['queued', 'running'];
+
+export interface ListCursor {
+  createdAt: number;
+  id: string;
+}
+
+function storeOver(db: Kysely<DB>, caps: DialectCaps) {
+  return {
+    /** The handle these queries run on (a transaction inside `transaction`), for status hooks of other stores. */
+    kysely: db,
+
+    // ---- jobs ----------------------------------------------------------------------------------
+    async insertJob(row: JobsTables['jobs']): Promise<void> {
+      await db.insertInto('jobs').values(row).execute();
+    },
+
+    async getJob(projectId: string, id: string): Promise<JobRow | undefined> {
+      return db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+    },
+
+    async getJobById(id: string): Promise<JobRow | undefined> {
+      return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+
+    /**
+     * Reads the job and holds its row lock until the transaction ends. With row locks
+     * (concurrentWriters) this is SELECT … FOR UPDATE; on a single-writer database a no-op UPDATE …
+     * RETURNING takes the write lock up front, so the transaction never has to upgrade a read lock.
+     */
+    async lockJob(projectId: string | null, id: string): Promise<JobRow | undefined> {
+      if (caps.concurrentWriters) {
+        let q = db.selectFrom('jobs').selectAll().where('id', '=', id);
+        if (projectId !== null) q = q.where('project_id', '=', projectId);
+        return q.forUpdate().executeTakeFirst();
+      }
+      let u = db
+        .updateTable('jobs')
+        .set((eb) => ({ id: eb.ref('id') }))
+        .where('id', '=', id);
+      if (projectId !== null) u = u.where('project_id', '=', projectId);
+      return u.returningAll().executeTakeFirst();
+    },
+
+    /** Newest first, keyset-paginated on (created_at, id). */
+    async listJobs(projectId: string, opts: { status?: string; cursor?: ListCursor; limit: number }): Promise<JobRow[]> {
+      let q = db.selectFrom('jobs').selectAll().where('project_id', '=', projectId);
+      if (opts.status) q = q.where('status', '=', opts.status);
+      const c = opts.cursor;
+      if (c) q = q.where((eb) => eb.or([eb('created_at', '<', c.createdAt), eb.and([eb('created_at', '=', c.createdAt), eb('id', '<', c.id)])]));
+      return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute();
+    },
+
+    async updateJob(id: string, patch: Partial<Omit<JobsTables['jobs'], 'id' | 'project_id' | 'created_at'>>): Promise<void> {
+      await db.updateTable('jobs').set(patch).where('id', '=', id).execute();
+    },
+
+    /**
+     * Claims one active job whose lease is free or expired. On PostgreSQL the candidate row is taken
+     * with FOR UPDATE SKIP LOCKED so concurrent workers never pick the same job; on a single-writer
+     * database the one statement is atomic.
+     */
+    async claimJob(workerId: string, now: number, leaseMs: number): Promise<string | undefined> {
+      const candidate = () => {
+        const q = db
+          .selectFrom('jobs')
+          .select('id')
+          .where('status', '=', 'active')
+          .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+          .orderBy('updated_at')
+          .orderBy('id')
+          .limit(1);
+        return caps.skipLocked ? q.forUpdate().skipLocked() : q;
+      };
+      const row = await db
+        .updateTable('jobs')
+        .set({ lease_owner: workerId, lease_expires_at: now + leaseMs })
+        .where('id', '=', candidate())
+        .where('status', '=', 'active')
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+        .returning('id')
+        .executeTakeFirst();
+      return row?.id;
+    },
+
+    /** Extends the lease if this worker still holds it; returns the job's status, or undefined when the lease is lost. */
+    async renewLease(id: string, workerId: string, until: number): Promise<string | undefined> {
+      const row = await db
+        .updateTable('jobs')
+        .set({ lease_expires_at: until })
+        .where('id', '=', id)
+        .where('lease_owner', '=', workerId)
+        .returning('status')
+        .executeTakeFirst();
+      return row?.status;
+    },
+
+    /** Clears the lease if this worker holds it. */
+    async releaseLease(id: string, workerId: string): Promise<boolean> {
+      const r = await db
+        .updateTable('jobs')
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where('id', '=', id)
+        .where('lease_owner', '=', workerId)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** Takes the next event number of a job (the row stays locked until the transaction ends, so events become visible in order). */
+    async nextEventSeq(jobId: string): Promise<number> {
+      const row = await db
+        .updateTable('jobs')
+        .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+        .where('id', '=', jobId)
+        .returning('event_seq')
+        .executeTakeFirstOrThrow();
+      return Number(row.event_seq);
+    },
+
+    // ---- turns ---------------------------------------------------------------------------------
+    async maxTurnNo(jobId: string): Promise<number> {
+      const row = await db
+        .selectFrom('job_turns')
+        .select((eb) => eb.fn.max('turn_no').as('m'))
+        .where('job_id', '=', jobId)
+        .executeTakeFirst();
+      return Number(row?.m ?? 0);
+    },
+
+    async insertTurn(row: { job_id: string; turn_no: number; prompt: string; created_at: number }): Promise<void> {
+      await db
+        .insertInto('job_turns')
+        .values({ ...row, status: 'queued', attempts: 0, started_at: null, finished_at: null })
+        .execute();
+    },
+
+    /** The first turn not yet finished (queued or running), in turn order. */
+    async nextPendingTurn(jobId: string): Promise<TurnRow | undefined> {
+      return db.selectFrom('job_turns').selectAll().where('job_id', '=', jobId).where('status', 'in', PENDING).orderBy('turn_no').limit(1).executeTakeFirst();
+    },
+
+    async countPendingTurns(jobId: string): Promise<number> {
+      const row = await db
+        .selectFrom('job_turns')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('job_id', '=', jobId)
+        .where('status', 'in', PENDING)
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+
+    async listTurns(jobId: string): Promise<TurnRow[]> {
+      return db.selectFrom('job_turns').selectAll().where('job_id', '=', jobId).orderBy('turn_no').execute();
+    },
+
+    async startTurn(turnId: number, now: number): Promise<void> {
+      await db
+        .updateTable('job_turns')
+        .set((eb) => ({ status: 'running', attempts: eb('attempts', '+', 1), started_at: now }))
+        .where('id', '=', turnId)
+        .execute();
+    },
+
+    async finishTurn(turnId: number, status: TurnStatus, now: number): Promise<void> {
+      await db.updateTable('job_turns').set({ status, finished_at: now }).where('id', '=', turnId).execute();
+    },
+
+    /** A graceful stop: the turn goes back to the queue and the attempt does not count. */
+    async handBackTurn(turnId: number): Promise<void> {
+      await db
+        .updateTable('job_turns')
+        .set((eb) => ({ status: 'queued', attempts: eb('attempts', '-', 1) }))
+        .where('id', '=', turnId)
+        .where('status', '=', 'running')
+        .execute();
+    },
+
+    async cancelPendingTurns(jobId: string, now: number): Promise<void> {
+      await db.updateTable('job_turns').set({ status: 'cancelled', finished_at: now }).where('job_id', '=', jobId).where('status', 'in', PENDING).execute();
+    },
+
+    // ---- events --------------------------------------------------------------------------------
+    async insertEvent(row: { job_id: string; seq: number; type: string; at: number; data: string }): Promise<void> {
+      await db.insertInto('job_events').values(row).execute();
+    },
+
+    async listEvents(jobId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
+      return db.selectFrom('job_events').selectAll().where('job_id', '=', jobId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+    },
+
+    // ---- idempotency keys ----------------------------------------------------------------------
+    async deleteExpiredIdempotencyKey(projectId: string, key: string, before: number): Promise<void> {
+      await db.deleteFrom('idempotency_keys').where('project_id', '=', projectId).where('key', '=', key).where('created_at', '<', before).execute();
+    },
+
+    /** Inserts the key unless it exists (a concurrent insert waits for the first to commit); true when inserted. */
+    async insertIdempotencyKey(row: { project_id: string; key: string; fingerprint: string; created_at: number }): Promise<boolean> {
+      const r = await db
+        .insertInto('idempotency_keys')
+        .values({ ...row, status_code: null, response: null })
+        .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
+        .returning('key')
+        .executeTakeFirst();
+      return r !== undefined;
+    },
+
+    async getIdempotencyKey(projectId: string, key: string): Promise<IdempotencyRow | undefined> {
+      return db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', projectId).where('key', '=', key).executeTakeFirst();
+    },
+
+    async completeIdempotencyKey(projectId: string, key: string, statusCode: number, response: string): Promise<void> {
+      await db.updateTable('idempotency_keys').set({ status_code: statusCode, response }).where('project_id', '=', projectId).where('key', '=', key).execute();
+    },
+
+    async purgeIdempotencyKeys(before: number): Promise<number> {
+      const r = await db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+  };
+}
+
+export type JobsStoreQueries = ReturnType<typeof storeOver>;
+
+export interface JobsStore extends JobsStoreQueries {
+  /** Runs `fn` in one transaction with a store bound to it. */
+  transaction<T>(fn: (tx: JobsStoreQueries) => Promise<T>): Promise<T>;
+}
+
+export function createJobsStore(db: Database): JobsStore {
+  return {
+    ...storeOver(db.kysely, db.caps),
+    transaction: (fn) => db.kysely.transaction().execute((trx) => fn(storeOver(trx, db.caps))),
+  };
+}

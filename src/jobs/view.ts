@@ -1,0 +1,49 @@
+// Job rows → the API's job object (SPEC 3.1; wire-compatible with the hosted AgentJob schema). Pure.
+import { iso, isoOrNull } from '../lib/time.ts';
+import { type JobStatus, visiblePrLink } from './state.ts';
+import type { JobRow } from './store.ts';
+
+export interface JobView {
+  id: string;
+  status: JobStatus;
+  source: { repository: string; ref: string };
+  model: string;
+  prLink: string | null;
+  createdAt: string;
+  archivedAt: string | null;
+  branch: string | null;
+  updatedAt: string;
+  error: { code: string; message: string } | null;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+export function toJobView(r: JobRow): JobView {
+  const status = r.status as JobStatus;
+  return {
+    id: r.id,
+    status,
+    source: { repository: r.repository, ref: r.ref },
+    model: r.model,
+    prLink: visiblePrLink(status, r.pr_url),
+    createdAt: iso(Number(r.created_at)),
+    archivedAt: isoOrNull(r.archived_at === null ? null : Number(r.archived_at)),
+    branch: r.branch,
+    updatedAt: iso(Number(r.updated_at)),
+    error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
+    usage: { inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens) },
+  };
+}
+
+// ---- list cursors: opaque base64url of "<createdAt>.<id>" -------------------------------------------
+
+export function encodeCursor(createdAt: number, id: string): string {
+  return Buffer.from(`${createdAt}.${id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { createdAt: number; id: string } | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^(\d{1,16})\.([A-Za-z0-9_]{1,64})$/.exec(text);
+  if (!m) return null;
+  return { createdAt: Number(m[1]), id: m[2] as string };
+}

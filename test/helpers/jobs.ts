@@ -1,0 +1,81 @@
+// Test app with the job worker: a real HTTP server plus a worker over the same database, with either
+// an injected executor (queue/worker tests) or the real agent executor (end-to-end tests).
+import type { Config } from '../../src/config.ts';
+import { notifierFor } from '../../src/jobs/notify.ts';
+import { createJobsStore } from '../../src/jobs/store.ts';
+import { createWorker, type RunExecutor, type Worker, type WorkerOptions } from '../../src/jobs/worker.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
+import type { DialectName } from './db.ts';
+
+export interface JobsTestApp extends TestApp {
+  /** Starts a worker in this process over the app's database (several may run at once). */
+  startWorker(executor: RunExecutor, overrides?: Partial<WorkerOptions>): Worker;
+  workers: Worker[];
+}
+
+/** Env that makes the default model usable (an OpenAI-compatible server that is never called unless a test starts one). */
+export const JOBS_TEST_ENV: Record<string, string> = {
+  INKWELL_MODEL: 'openai-compatible/test-model',
+  OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
+};
+
+export async function startJobsApp(
+  dialect: DialectName,
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<JobsTestApp> {
+  const t = await startTestApp(dialect, overrides, { ...JOBS_TEST_ENV, ...env }, options);
+  const workers: Worker[] = [];
+  const close = t.close;
+  return Object.assign(t, {
+    workers,
+    startWorker(executor: RunExecutor, o: Partial<WorkerOptions> = {}) {
+      const w = t.ctx.config.worker;
+      const worker = createWorker({
+        store: createJobsStore(t.ctx.db),
+        notifier: notifierFor(t.ctx.db),
+        executor,
+        removeWorktree: async () => {},
+        logger: t.ctx.logger,
+        concurrency: w.concurrency,
+        leaseMs: w.leaseMs,
+        pollIntervalMs: w.pollIntervalMs,
+        maxAttempts: w.maxAttempts,
+        runTimeoutMs: t.ctx.config.agent.runTimeoutMs,
+        ...o,
+      });
+      worker.start();
+      workers.push(worker);
+      return worker;
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.stop()));
+      await close();
+    },
+  });
+}
+
+/** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`waitFor timed out after ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Polls GET job until its status is one of `statuses`. */
+export async function waitForStatus(t: TestApp, key: string, projectId: string, jobId: string, statuses: string[], timeoutMs = 10_000): Promise<any> {
+  return waitFor(async () => {
+    const r = await t.request('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
+    return statuses.includes(r.body?.status) ? r.body : null;
+  }, timeoutMs);
+}
