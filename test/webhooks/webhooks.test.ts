@@ -201,6 +201,23 @@ describeEachDialect('webhooks', (dialect) => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  it("queues inside the caller's transaction: a rolled-back state change sends nothing", async () => {
+    const hh = await setup();
+    await hh.ctx.projects.updateSettings(hh.projectId, {
+      webhook: { url: 'http://127.0.0.1:9/', secret: `whsec_${crypto.randomBytes(32).toString('base64')}` },
+    });
+    await hh.t.db.kysely
+      .transaction()
+      .execute(async (tx) => {
+        await enqueueWebhook(tx, hh.projectId, { type: 'job.failed', data: job('failed') });
+        throw new Error('rollback');
+      })
+      .catch(() => {});
+    expect(await deliveries(hh)).toEqual([]);
+    await hh.t.db.kysely.transaction().execute((tx) => enqueueWebhook(tx, hh.projectId, { type: 'job.completed', data: job('completed') }));
+    expect((await deliveries(hh)).map((d) => [d.eventType, d.status, d.attempts])).toEqual([['job.completed', 'pending', 0]]);
+  });
+
   it('refuses private and loopback URLs at set time unless allowed', async () => {
     const hh = await setup(fastWebhooks({ allowPrivate: false }));
     const svc = createWebhookService(hh.ctx);
