@@ -91,6 +91,19 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   };
 }
 
+/**
+ * On PostgreSQL the migration bookkeeping tables are pinned to the schema we work in. Without this,
+ * Kysely's existence check looks at every schema of the database: a `kysely_migration` table of
+ * another schema (another app, another test) would make it skip creating ours and then fail.
+ */
+async function migrationSchema(db: Database): Promise<{ migrationTableSchema?: string }> {
+  if (db.caps.name !== 'postgres') return {};
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('PostgreSQL has no current schema: check search_path (the first schema on it must exist)');
+  return { migrationTableSchema: schema };
+}
+
 /** Applies every pending migration. Idempotent; safe to run from several processes at once on PostgreSQL. */
 export async function migrate(db: Database): Promise<string[]> {
   const provider: MigrationProvider = {
@@ -100,7 +113,7 @@ export async function migrate(db: Database): Promise<string[]> {
       return out;
     },
   };
-  const migrator = new Migrator({ db: db.kysely, provider });
+  const migrator = new Migrator({ db: db.kysely, provider, ...(await migrationSchema(db)) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -111,6 +124,7 @@ export async function migrationsApplied(db: Database): Promise<boolean> {
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => Object.fromEntries(Object.keys(MIGRATIONS).map((k) => [k, { up: async () => {} }])) },
+    ...(await migrationSchema(db)),
   });
   const all = await migrator.getMigrations();
   return all.every((m) => m.executedAt !== undefined);
