@@ -97,7 +97,7 @@ const MARKDOWN_SUBTYPES = new Set(['markdown', 'x-markdown']);
  * `*∕*` and browser defaults do not.
  */
 export function prefersMarkdown(accept: string | null | undefined): boolean {
-  if (!accept) return false;
+  if (!accept || !/markdown/i.test(accept)) return false;
   const ranges = parseAccept(accept);
   if (ranges.length === 0) return false;
   const specificity = (r: MediaRange) => (r.type === '*' ? 0 : r.subtype === '*' ? 1 : 2);

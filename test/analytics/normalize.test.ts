@@ -113,7 +113,7 @@ describe('normalizePath', () => {
         // no raw control characters
         expect([...out].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)).toBe(false);
       }),
-      { numRuns: 2000 },
+      { numRuns: 1000 },
     );
   });
 
