@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseClfTime, parseCombinedLine, parseJsonLine } from '../../src/analytics/logparse.ts';
 
@@ -73,6 +74,33 @@ describe('parseCombinedLine', () => {
     '10.0.0.1 - - [01/Jan/2025:00:00:00 +0000] "GET /a HTTP/1.1" 200 0 "-" "unterminated',
   ])('rejects %j', (line) => {
     expect(parseCombinedLine(line)).toBeNull();
+  });
+
+  it('round-trips generated lines (Apache escaping, any offset)', () => {
+    const MON = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    fc.assert(
+      fc.property(
+        fc.ipV4(),
+        fc.date({ min: new Date('1971-01-01T00:00:00Z'), max: new Date('9998-12-31T00:00:00Z'), noInvalidDate: true }),
+        fc.integer({ min: -14 * 60, max: 14 * 60 }),
+        fc.constantFrom('GET', 'HEAD', 'POST'),
+        fc.stringMatching(/^\/[A-Za-z0-9._~\/%?=&-]{0,40}$/),
+        fc.integer({ min: 100, max: 599 }),
+        fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s !== '-' && !/[\n\r]/.test(s)),
+        fc.string({ minLength: 1, maxLength: 80 }).filter((s) => s !== '-' && !/[\n\r]/.test(s)),
+        (ip, date, offsetMin, method, path, status, referrer, ua) => {
+          const t = new Date(Math.floor(date.getTime() / 1000) * 1000);
+          const local = new Date(t.getTime() + offsetMin * 60_000);
+          const off = `${offsetMin < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offsetMin) / 60))}${pad(Math.abs(offsetMin) % 60)}`;
+          const stamp = `${pad(local.getUTCDate())}/${MON[local.getUTCMonth()]}/${pad(local.getUTCFullYear(), 4)}:${pad(local.getUTCHours())}:${pad(local.getUTCMinutes())}:${pad(local.getUTCSeconds())} ${off}`;
+          const line = `${ip} - - [${stamp}] "${method} ${path} HTTP/1.1" ${status} 123 "${esc(referrer)}" "${esc(ua)}"`;
+          expect(parseCombinedLine(line)).toEqual({ ip, timestamp: t.toISOString(), method, path, status, referrer, userAgent: ua });
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('parseClfTime validates the calendar', () => {
