@@ -26,6 +26,21 @@ import { validationToAppError, validatorCompiler } from './validation.ts';
 /** The app type every route module receives: TypeBox schemas give typed requests and replies. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
+/** A registered route, as listed by `routeTable(app)` (tests check the OpenAPI document against it). */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  /** Hidden from the OpenAPI document (docs UI assets, CORS preflight). */
+  hidden: boolean;
+}
+
+const ROUTES = new WeakMap<object, RouteEntry[]>();
+
+/** Every route registered on an app built by buildApp. */
+export function routeTable(app: App): RouteEntry[] {
+  return ROUTES.get(app) ?? [];
+}
+
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
 /** Request bodies are JSON: `application/json` and `application/<something>+json`, any parameters. */
@@ -162,6 +177,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     clientErrorHandler,
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const routes: RouteEntry[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      routes.push({ method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) });
+    }
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));

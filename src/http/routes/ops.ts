@@ -3,10 +3,10 @@ import { Type } from 'typebox';
 import { migrationsApplied, ping } from '../../db/index.ts';
 import type { App } from '../app.ts';
 import type { AppContext } from '../context.ts';
-import { errorBody } from '../errors.ts';
+import { AppError } from '../errors.ts';
 
 const Health = Type.Object({ status: Type.String() });
-const NotReady = Type.Object({ error: Type.String(), code: Type.String() });
+const NotReady = Type.Object({ error: Type.String(), code: Type.String(), requestId: Type.String() }, { description: 'code `not_ready`' });
 
 export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Process is alive', response: { 200: Health } } }, async () => ({ status: 'ok' }));
@@ -14,15 +14,20 @@ export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get(
     '/readyz',
     { schema: { tags: ['Operations'], summary: 'Database reachable and migrations applied', response: { 200: Health, 503: NotReady } } },
-    async (request, reply) => {
+    async (request) => {
+      let reason: string | null = null;
       try {
         await ping(ctx.db);
-        if (!(await migrationsApplied(ctx.db))) return reply.status(503).send(errorBody('not_ready', 'Migrations are not applied'));
-        return { status: 'ready' };
+        if (!(await migrationsApplied(ctx.db))) reason = 'migrations are not applied';
       } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
-        return reply.status(503).send(errorBody('not_ready', 'Database is not reachable'));
+        reason = `database is not reachable: ${(err as Error).message}`;
       }
+      if (reason) {
+        // The reason goes to the log; the 503 body stays {error, code, requestId} like every 5xx.
+        request.log.warn({ reason }, 'readiness check failed');
+        throw new AppError('not_ready');
+      }
+      return { status: 'ready' };
     },
   );
 

@@ -1,0 +1,125 @@
+// Operational endpoints over real HTTP on both dialects: health, readiness, metrics, OpenAPI, docs.
+import type { AddressInfo } from 'node:net';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { testConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { buildApp, routeTable } from '../../src/http/app.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { httpRequest, type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+
+describeEachDialect('ops endpoints', (dialect) => {
+  let t: TestApp;
+  let s: Seeded;
+  beforeAll(async () => {
+    t = await startTestApp(dialect);
+    s = await t.seed();
+  });
+  afterAll(async () => t?.close());
+
+  it('/healthz → 200 {status: ok}', async () => {
+    const r = await t.request('GET', '/healthz');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ status: 'ok' });
+    expect(r.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('/readyz → 200 when the database is reachable and migrated', async () => {
+    const r = await t.request('GET', '/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ status: 'ready' });
+  });
+
+  it('/metrics → Prometheus text with the HTTP duration histogram by route pattern and status', async () => {
+    await t.request('GET', `/v1/projects/${s.project.id}`, { key: s.adminKey });
+    await t.request('GET', '/v1/projects/prj_x', { key: 'bad' });
+    await t.request('GET', '/no/such/path');
+    const r = await t.request('GET', '/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(r.text).toContain('# TYPE inkwell_http_request_duration_seconds histogram');
+    expect(r.text).toMatch(/inkwell_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/v1\/projects\/:projectId",status="200"\} \d+/);
+    expect(r.text).toMatch(/inkwell_http_request_duration_seconds_count\{method="GET",route="\/v1\/projects\/:projectId",status="401"\} 1/);
+    // Unmatched paths share one label value (no label per random URL).
+    expect(r.text).toMatch(/route="unmatched",status="404"/);
+    expect(r.text).not.toContain('/no/such/path');
+    expect(r.text).toContain('process_cpu_user_seconds_total');
+    expect(r.text).not.toContain(s.adminKey);
+  });
+
+  it('/openapi.json is a valid OpenAPI 3.1 document listing every registered route', async () => {
+    const r = await t.request('GET', '/openapi.json');
+    expect(r.status).toBe(200);
+    const doc = r.body;
+    expect(doc.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const res = await validator.validate(structuredClone(doc));
+    expect(res.errors ?? []).toEqual([]);
+    expect(res.valid).toBe(true);
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries<Record<string, unknown>>(doc.paths)) {
+      for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const registered = routeTable(t.app)
+      .filter((x) => !x.hidden && x.method !== 'HEAD' && x.method !== 'OPTIONS')
+      .map((x) => `${x.method} ${x.url.replace(/:(\w+)/g, '{$1}')}`);
+    expect(registered.length).toBeGreaterThan(3);
+    for (const route of registered) expect(documented, route).toContain(route);
+    for (const route of ['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.json', 'GET /v1/projects/{projectId}']) {
+      expect(documented).toContain(route);
+    }
+    const project = doc.paths['/v1/projects/{projectId}'].get;
+    expect(project.security).toEqual([{ bearerAuth: [] }]);
+    expect(Object.keys(project.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('/docs → 200 HTML that loads the document', async () => {
+    const r = await t.request('GET', '/docs');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.text).toMatch(/<html/i);
+    expect(r.text).toMatch(/swagger/i);
+    const init = await t.request('GET', '/docs/static/swagger-initializer.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toMatch(/json/);
+  });
+});
+
+describeEachDialect('readiness failures', (dialect) => {
+  let tdb: TestDb | undefined;
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    await tdb?.cleanup();
+    close = undefined;
+    tdb = undefined;
+  });
+
+  async function serve(migrated: boolean) {
+    tdb = await openTestDb(dialect, { migrated });
+    const config = testConfig({ dataDir: tdb.env.INKWELL_DATA_DIR as string });
+    const app = await buildApp(createContext(config, tdb.db, createLogger(config)));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    close = () => app.close();
+    return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  }
+
+  it('/readyz → 503 not_ready when the database is closed, while /healthz stays 200', async () => {
+    const base = await serve(true);
+    expect((await httpRequest(base, 'GET', '/readyz')).status).toBe(200);
+    await tdb!.db.close();
+    const r = await httpRequest(base, 'GET', '/readyz');
+    expect(r.status).toBe(503);
+    expect(r.body).toEqual({ error: 'Internal error', code: 'not_ready', requestId: r.headers.get('x-request-id') });
+    expect((await httpRequest(base, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('/readyz → 503 not_ready when migrations are not applied', async () => {
+    const base = await serve(false);
+    const r = await httpRequest(base, 'GET', '/readyz');
+    expect(r.status).toBe(503);
+    expect(r.body.code).toBe('not_ready');
+  });
+});
