@@ -121,9 +121,9 @@ function url(env: Env, name: string, def?: string): string | undefined {
   if (v === undefined) return def;
   try {
     const u = new URL(v);
-    if (!['http:', 'https:', 'postgres:', 'postgresql:'].includes(u.protocol)) throw new Error('scheme');
+    if (!['http:', 'https:'].includes(u.protocol) || !u.hostname) throw new Error('scheme');
   } catch {
-    throw new ConfigError(name, 'must be an absolute http(s):// or postgres:// URL');
+    throw new ConfigError(name, 'must be an absolute http:// or https:// URL');
   }
   return v.replace(/\/+$/, '');
 }
@@ -165,13 +165,16 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   const databaseUrl = str(env, 'DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  if (databaseUrl !== undefined && (!/^postgres(ql)?:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl))) {
+    // The value is not echoed: it may carry a password.
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL (unset it to use the embedded SQLite database)');
   }
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or IP address (got ${JSON.stringify(host)})`);
   const model = str(env, 'INKWELL_MODEL') ?? 'anthropic/claude-sonnet-4-5';
   if (!/^[a-z-]+\/.+$/.test(model)) throw new ConfigError('INKWELL_MODEL', 'must look like <provider>/<model>, e.g. anthropic/claude-sonnet-4-5');
   return {
-    host: str(env, 'HOST') ?? '127.0.0.1',
+    host,
     port: int(env, 'PORT', 3000, 0, 65535),
     dataDir: path.resolve(str(env, 'INKWELL_DATA_DIR') ?? './data'),
     databaseUrl,
