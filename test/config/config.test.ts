@@ -1,0 +1,209 @@
+// Config: every variable parsed, bad values stop the process with a message naming the variable.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type Config, ConfigError, loadConfig, parseRate, testConfig } from '../../src/config.ts';
+import { tempDir } from '../helpers/db.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults with an empty environment', () => {
+    const c = loadConfig({});
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(3000);
+    expect(c.dataDir).toBe(path.resolve('./data'));
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.logLevel).toBe('info');
+    expect(c.bodyLimitBytes).toBe(1024 * 1024);
+    expect(c.shutdownTimeoutMs).toBe(10_000);
+    expect(c.rateLimits).toEqual({
+      jobs: { max: 100, windowMs: 3_600_000 },
+      analyticsRead: { max: 600, windowMs: 3_600_000 },
+      ingest: { max: 200_000, windowMs: 60_000 },
+    });
+    expect(c.model.defaultModel).toBe('anthropic/claude-sonnet-4-5');
+    expect(c.model.maxRetries).toBe(3);
+    expect(c.agent).toEqual({ maxSteps: 40, runTimeoutMs: 20 * 60_000, gitAuthorName: 'Inkwell Agent', gitAuthorEmail: 'agent@inkwell.invalid' });
+    expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3 });
+    expect(c.hosts).toEqual({ githubToken: undefined, githubApiUrl: 'https://api.github.com', gitlabToken: undefined, gitlabUrl: 'https://gitlab.com' });
+    expect(c.webhooks.allowPrivate).toBe(false);
+    // Empty strings count as unset.
+    expect(loadConfig({ PORT: '', HOST: '', LOG_LEVEL: '' }).port).toBe(3000);
+  });
+
+  // [variable, value, read the parsed value, expected]
+  const cases: [string, string, (c: Config) => unknown, unknown][] = [
+    ['HOST', '0.0.0.0', (c) => c.host, '0.0.0.0'],
+    ['PORT', '8080', (c) => c.port, 8080],
+    ['PORT', '0', (c) => c.port, 0],
+    ['INKWELL_DATA_DIR', '/var/lib/inkwell', (c) => c.dataDir, '/var/lib/inkwell'],
+    ['INKWELL_DATA_DIR', 'rel/dir', (c) => c.dataDir, path.resolve('rel/dir')],
+    ['DATABASE_URL', 'postgres://u:p@db:5432/inkwell', (c) => c.databaseUrl, 'postgres://u:p@db:5432/inkwell'],
+    ['DATABASE_URL', 'postgresql://db/inkwell', (c) => c.databaseUrl, 'postgresql://db/inkwell'],
+    ['LOG_LEVEL', 'debug', (c) => c.logLevel, 'debug'],
+    ['LOG_LEVEL', 'silent', (c) => c.logLevel, 'silent'],
+    ['INKWELL_LOG_PRETTY', 'yes', (c) => c.logPretty, true],
+    ['INKWELL_LOG_PRETTY', '0', (c) => c.logPretty, false],
+    ['INKWELL_SHUTDOWN_TIMEOUT_MS', '2500', (c) => c.shutdownTimeoutMs, 2500],
+    ['INKWELL_RATE_LIMIT_JOBS', '5/10s', (c) => c.rateLimits.jobs, { max: 5, windowMs: 10_000 }],
+    ['INKWELL_RATE_LIMIT_ANALYTICS_READ', '1000/h', (c) => c.rateLimits.analyticsRead, { max: 1000, windowMs: 3_600_000 }],
+    ['INKWELL_RATE_LIMIT_INGEST', '50/250ms', (c) => c.rateLimits.ingest, { max: 50, windowMs: 250 }],
+    ['INKWELL_MODEL', 'openai-compatible/llama3', (c) => c.model.defaultModel, 'openai-compatible/llama3'],
+    ['ANTHROPIC_API_KEY', 'sk-ant-x', (c) => c.model.anthropicApiKey, 'sk-ant-x'],
+    ['ANTHROPIC_BASE_URL', 'http://127.0.0.1:9999/v1/', (c) => c.model.anthropicBaseUrl, 'http://127.0.0.1:9999/v1'],
+    ['OPENAI_API_KEY', 'sk-x', (c) => c.model.openaiApiKey, 'sk-x'],
+    ['OPENAI_BASE_URL', 'https://proxy.example.com/v1', (c) => c.model.openaiBaseUrl, 'https://proxy.example.com/v1'],
+    ['OPENAI_COMPATIBLE_BASE_URL', 'http://localhost:11434/v1', (c) => c.model.openaiCompatibleBaseUrl, 'http://localhost:11434/v1'],
+    ['OPENAI_COMPATIBLE_API_KEY', 'ollama', (c) => c.model.openaiCompatibleApiKey, 'ollama'],
+    ['INKWELL_MODEL_MAX_RETRIES', '0', (c) => c.model.maxRetries, 0],
+    ['INKWELL_MAX_STEPS', '7', (c) => c.agent.maxSteps, 7],
+    ['INKWELL_RUN_TIMEOUT_MS', '60000', (c) => c.agent.runTimeoutMs, 60_000],
+    ['INKWELL_GIT_AUTHOR_NAME', 'Bot', (c) => c.agent.gitAuthorName, 'Bot'],
+    ['INKWELL_GIT_AUTHOR_EMAIL', 'bot@example.com', (c) => c.agent.gitAuthorEmail, 'bot@example.com'],
+    ['INKWELL_WORKER_CONCURRENCY', '4', (c) => c.worker.concurrency, 4],
+    ['INKWELL_LEASE_MS', '5000', (c) => c.worker.leaseMs, 5000],
+    ['INKWELL_POLL_INTERVAL_MS', '50', (c) => c.worker.pollIntervalMs, 50],
+    ['INKWELL_MAX_ATTEMPTS', '5', (c) => c.worker.maxAttempts, 5],
+    ['GITHUB_TOKEN', 'ghp_x', (c) => c.hosts.githubToken, 'ghp_x'],
+    ['GITHUB_API_URL', 'https://ghe.example.com/api/v3', (c) => c.hosts.githubApiUrl, 'https://ghe.example.com/api/v3'],
+    ['GITLAB_TOKEN', 'glpat-x', (c) => c.hosts.gitlabToken, 'glpat-x'],
+    ['GITLAB_URL', 'https://gitlab.example.com', (c) => c.hosts.gitlabUrl, 'https://gitlab.example.com'],
+    ['INKWELL_ALLOW_PRIVATE_WEBHOOKS', '1', (c) => c.webhooks.allowPrivate, true],
+  ];
+  for (const [name, value, read, expected] of cases) {
+    it(`parses ${name}=${value}`, () => {
+      expect(read(loadConfig({ [name]: value }))).toEqual(expected);
+    });
+  }
+
+  const bad: [string, string, RegExp][] = [
+    ['PORT', 'abc', /PORT must be a whole number \(got "abc"\)/],
+    ['PORT', '65536', /PORT must be between 0 and 65535/],
+    ['PORT', '-1', /PORT must be a whole number/],
+    ['PORT', '80.5', /PORT must be a whole number/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+    ['DATABASE_URL', 'mysql://root@localhost/inkwell', /DATABASE_URL must be a postgres:\/\/ URL/],
+    ['DATABASE_URL', 'postgres://[bad', /DATABASE_URL/],
+    ['INKWELL_RATE_LIMIT_JOBS', 'lots', /INKWELL_RATE_LIMIT_JOBS must look like 100\/1h/],
+    ['INKWELL_RATE_LIMIT_JOBS', '0/1h', /INKWELL_RATE_LIMIT_JOBS count and window must be positive/],
+    ['INKWELL_RATE_LIMIT_ANALYTICS_READ', '10/1w', /INKWELL_RATE_LIMIT_ANALYTICS_READ/],
+    ['INKWELL_RATE_LIMIT_INGEST', '100', /INKWELL_RATE_LIMIT_INGEST/],
+    ['INKWELL_LOG_PRETTY', 'maybe', /INKWELL_LOG_PRETTY must be 1\/0/],
+    ['INKWELL_MODEL', 'claude', /INKWELL_MODEL must look like <provider>\/<model>/],
+    ['ANTHROPIC_BASE_URL', 'not a url', /ANTHROPIC_BASE_URL must be an absolute http/],
+    ['OPENAI_BASE_URL', 'ftp://x', /OPENAI_BASE_URL/],
+    ['GITHUB_API_URL', 'postgres://x', /GITHUB_API_URL/],
+    ['INKWELL_MAX_STEPS', '0', /INKWELL_MAX_STEPS must be between 1 and 1000/],
+    ['INKWELL_WORKER_CONCURRENCY', 'many', /INKWELL_WORKER_CONCURRENCY/],
+    ['INKWELL_SHUTDOWN_TIMEOUT_MS', 'soon', /INKWELL_SHUTDOWN_TIMEOUT_MS/],
+    ['HOST', 'my host', /HOST must be a host name/],
+  ];
+  for (const [name, value, message] of bad) {
+    it(`rejects ${name}=${value} with a ConfigError naming the variable`, () => {
+      const err = configError({ [name]: value });
+      expect(err.variable).toBe(name);
+      expect(err.message).toMatch(message);
+      expect(err.message).toMatch(/^Invalid configuration: /);
+    });
+  }
+
+  it('never echoes a DATABASE_URL (it may carry a password)', () => {
+    expect(configError({ DATABASE_URL: 'mysql://root:hunter2@db/x' }).message).not.toContain('hunter2');
+  });
+
+  it('every variable config.ts reads either accepts garbage or rejects it naming that variable', () => {
+    const source = fs.readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
+    const names = [...new Set([...source.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] as string))];
+    expect(names.length).toBeGreaterThanOrEqual(30);
+    for (const name of names) {
+      for (const value of ['lots', '-1', '99999999999999999999999', '1/0s', 'http://', ' ']) {
+        try {
+          loadConfig({ [name]: value });
+        } catch (err) {
+          expect(err, `${name}=${value}`).toBeInstanceOf(ConfigError);
+          expect((err as ConfigError).variable).toBe(name);
+          expect((err as Error).message).toContain(name);
+        }
+      }
+    }
+  });
+});
+
+describe('parseRate', () => {
+  it('reads count/window with units and an implied 1', () => {
+    expect(parseRate('X', '100/1h')).toEqual({ max: 100, windowMs: 3_600_000 });
+    expect(parseRate('X', '3/d')).toEqual({ max: 3, windowMs: 86_400_000 });
+    expect(parseRate('X', ' 7/30s ')).toEqual({ max: 7, windowMs: 30_000 });
+    expect(() => parseRate('X', '1/0s')).toThrow(ConfigError);
+    expect(() => parseRate('X', '-1/1h')).toThrow(/X must look like/);
+  });
+});
+
+describe('testConfig', () => {
+  it('never reads process.env and applies overrides', () => {
+    const prev = process.env.PORT;
+    process.env.PORT = 'abc';
+    try {
+      const c = testConfig({ port: 1234 });
+      expect(c.port).toBe(1234);
+      expect(c.logLevel).toBe('silent');
+    } finally {
+      if (prev === undefined) delete process.env.PORT;
+      else process.env.PORT = prev;
+    }
+  });
+});
+
+describe('a bad environment stops the process', () => {
+  function run(env: Record<string, string>) {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['bin/inkwell.js', 'serve'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', INKWELL_DATA_DIR: tempDir(), PORT: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  it('`inkwell serve` exits non-zero printing the variable and the rule, without a stack trace', async () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ PORT: 'abc' }, /inkwell: Invalid configuration: PORT must be a whole number \(got "abc"\)/],
+      [{ LOG_LEVEL: 'loud' }, /inkwell: Invalid configuration: LOG_LEVEL must be one of/],
+      [{ DATABASE_URL: 'mysql://root@localhost/inkwell' }, /inkwell: Invalid configuration: DATABASE_URL must be a postgres:\/\/ URL/],
+      [{ INKWELL_RATE_LIMIT_JOBS: 'lots' }, /inkwell: Invalid configuration: INKWELL_RATE_LIMIT_JOBS must look like 100\/1h/],
+    ];
+    const results = await Promise.all(cases.map(([env]) => run(env)));
+    results.forEach((r, i) => {
+      const [env, message] = cases[i] as [Record<string, string>, RegExp];
+      expect(r.code, JSON.stringify(env)).toBe(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stdout).not.toMatch(/inkwell started/);
+    });
+  });
+});
