@@ -1,0 +1,163 @@
+// Jobs end to end with the real agent executor: the HTTP API, the database queue and worker, a scripted
+// model server (OpenAI-compatible chat completions over real HTTP), a real bare repository reached as
+// https://github.com/acme/docs through url.<local>.insteadOf, and a fake GitHub pull-request API.
+
+import fs from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import { createRunExecutor } from '../../src/agent/execute.ts';
+import { removeWorktree, worktreePath } from '../../src/git/workspace.ts';
+import type { Seeded } from '../helpers/app.ts';
+import { describeEachDialect } from '../helpers/db.ts';
+import { applyEnv, type BareRepo, branchExists, commitsBetween, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
+import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
+import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
+import { type ModelScriptEntry, type ModelServer, startModelServer } from '../helpers/model-server.ts';
+import { agentJobErrors } from './schema.ts';
+
+const GITHUB_URL = 'https://github.com/acme/docs';
+const TOKEN = `ghp_${'E2eT0kenValue'.repeat(3)}`;
+
+describeEachDialect('jobs end to end (real executor)', (dialect) => {
+  let t: JobsTestApp | null = null;
+  let repo: BareRepo;
+  let model: ModelServer;
+  let github: GitHubServer;
+  let restoreEnv: () => void;
+  let s: Seeded;
+
+  async function setup(script: ModelScriptEntry[], env: Record<string, string> = {}, fallback?: ModelScriptEntry) {
+    repo = createBareRepo({ files: { 'README.md': '# Acme docs\n', 'docs/intro.mdx': '# Intro\n\nHello from Acme.\n' } });
+    model = await startModelServer(script, fallback ? { fallback } : {});
+    github = await startGitHubServer({ token: TOKEN });
+    restoreEnv = applyEnv(insteadOfEnv({ [GITHUB_URL]: repo.dir }));
+    t = await startJobsApp(
+      dialect,
+      {},
+      {
+        OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
+        GITHUB_API_URL: github.apiUrl,
+        GITHUB_TOKEN: TOKEN,
+        INKWELL_MODEL_MAX_RETRIES: '1',
+        INKWELL_MODEL_RETRY_BASE_MS: '5',
+        INKWELL_POLL_INTERVAL_MS: '20',
+        INKWELL_LEASE_MS: '2000',
+        ...env,
+      },
+    );
+    const config = t.ctx.config;
+    t.startWorker(createRunExecutor(config, t.ctx.logger), { removeWorktree: (id) => removeWorktree(config, id) });
+    s = await t.seed({ repository: GITHUB_URL, ref: 'main' });
+  }
+
+  afterEach(async () => {
+    await t?.close();
+    t = null;
+    restoreEnv?.();
+    await model?.close();
+    await github?.close();
+    repo?.cleanup();
+  });
+
+  const api = (method: string, p: string, body?: unknown) =>
+    t!.request(method, `/v2/agent/${s.project.id}${p}`, { key: s.adminKey, ...(body ? { body } : {}) });
+  const settle = (id: string, timeout = 15_000) => waitForStatus(t!, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived'], timeout);
+
+  it('prompt → completed with prLink = the pull request; follow-up: same branch and PR, prLink null while active', async () => {
+    await setup([
+      { toolCalls: [{ name: 'edit_file', args: { path: 'docs/intro.mdx', old_string: 'Hello from Acme.', new_string: 'Welcome to Acme.' } }] },
+      { text: 'Reword the intro greeting\n\nThe intro now welcomes readers.' },
+      // Follow-up: slow first reply so the test can observe the active state.
+      { delayMs: 400, reply: { toolCalls: [{ name: 'write_file', args: { path: 'docs/faq.mdx', content: '# FAQ\n' } }] } },
+      { text: 'Add an FAQ page' },
+    ]);
+    const c = await api('POST', '/job', { prompt: 'Reword the intro greeting' });
+    expect(c.status).toBe(201);
+    const job = await settle(c.body.id);
+    expect(job.status).toBe('completed');
+    expect(agentJobErrors(job)).toBeNull();
+    expect(github.pulls).toHaveLength(1);
+    const pr = github.pulls[0]!;
+    expect(job.prLink).toBe(github.htmlUrl(pr));
+    expect(pr).toMatchObject({ head: job.branch, base: 'main', state: 'open' });
+    expect(readBranchFile(repo, job.branch, 'docs/intro.mdx')).toBe('# Intro\n\nWelcome to Acme.\n');
+    expect(readBranchFile(repo, 'main', 'docs/intro.mdx')).toBe('# Intro\n\nHello from Acme.\n');
+    expect(job.usage.inputTokens).toBeGreaterThan(0);
+    // The finished worktree is cleaned up (the branch lives on the remote).
+    await waitFor(async () => !fs.existsSync(worktreePath(t!.ctx.config, job.id)));
+
+    const m = await api('POST', `/job/${job.id}/message`, { prompt: 'Add an FAQ page' });
+    expect(m.status).toBe(200);
+    expect(m.body).toMatchObject({ status: 'active', prLink: null });
+    await waitFor(async () => model.requests.length >= 3);
+    const during = await api('GET', `/job/${job.id}`);
+    expect(during.body).toMatchObject({ status: 'active', prLink: null });
+    const after = await settle(job.id);
+    expect(after.status).toBe('completed');
+    expect(after.prLink).toBe(job.prLink);
+    expect(after.branch).toBe(job.branch);
+    expect(github.pulls).toHaveLength(1);
+    expect(readBranchFile(repo, job.branch, 'docs/faq.mdx')).toBe('# FAQ\n');
+    expect(readBranchFile(repo, job.branch, 'docs/intro.mdx')).toBe('# Intro\n\nWelcome to Acme.\n');
+    expect(commitsBetween(repo, 'main', job.branch)).toHaveLength(2);
+    // The follow-up's model request carried the first turn's conversation.
+    const followUp = JSON.stringify(model.requests[2]!.body.messages);
+    expect(followUp).toContain('Reword the intro greeting');
+    expect(followUp).toContain('Add an FAQ page');
+    expect(followUp).not.toContain(TOKEN);
+
+    const events = (await api('GET', `/job/${job.id}/events`)).body.events as { seq: number; type: string }[];
+    const types = new Set(events.map((e) => e.type));
+    for (const ty of ['status', 'user_message', 'assistant_message', 'tool_call', 'tool_result', 'commit', 'pull_request'])
+      expect(types.has(ty), ty).toBe(true);
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+  });
+
+  it('a prompt that changes nothing → completed, prLink null, no pull request, no branch', async () => {
+    await setup([{ toolCalls: [{ name: 'read_file', args: { path: 'README.md' } }] }, { text: 'Nothing needed: the README is fine.' }]);
+    const c = await api('POST', '/job', { prompt: 'Check the README' });
+    const job = await settle(c.body.id);
+    expect(job).toMatchObject({ status: 'completed', prLink: null, error: null });
+    expect(github.pulls).toHaveLength(0);
+    expect(branchExists(repo, job.branch)).toBe(false);
+  });
+
+  it('model HTTP 500 every time → failed with model_error, never stuck active', async () => {
+    await setup([], {}, { status: 500, message: 'upstream exploded' });
+    const c = await api('POST', '/job', { prompt: 'Anything' });
+    const job = await settle(c.body.id);
+    expect(job.status).toBe('failed');
+    expect(job.error.code).toBe('model_error');
+    expect(model.requests.length).toBe(2); // one try plus INKWELL_MODEL_MAX_RETRIES=1
+  });
+
+  it('the step limit ends the run as failed step_limit_exceeded', async () => {
+    await setup([], { INKWELL_MAX_STEPS: '2' }, { toolCalls: [{ name: 'list_files', args: {} }] });
+    const c = await api('POST', '/job', { prompt: 'Loop forever' });
+    const job = await settle(c.body.id);
+    expect(job.status).toBe('failed');
+    expect(job.error.code).toBe('step_limit_exceeded');
+  });
+
+  it('the run deadline ends the run as failed run_deadline_exceeded', async () => {
+    await setup([{ hang: true }], { INKWELL_RUN_TIMEOUT_MS: '500' });
+    const c = await api('POST', '/job', { prompt: 'Hang' });
+    const job = await settle(c.body.id);
+    expect(job.status).toBe('failed');
+    expect(job.error.code).toBe('run_deadline_exceeded');
+  });
+
+  it('archive of an active job → archived within 5 s and the model server sees no further request', async () => {
+    await setup([{ hang: true }], {}, { text: 'should never be asked' });
+    const c = await api('POST', '/job', { prompt: 'Take your time' });
+    await waitFor(async () => model.requests.length === 1);
+    const started = Date.now();
+    const a = await api('POST', `/job/${c.body.id}/archive`);
+    expect(a.body.status).toBe('archived');
+    await waitFor(async () => model.openConnections() === 0, 5000);
+    expect(Date.now() - started).toBeLessThan(5000);
+    await waitFor(async () => t!.workers[0]!.running().length === 0, 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(model.requests).toHaveLength(1);
+    expect((await api('GET', `/job/${c.body.id}`)).body.status).toBe('archived');
+  });
+});
