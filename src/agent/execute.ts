@@ -1,14 +1,14 @@
 // One agent turn end to end: workspace → model loop with tools → commit → push → pull request.
 // Knows nothing of HTTP or the job table: the jobs worker hands in a RunInput and stores the result.
 import fs from 'node:fs/promises';
-import type { ModelMessage } from 'ai';
+import { AISDKError, type ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { GitError } from '../git/run.ts';
 import { commitAll, commitsAhead, prepareWorkspace, pushBranch } from '../git/workspace.ts';
 import { HostError, hostConfigError, hostFor } from '../hosts/index.ts';
 import { scrubSecrets } from '../lib/logger.ts';
-import { runLoop, StepLimitError } from './loop.ts';
+import { isRetryableModelError, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError } from './models.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { describeChange } from './summary.ts';
@@ -64,10 +64,15 @@ export class RunError extends Error {
 
 const MESSAGE_EVENT_CHARS = 20_000;
 
-function errorText(err: unknown): string {
+function clipText(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+function errorText(err: unknown, secrets: ReadonlyArray<string | undefined> = []): string {
   const e = err as { message?: unknown; statusCode?: unknown };
-  const base = typeof e?.message === 'string' ? e.message : String(err);
-  return scrubSecrets(base).slice(0, 1000);
+  let text = scrubSecrets(typeof e?.message === 'string' ? e.message : String(err));
+  for (const secret of secrets) if (secret && secret.length >= 6) text = text.split(secret).join('[redacted]');
+  return text.slice(0, 1000);
 }
 
 export function createRunExecutor(config: Config, logger: Logger): { execute(input: RunInput): Promise<RunResult> } {
@@ -85,7 +90,15 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       }
     };
 
-    const classify = (err: unknown): RunError => {
+    const secrets = [
+      config.hosts.githubToken,
+      config.hosts.gitlabToken,
+      config.model.anthropicApiKey,
+      config.model.openaiApiKey,
+      config.model.openaiCompatibleApiKey,
+    ];
+    // A RunError for every expected failure; anything else (a bug, a full disk) is rethrown as is.
+    const classify = (err: unknown): unknown => {
       if (err instanceof RunError) return err;
       if (input.signal.aborted) return new RunError('aborted', 'The run was stopped');
       if (deadline.aborted) return new RunError('run_deadline_exceeded', `The run exceeded its deadline of ${Math.round(config.agent.runTimeoutMs / 1000)} s`);
@@ -94,15 +107,17 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         return new RunError('step_limit_exceeded', `The agent reached the step limit (${config.agent.maxSteps}) before finishing`);
       }
       if (err instanceof ModelNotConfiguredError) return new RunError('model_not_configured', err.message);
-      if (err instanceof GitError) return new RunError('git_error', errorText(err));
-      if (err instanceof HostError) return new RunError('host_error', errorText(err));
-      return new RunError('model_error', `The model call failed: ${errorText(err)}`);
+      if (err instanceof GitError) return new RunError('git_error', errorText(err, secrets));
+      if (err instanceof HostError) return new RunError('host_error', errorText(err, secrets));
+      if (AISDKError.isInstance(err) || isRetryableModelError(err)) return new RunError('model_error', `The model call failed: ${errorText(err, secrets)}`);
+      return err;
     };
 
     try {
       signal.throwIfAborted();
       const modelProblem = modelConfigError(input.model, config);
       if (modelProblem) throw new RunError('model_not_configured', modelProblem);
+      if (input.branch === input.ref) throw new RunError('git_error', `The job branch "${input.branch}" must differ from the base ref`);
       const hostProblem = hostConfigError(input.repository, config);
       if (hostProblem) throw new RunError('host_error', hostProblem);
       const host = hostFor(input.repository, config);
@@ -114,10 +129,14 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       const context = await gatherRepoContext(root);
       const system = buildSystemPrompt({ ref: input.ref, branch: input.branch, context });
       const userMessage: ModelMessage = { role: 'user', content: input.prompt };
+      const executed = new Set<string>();
       const tools = createTools(
         root,
         {
-          toolCall: (id, tool, args) => emit('tool_call', { toolCallId: id, tool, args }),
+          toolCall: (id, tool, args) => {
+            executed.add(id);
+            return emit('tool_call', { toolCallId: id, tool, args });
+          },
           toolResult: (id, tool, ok, summary) => emit('tool_result', { toolCallId: id, tool, ok, summary }),
         },
         signal,
@@ -134,6 +153,12 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         retryBaseDelayMs: config.model.retryBaseDelayMs,
         signal,
         onAssistantText: (text) => emit('assistant_message', { text: text.length > MESSAGE_EVENT_CHARS ? `${text.slice(0, MESSAGE_EVENT_CHARS)}…` : text }),
+        onToolError: async ({ toolCallId, toolName, error }) => {
+          if (executed.has(toolCallId)) return;
+          // Rejected by the SDK before running (unknown tool, invalid arguments): the model got the error; record it too.
+          await emit('tool_call', { toolCallId, tool: toolName, args: { invalid: true } });
+          await emit('tool_result', { toolCallId, tool: toolName, ok: false, summary: clipText(errorText(error), 300) });
+        },
         onRetry: ({ attempt, delayMs, error }) => log.warn({ attempt, delayMs, error: scrubSecrets(error) }, 'model call failed; retrying'),
       });
       usage = loop.usage;
@@ -171,10 +196,14 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       log.info({ prLink, commitSha, usage }, 'agent run: finished');
       return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: loop.usage };
     } catch (err) {
-      const runError = classify(err);
-      if (usage && !runError.usage) runError.usage = usage;
-      log.warn({ code: runError.code, error: runError.message }, 'agent run failed');
-      throw runError;
+      const classified = classify(err);
+      if (!(classified instanceof RunError)) {
+        log.error({ err }, 'agent run crashed');
+        throw classified;
+      }
+      if (usage && !classified.usage) classified.usage = usage;
+      log.warn({ code: classified.code, error: classified.message }, 'agent run failed');
+      throw classified;
     }
   }
   return { execute };

@@ -14,6 +14,8 @@ export interface LoopInput {
   retryBaseDelayMs: number;
   signal: AbortSignal;
   onAssistantText(text: string): Promise<void>;
+  /** Tool calls the SDK rejected before running them (unknown tool, arguments that fail the schema). */
+  onToolError?(part: { toolCallId: string; toolName: string; error: unknown }): Promise<void>;
   onRetry?(info: { attempt: number; delayMs: number; error: string }): void;
 }
 
@@ -105,8 +107,12 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     stopWhen: stepCountIs(input.maxSteps),
     maxRetries: 0,
     abortSignal: input.signal,
-    onStepFinish: async (step: { text: string }) => {
+    onStepFinish: async (step: { text: string; content: ReadonlyArray<{ type: string }> }) => {
       if (step.text.trim() !== '') await input.onAssistantText(step.text);
+      for (const part of step.content) {
+        if (part.type === 'tool-error' && input.onToolError)
+          await input.onToolError(part as unknown as { toolCallId: string; toolName: string; error: unknown });
+      }
     },
   };
   let responseMessages: ModelMessage[];

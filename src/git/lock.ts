@@ -56,10 +56,21 @@ export async function withLock<T>(key: string, fn: () => Promise<T>, opts: { sig
   try {
     await prev;
     const lockPath = `${key}.lock`;
-    await acquireFile(lockPath, opts.staleMs ?? 10 * 60_000, opts.signal);
+    const staleMs = opts.staleMs ?? 10 * 60_000;
+    await acquireFile(lockPath, staleMs, opts.signal);
+    // A long first fetch must not look stale to other processes: refresh the lock's mtime while held.
+    const heartbeat = setInterval(
+      () => {
+        const t = new Date();
+        fs.utimes(lockPath, t, t).catch(() => undefined);
+      },
+      Math.max(1000, Math.floor(staleMs / 3)),
+    );
+    heartbeat.unref();
     try {
       return await fn();
     } finally {
+      clearInterval(heartbeat);
       await fs.rm(lockPath, { force: true });
     }
   } finally {

@@ -164,6 +164,23 @@ describe('agent run failures', () => {
     expect(h.model.requests).toHaveLength(0);
   });
 
+  it('a job branch equal to the base ref is refused (nothing pushed to the base)', async () => {
+    h = await startHarness();
+    const err = await runError(h.execute({ branch: 'main' }));
+    expect(err.code).toBe('git_error');
+    expect(h.model.requests).toHaveLength(0);
+  });
+
+  it('model error bodies that echo a configured key are redacted', async () => {
+    const key = 'local-model-key-0123456789';
+    h = await startHarness({ env: { OPENAI_COMPATIBLE_API_KEY: key, INKWELL_MODEL_MAX_RETRIES: '0' } });
+    h.model.setFallback((req) => ({ status: 401, message: `invalid key ${String(req.headers.authorization)}` }));
+    const err = await runError(h.execute());
+    expect(err.code).toBe('model_error');
+    expect(err.message).toContain('invalid key');
+    expect(err.message).not.toContain(key);
+  });
+
   it('a failing event handler does not end the run', async () => {
     h = await startHarness({ script: [{ toolCalls: [{ name: 'list_files', args: {} }] }, { text: 'Nothing to change.' }] });
     const result = await h.execute({

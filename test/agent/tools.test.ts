@@ -262,3 +262,40 @@ describe('tool errors inside a real run', () => {
     fs.rmSync(outsideDir, { recursive: true, force: true });
   });
 });
+
+describe('malformed tool calls inside a real run', () => {
+  let h: Harness | null = null;
+  afterEach(async () => {
+    await h?.close();
+    h = null;
+  });
+
+  for (const streaming of ['1', '0']) {
+    it(`unknown tools, schema violations and broken JSON go back to the model and into events (streaming=${streaming})`, async () => {
+      h = await startHarness({
+        env: { INKWELL_MODEL_STREAMING: streaming },
+        script: [
+          {
+            toolCalls: [
+              { name: 'write_file', args: { path: 1, content: 'x'.repeat(5000) } },
+              { name: 'run_shell', args: { cmd: 'rm -rf /' } },
+              { name: 'read_file', args: '{not json' },
+            ],
+          },
+          { text: 'Gave up.' },
+        ],
+      });
+      const result = await h.execute();
+      expect(result.commitSha).toBeNull();
+      const toolMessages = h.model.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content));
+      expect(toolMessages).toHaveLength(3);
+      expect(toolMessages[0]).toContain('Invalid input for tool write_file');
+      expect(toolMessages[1]).toContain("unavailable tool 'run_shell'");
+      expect(toolMessages[2]).toContain('JSON');
+      const results = h.events.filter((e) => e.type === 'tool_result');
+      expect(results.map((e) => e.data.tool)).toEqual(['write_file', 'run_shell', 'read_file']);
+      expect(results.every((e) => e.data.ok === false && String(e.data.summary).length <= 301)).toBe(true);
+      expect(h.events.filter((e) => e.type === 'tool_call').every((e) => JSON.stringify(e.data).length < 200)).toBe(true);
+    });
+  }
+});
