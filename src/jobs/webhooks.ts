@@ -157,11 +157,13 @@ function originOf(url: string): string {
 /** One attempt for one claimed delivery; never throws. */
 async function attempt(ctx: AppContext, row: DeliveryRow, log: Logger): Promise<{ outcome: AttemptOutcome; target: string | null }> {
   let secret: string | undefined;
+  let target: string | null = null;
   try {
     const project = await ctx.projects.getProject(row.project_id);
     const hook = project?.settings.webhook;
     if (!hook) return { outcome: { kind: 'cancelled', error: 'the project has no webhook any more' }, target: null };
     secret = hook.secret;
+    target = originOf(hook.url);
     const sentAt = new Date(ctx.now());
     const signature = new Webhook(hook.secret).sign(row.id, sentAt, row.payload);
     const res = await postWebhook({
@@ -175,7 +177,6 @@ async function attempt(ctx: AppContext, row: DeliveryRow, log: Logger): Promise<
       timeoutMs: ctx.config.webhooks.timeoutMs,
       allowPrivate: ctx.config.webhooks.allowPrivate,
     });
-    const target = originOf(hook.url);
     if (isSuccessStatus(res.statusCode)) return { outcome: { kind: 'delivered', statusCode: res.statusCode }, target };
     const snippet = res.bodySnippet.replace(/\s+/g, ' ').trim().slice(0, 200);
     return {
@@ -184,11 +185,11 @@ async function attempt(ctx: AppContext, row: DeliveryRow, log: Logger): Promise<
     };
   } catch (err) {
     const message = cleanError(err instanceof Error ? err.message : String(err), secret);
-    if (err instanceof RefusedAddressError) return { outcome: { kind: 'permanent', statusCode: null, error: `refused: ${message}` }, target: null };
-    if (err instanceof Error && err.name === 'WebhookUrlError') return { outcome: { kind: 'retryable', statusCode: null, error: message }, target: null };
+    if (err instanceof RefusedAddressError) return { outcome: { kind: 'permanent', statusCode: null, error: `refused: ${message}` }, target };
+    if (err instanceof Error && err.name === 'WebhookUrlError') return { outcome: { kind: 'retryable', statusCode: null, error: message }, target };
     const code = (err as NodeJS.ErrnoException)?.code;
     log.debug({ deliveryId: row.id, code }, 'webhook attempt error');
-    return { outcome: { kind: 'retryable', statusCode: null, error: code && !message.includes(code) ? `${code}: ${message}` : message }, target: null };
+    return { outcome: { kind: 'retryable', statusCode: null, error: code && !message.includes(code) ? `${code}: ${message}` : message }, target };
   }
 }
 
