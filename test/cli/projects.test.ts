@@ -1,0 +1,99 @@
+// `inkwell project …` and `inkwell key …` as real processes, on SQLite (INKWELL_DATA_DIR) and
+// PostgreSQL (DATABASE_URL pointing at a per-test schema).
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { runCli, runJson } from './run-cli.ts';
+
+describeEachDialect('inkwell project/key CLI', (dialect) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await openTestDb(dialect);
+  });
+  afterAll(async () => t?.cleanup());
+
+  it('creates and lists projects and keys, revokes keys, and stores only key hashes', async () => {
+    const env = t.env;
+    const project = await runJson(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--model', 'openai/gpt-5'], env);
+    expect(project).toMatchObject({
+      id: expect.stringMatching(/^prj_/),
+      name: 'Docs',
+      repository: 'https://github.com/acme/docs',
+      ref: 'main',
+      model: 'openai/gpt-5',
+    });
+    expect(project).not.toHaveProperty('visitorSecret');
+
+    const [list, admin, ingest] = await Promise.all([
+      runJson(['project', 'list'], env),
+      runJson(['key', 'create', '--project', project.id], env),
+      runJson(['key', 'create', '--project', project.id, '--kind', 'ingest', '--name', 'website'], env),
+    ]);
+    expect(list).toEqual({ projects: [project] });
+    expect(admin).toMatchObject({ id: expect.stringMatching(/^key_/), kind: 'admin', projectId: project.id, revokedAt: null });
+    expect(admin.key).toMatch(/^ink_[0-9A-Za-z]{40}$/);
+    expect(ingest).toMatchObject({ kind: 'ingest', name: 'website' });
+    expect(ingest.key).toMatch(/^ink_pub_[0-9A-Za-z]{32}$/);
+
+    const keys = await runJson(['key', 'list', '--project', project.id], env);
+    expect(keys.keys.map((k: { id: string }) => k.id).sort()).toEqual([admin.id, ingest.id].sort());
+    for (const k of keys.keys) {
+      expect(k).not.toHaveProperty('key');
+      expect(k).toHaveProperty('lastUsedAt', null);
+    }
+    expect(JSON.stringify(keys)).not.toContain(admin.key);
+    expect(keys.keys.find((k: { id: string }) => k.id === admin.id).prefix).toBe(admin.key.slice(0, 8));
+
+    const revoked = await runJson(['key', 'revoke', admin.id], env);
+    expect(revoked).toMatchObject({ id: admin.id, revokedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+
+    // The database holds hashes only: no full key anywhere in the keys or projects tables.
+    const rows = JSON.stringify([
+      await t.db.kysely.selectFrom('api_keys').selectAll().execute(),
+      await t.db.kysely.selectFrom('projects').selectAll().execute(),
+    ]);
+    expect(rows).not.toContain(admin.key);
+    expect(rows).not.toContain(ingest.key);
+    expect(rows).not.toContain(admin.key.slice(4));
+    const stored = await t.db.kysely.selectFrom('api_keys').select(['id', 'revoked_at']).where('id', '=', admin.id).executeTakeFirstOrThrow();
+    expect(stored.revoked_at).toEqual(expect.any(Number));
+  });
+
+  it('prints readable output without --json, showing a new key once', async () => {
+    const env = t.env;
+    const created = await runCli(['project', 'create', '--name', 'Plain', '--repository', '/srv/git/plain'], env);
+    expect(created.code).toBe(0);
+    const id = /Created project (prj_\w+) \(Plain\)/.exec(created.stdout)?.[1];
+    expect(id).toBeTruthy();
+    const key = await runCli(['key', 'create', '--project', id as string], env);
+    expect(key.code).toBe(0);
+    expect(key.stdout).toMatch(/Store it now; it is not shown again:\n\n {2}ink_[0-9A-Za-z]{40}\n/);
+    const list = await runCli(['project', 'list'], env);
+    expect(list.stdout).toMatch(/^id\s+name\s+repository\s+ref\s+model\s+createdAt\n-+/);
+    expect(list.stdout).toContain(id);
+  });
+
+  it('fails clearly, with a non-zero exit, on unknown projects and keys and bad input', async () => {
+    const env = t.env;
+    const results = await Promise.all([
+      runCli(['key', 'create', '--project', 'prj_nope', '--json'], env),
+      runCli(['key', 'list', '--project', 'prj_nope'], env),
+      runCli(['key', 'revoke', 'key_nope'], env),
+      runCli(['key', 'create', '--project', 'prj_x', '--kind', 'superuser'], env),
+      runCli(['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--model', 'gpt-5'], env),
+      runCli(['project', 'create', '--name', 'X'], env),
+    ]);
+    const expected = [
+      /^inkwell: Project prj_nope not found\n$/,
+      /^inkwell: Project prj_nope not found\n$/,
+      /^inkwell: Key key_nope not found\n$/,
+      /^inkwell: --kind must be admin or ingest \(got "superuser"\)\n$/,
+      /^inkwell: --model: model must look like <provider>\/<model>/,
+      /required option '--repository <url>' not specified/,
+    ];
+    results.forEach((r, i) => {
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toMatch(expected[i] as RegExp);
+      expect(r.stdout).toBe('');
+    });
+  });
+});
