@@ -6,6 +6,7 @@ import path from 'node:path';
 import { type ToolSet, tool } from 'ai';
 import { z } from 'zod';
 import { checkToolPath, isGitInternal, isInside, relativeTo } from './paths.ts';
+import { searchFiles } from './search.ts';
 
 export const TOOL_NAMES = ['list_files', 'read_file', 'search', 'write_file', 'edit_file', 'delete_file', 'move_file'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -18,6 +19,7 @@ export const LIMITS = {
   searchMatches: 100,
   searchFileBytes: 1024 * 1024,
   searchLineChars: 300,
+  searchTimeoutMs: 10_000,
   summaryChars: 300,
 } as const;
 
@@ -134,7 +136,7 @@ function lineCount(text: string): number {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 }
 
-export function createToolImplementations(root: string) {
+export function createToolImplementations(root: string, signal?: AbortSignal) {
   return {
     async list_files(args: { path?: string }): Promise<Outcome> {
       const { abs, rel } = await resolveInRoot(root, args.path ?? '.', { followLast: true, allowRoot: true });
@@ -172,9 +174,8 @@ export function createToolImplementations(root: string) {
     },
 
     async search(args: { query: string; path?: string }): Promise<Outcome> {
-      let re: RegExp;
       try {
-        re = new RegExp(args.query);
+        new RegExp(args.query);
       } catch (err) {
         fail(`query is not a valid regular expression: ${(err as Error).message}`);
       }
@@ -182,31 +183,24 @@ export function createToolImplementations(root: string) {
       const st = await lstatOrNull(abs);
       if (!st) fail(`"${rel}" does not exist`);
       const files = st.isDirectory() ? (await walk(root, abs, 20_000)).files : [rel];
-      const matches: string[] = [];
-      const hitFiles = new Set<string>();
-      let capped = false;
-      outer: for (const f of files) {
-        const fabs = path.join(root, f);
-        const fst = await lstatOrNull(fabs);
-        if (!fst?.isFile() || fst.size > LIMITS.searchFileBytes) continue;
-        const buf = await fs.readFile(fabs);
-        if (isBinary(buf)) continue;
-        const lines = buf.toString('utf8').split('\n');
-        for (let i = 0; i < lines.length; i++) {
-          const line = lines[i]!.length > 4 * LIMITS.searchLineChars ? lines[i]!.slice(0, 4 * LIMITS.searchLineChars) : lines[i]!;
-          if (re.test(line)) {
-            if (matches.length >= LIMITS.searchMatches) {
-              capped = true;
-              break outer;
-            }
-            hitFiles.add(f);
-            matches.push(`${f}:${i + 1}: ${clip(line.trim(), LIMITS.searchLineChars)}`);
-          }
-        }
-      }
-      const summary = `${matches.length}${capped ? '+' : ''} matches for /${clip(args.query, 80)}/ in ${hitFiles.size} files`;
+      const found = await searchFiles(
+        {
+          root,
+          files,
+          query: args.query,
+          maxMatches: LIMITS.searchMatches,
+          maxFileBytes: LIMITS.searchFileBytes,
+          maxLineChars: 4 * LIMITS.searchLineChars,
+        },
+        LIMITS.searchTimeoutMs,
+        signal,
+      );
+      if (!found.ok) fail(found.error);
+      const matches = found.matches.map((m) => `${m.file}:${m.line}: ${clip(m.text.trim(), LIMITS.searchLineChars)}`);
+      const hitFiles = new Set(found.matches.map((m) => m.file));
+      const summary = `${matches.length}${found.capped ? '+' : ''} matches for /${clip(args.query, 80)}/ in ${hitFiles.size} files`;
       if (matches.length === 0) return { output: `no matches for /${args.query}/${rel ? ` under "${rel}"` : ''}`, summary };
-      const note = capped ? `\n… more matches not shown (limit ${LIMITS.searchMatches}); narrow the query or the path` : '';
+      const note = found.capped ? `\n… more matches not shown (limit ${LIMITS.searchMatches}); narrow the query or the path` : '';
       return { output: matches.join('\n') + note, summary };
     },
 
@@ -306,7 +300,7 @@ const schemas = {
 
 /** The AI SDK tool set over the worktree at `root` (a real path). */
 export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal): ToolSet {
-  const impl = createToolImplementations(root);
+  const impl = createToolImplementations(root, signal);
   const tools: ToolSet = {};
   for (const name of TOOL_NAMES) {
     tools[name] = tool({

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { searchFiles } from '../../src/agent/search.ts';
 import { createTools, LIMITS, TOOL_NAMES, type ToolName } from '../../src/agent/tools.ts';
 import { tempDir } from '../helpers/git.ts';
 import { requestText } from '../helpers/model-server.ts';
@@ -112,6 +113,19 @@ describe('tools', () => {
     expect(await run('search', { query: 'core' })).not.toContain('.git');
     expect(await run('search', { query: 'outside secret' })).toBe('no matches for /outside secret/');
     expect(await run('search', { query: 'x', path: '../outside' })).toMatch(/^Error: .*outside the repository/);
+  });
+
+  it('search runs off the main thread: a catastrophic-backtracking pattern times out as a readable error', async () => {
+    fs.writeFileSync(path.join(root, 'evil.md'), `${'a'.repeat(40)}b\n`);
+    const started = Date.now();
+    const ticks: number[] = [];
+    const ticker = setInterval(() => ticks.push(Date.now()), 20);
+    const out = await searchFiles({ root, files: ['evil.md'], query: '^(a+)+$', maxMatches: 10, maxFileBytes: 1e6, maxLineChars: 1200 }, 300);
+    clearInterval(ticker);
+    expect(out).toEqual({ ok: false, error: expect.stringContaining('took longer than') });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The event loop kept running while the pattern spun.
+    expect(ticks.length).toBeGreaterThan(5);
   });
 
   it('search caps the number of matches', async () => {
