@@ -267,7 +267,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     ctx.metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
     const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
     if (reply.statusCode >= 500) request.log.warn(line, 'request failed');
-    else if (ctx.logger.isLevelEnabled('debug')) request.log.debug({ ...line, req: { headers: request.headers } }, 'request');
+    else if (ctx.logger.isLevelEnabled('debug')) {
+      // Authorization and cookies are redacted by path; keys pasted into any other header are scrubbed.
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, typeof v === 'string' ? scrubSecrets(v) : v]));
+      request.log.debug({ ...line, headers }, 'request');
+    }
   });
 
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply));

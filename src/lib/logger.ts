@@ -61,5 +61,6 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, des
   if (config.logPretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
   }
-  return pino(options);
+  // Synchronous writes: lines keep their order and none is lost when the process exits after 'stopped'.
+  return pino(options, pino.destination({ dest: 1, sync: true }));
 }
