@@ -99,6 +99,8 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
       wrapStream: ({ doStream }) => withRetry(doStream, input),
     },
   });
+  // Some models end with an empty message after their last tool call: the summary is then the last text they wrote.
+  let lastText = '';
   const common = {
     model,
     system: input.system,
@@ -108,7 +110,10 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     maxRetries: 0,
     abortSignal: input.signal,
     onStepFinish: async (step: { text: string; content: ReadonlyArray<{ type: string }> }) => {
-      if (step.text.trim() !== '') await input.onAssistantText(step.text);
+      if (step.text.trim() !== '') {
+        lastText = step.text;
+        await input.onAssistantText(step.text);
+      }
       for (const part of step.content) {
         if (part.type === 'tool-error' && input.onToolError)
           await input.onToolError(part as unknown as { toolCallId: string; toolName: string; error: unknown });
@@ -145,5 +150,5 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   const last = steps[steps.length - 1];
   const stepLimitHit = steps.length >= input.maxSteps && last?.finishReason === 'tool-calls';
   if (stepLimitHit) throw new StepLimitError(steps.length, total);
-  return { responseMessages, text, steps: steps.length, stepLimitHit, usage: total };
+  return { responseMessages, text: text.trim() === '' ? lastText : text, steps: steps.length, stepLimitHit, usage: total };
 }

@@ -181,6 +181,18 @@ describe('agent run failures', () => {
     expect(err.message).not.toContain(key);
   });
 
+  it('a model that ends with an empty message: the summary is its last text', async () => {
+    h = await startHarness({
+      script: [
+        { text: 'Add a changelog entry\n\nNoted the release.', toolCalls: [{ name: 'write_file', args: { path: 'CHANGELOG.md', content: '- release\n' } }] },
+        { text: '' },
+      ],
+    });
+    const result = await h.execute();
+    expect(result.summary).toBe('Add a changelog entry\n\nNoted the release.');
+    expect(h.github.pulls[0]?.title).toBe('Add a changelog entry');
+  });
+
   it('a failing event handler does not end the run', async () => {
     h = await startHarness({ script: [{ toolCalls: [{ name: 'list_files', args: {} }] }, { text: 'Nothing to change.' }] });
     const result = await h.execute({

@@ -52,3 +52,45 @@ describe('model providers', () => {
     expect(() => createLanguageModel('anthropic/claude-x', testConfig())).toThrow(ModelNotConfiguredError);
   });
 });
+
+describe('anthropic provider', () => {
+  it('anthropic/… calls the Messages API at ANTHROPIC_BASE_URL with the x-api-key header', async () => {
+    const http = await import('node:http');
+    const seen: Array<{ path: string; key: string | undefined; body: any }> = [];
+    const srv = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => {
+        raw += c;
+      });
+      req.on('end', () => {
+        seen.push({ path: req.url ?? '', key: req.headers['x-api-key'] as string | undefined, body: JSON.parse(raw) });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-test',
+            content: [{ type: 'text', text: 'bonjour' }],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: { input_tokens: 7, output_tokens: 3 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    try {
+      const port = (srv.address() as import('node:net').AddressInfo).port;
+      const result = await oneTurn('anthropic/claude-test', { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}/v1`, ANTHROPIC_API_KEY: 'sk-ant-test' });
+      expect(result.text).toBe('bonjour');
+      expect(result.usage).toEqual({ inputTokens: 7, outputTokens: 3 });
+      expect(seen[0]).toMatchObject({ path: '/v1/messages', key: 'sk-ant-test' });
+      expect(seen[0]!.body.model).toBe('claude-test');
+      expect(JSON.stringify(seen[0]!.body.system)).toContain('be brief');
+    } finally {
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+  });
+});
