@@ -1,4 +1,288 @@
-// `inkwell job …` commands. Filled in by the job work.
+// `inkwell job …`: the job API through the typed client (src/client). Base URL from --url or
+// INKWELL_URL (default http://127.0.0.1:3000), admin key from --key or INKWELL_API_KEY.
 import type { Command } from 'commander';
+import ora, { type Ora } from 'ora';
+import { ApiError, createClient, type InkwellClient, type Job, type JobEvent } from '../client/index.ts';
+import { fail, printJson, printTable } from './output.ts';
 
-export function registerJobCommands(_program: Command): void {}
+const DEFAULT_URL = 'http://127.0.0.1:3000';
+const STATUSES = ['active', 'completed', 'failed', 'archived'];
+
+interface ConnOpts {
+  url?: string;
+  key?: string;
+  project: string;
+  json?: boolean;
+}
+
+function clientFrom(o: ConnOpts): { client: InkwellClient; url: string } {
+  const url = o.url ?? process.env.INKWELL_URL ?? DEFAULT_URL;
+  const key = o.key ?? process.env.INKWELL_API_KEY;
+  if (!key) fail('an admin key is needed: pass --key or set INKWELL_API_KEY');
+  try {
+    new URL(url);
+  } catch {
+    fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
+  }
+  return { client: createClient({ baseUrl: url, key }), url };
+}
+
+/** Turns client errors into one clear line (and details) on stderr, exit 1. */
+function explain(err: unknown, url: string): never {
+  if (err instanceof ApiError) {
+    const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
+    for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
+    if (err.retryAfterSeconds !== null) lines.push(`  retry after ${err.retryAfterSeconds}s`);
+    fail(lines.join('\n'));
+  }
+  // fetch reports network failures as TypeError('fetch failed') with the reason as `cause`.
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TypeError' && e.cause) {
+    fail(
+      `cannot reach the Inkwell API at ${url} (${e.cause.code ?? e.cause.message ?? 'network error'}); is \`inkwell serve\` running? Set --url or INKWELL_URL.`,
+    );
+  }
+  throw err;
+}
+
+function withConn(cmd: Command): Command {
+  return cmd
+    .requiredOption('--project <id>', 'project id')
+    .option('--url <url>', `API base URL (env INKWELL_URL, default ${DEFAULT_URL})`)
+    .option('--key <key>', 'admin key (env INKWELL_API_KEY)')
+    .option('--json', 'print one JSON object');
+}
+
+function describeJob(j: Job): string {
+  const lines = [`Job ${j.id}: ${j.status}`, `  branch   ${j.branch ?? '-'}`, `  model    ${j.model}`, `  source   ${j.source.repository} @ ${j.source.ref}`];
+  if (j.prLink) lines.push(`  PR       ${j.prLink}`);
+  if (j.error) lines.push(`  error    ${j.error.code}: ${j.error.message}`);
+  lines.push(`  tokens   ${j.usage.inputTokens} in / ${j.usage.outputTokens} out`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** One line for a live step, or null for events not worth a line. */
+export function stepLine(e: JobEvent): string | null {
+  const d = e.data as Record<string, any>;
+  const firstLine = (s: unknown) =>
+    String(s ?? '')
+      .split('\n')
+      .find((l) => l.trim() !== '') ?? '';
+  const clip = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+  switch (e.type) {
+    case 'tool_call': {
+      const a = (d.args ?? {}) as Record<string, unknown>;
+      const target = a.path ?? a.from ?? a.query ?? '';
+      return `→ ${d.tool}${target ? ` ${clip(String(target), 80)}` : ''}${a.to ? ` → ${a.to}` : ''}`;
+    }
+    case 'tool_result':
+      return d.ok === false ? `  ✗ ${clip(firstLine(d.summary))}` : null;
+    case 'assistant_message': {
+      const t = firstLine(d.text);
+      return t ? `… ${clip(t)}` : null;
+    }
+    case 'commit':
+      return `✓ committed ${String(d.sha ?? '').slice(0, 8)} ${clip(String(d.message ?? ''), 80)}`;
+    case 'pull_request':
+      return `✓ pull request ${d.url}`;
+    case 'error':
+      return `✗ ${d.code}: ${clip(String(d.message ?? ''), 200)}`;
+    case 'user_message':
+      return `» ${clip(firstLine(d.prompt))}`;
+    case 'status':
+      return d.phase === 'running' ? `▶ turn ${d.turn} started${d.attempt > 1 ? ` (attempt ${d.attempt})` : ''}` : null;
+  }
+  return null;
+}
+
+const SETTLED = new Set(['completed', 'failed', 'archived']);
+
+/** Follows the job's events from `after` until it settles; shows steps on a spinner (unless quiet). Returns the final job. */
+async function waitForJob(client: InkwellClient, projectId: string, jobId: string, after: number, quiet: boolean): Promise<Job> {
+  const spinner: Ora | null = quiet ? null : ora({ text: `Job ${jobId} is active`, stream: process.stderr }).start();
+  const step = (line: string) => {
+    if (!spinner) return;
+    spinner.clear();
+    process.stderr.write(`${line}\n`);
+    spinner.render();
+  };
+  const controller = new AbortController();
+  let settled = false;
+  try {
+    for await (const e of client.streamEvents(projectId, jobId, { after, signal: controller.signal })) {
+      const line = stepLine(e);
+      if (line) step(line);
+      if (e.type === 'status' && e.data.phase === 'running' && spinner) spinner.text = `Job ${jobId}: turn ${e.data.turn} running`;
+      if (e.type === 'status' && SETTLED.has(String(e.data.status))) {
+        settled = true;
+        controller.abort();
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ApiError)) step(`(live events unavailable: ${(err as Error).message}; polling)`);
+    else throw err;
+  }
+  // Fallback (and confirmation): poll until settled.
+  let job = await client.getJob(projectId, jobId);
+  while (!settled && job.status === 'active') {
+    await new Promise((r) => setTimeout(r, 1000));
+    job = await client.getJob(projectId, jobId);
+  }
+  if (job.status === 'active') job = await client.getJob(projectId, jobId);
+  if (spinner) {
+    if (job.status === 'completed')
+      spinner.succeed(job.prLink ? `Job ${jobId} completed: ${job.prLink}` : `Job ${jobId} completed (no changes, no pull request)`);
+    else if (job.status === 'failed') spinner.fail(`Job ${jobId} failed: ${job.error?.code ?? 'error'}: ${job.error?.message ?? ''}`);
+    else spinner.warn(`Job ${jobId} is ${job.status}`);
+  }
+  return job;
+}
+
+/** The last event seq so far (to follow only what comes after a message). */
+async function lastSeq(client: InkwellClient, projectId: string, jobId: string): Promise<number> {
+  let after = 0;
+  for (;;) {
+    const page = await client.events(projectId, jobId, { after });
+    const last = page.events[page.events.length - 1];
+    if (last) after = last.seq;
+    if (!page.hasMore) return after;
+  }
+}
+
+function finish(job: Job, json: boolean | undefined, waited: boolean): void {
+  if (json) printJson(job);
+  else if (waited && job.prLink) process.stdout.write(`${job.prLink}\n`);
+  else if (!waited) process.stdout.write(describeJob(job));
+  if (waited && job.status === 'failed') process.exitCode = 1;
+}
+
+export function registerJobCommands(program: Command): void {
+  const job = program.command('job').description('Create, follow and manage agent jobs through the API');
+
+  withConn(job.command('create').description('Create a job from a prompt').argument('<prompt>', 'instruction for the agent'))
+    .option('--model <id>', 'model, <provider>/<model>')
+    .option('--repository <url>', 'repository (default: the project repository)')
+    .option('--ref <branch>', 'branch to start from (default: the project ref)')
+    .option('--branch <name>', 'branch to push to (default inkwell/<id>-<slug>)')
+    .option('--draft', 'open the pull request as a draft')
+    .option('--idempotency-key <key>', 'safe retries: the same key returns the original job')
+    .option('--wait', 'follow the job until it settles, then print the PR link')
+    .action(
+      async (
+        prompt: string,
+        o: ConnOpts & { model?: string; repository?: string; ref?: string; branch?: string; draft?: boolean; idempotencyKey?: string; wait?: boolean },
+      ) => {
+        const { client, url } = clientFrom(o);
+        try {
+          const source = { ...(o.repository ? { repository: o.repository } : {}), ...(o.ref ? { ref: o.ref } : {}) };
+          const created = await client.createJob(
+            o.project,
+            {
+              prompt,
+              ...(o.model ? { model: o.model } : {}),
+              ...(Object.keys(source).length ? { source } : {}),
+              ...(o.branch ? { branch: o.branch } : {}),
+              ...(o.draft ? { draft: true } : {}),
+            },
+            o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {},
+          );
+          if (!o.wait) return finish(created, o.json, false);
+          if (!o.json) process.stderr.write(`Created job ${created.id} on ${created.branch}\n`);
+          finish(await waitForJob(client, o.project, created.id, 0, Boolean(o.json)), o.json, true);
+        } catch (err) {
+          explain(err, url);
+        }
+      },
+    );
+
+  withConn(job.command('get').description('Show a job').argument('<id>', 'job id')).action(async (id: string, o: ConnOpts) => {
+    const { client, url } = clientFrom(o);
+    try {
+      finish(await client.getJob(o.project, id), o.json, false);
+    } catch (err) {
+      explain(err, url);
+    }
+  });
+
+  withConn(
+    job
+      .command('message')
+      .description('Send a follow-up message (same branch and pull request)')
+      .argument('<id>', 'job id')
+      .argument('<prompt>', 'follow-up instruction'),
+  )
+    .option('--idempotency-key <key>', 'safe retries: the same key queues the message once')
+    .option('--wait', 'follow the job until it settles, then print the PR link')
+    .action(async (id: string, prompt: string, o: ConnOpts & { idempotencyKey?: string; wait?: boolean }) => {
+      const { client, url } = clientFrom(o);
+      try {
+        const after = o.wait ? await lastSeq(client, o.project, id) : 0;
+        const j = await client.sendMessage(o.project, id, prompt, o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {});
+        if (!o.wait) return finish(j, o.json, false);
+        finish(await waitForJob(client, o.project, id, after, Boolean(o.json)), o.json, true);
+      } catch (err) {
+        explain(err, url);
+      }
+    });
+
+  withConn(job.command('list').description('List jobs, newest first'))
+    .option('--status <status>', `only jobs in this status (${STATUSES.join(', ')})`)
+    .option('--limit <n>', 'jobs per page (1-100)', '20')
+    .option('--cursor <cursor>', 'nextCursor from the previous page')
+    .action(async (o: ConnOpts & { status?: string; limit: string; cursor?: string }) => {
+      if (o.status && !STATUSES.includes(o.status)) fail(`--status must be one of ${STATUSES.join(', ')}`);
+      if (!/^\d+$/.test(o.limit) || Number(o.limit) < 1 || Number(o.limit) > 100) fail('--limit must be a whole number from 1 to 100');
+      const { client, url } = clientFrom(o);
+      try {
+        const page = await client.listJobs(o.project, {
+          limit: Number(o.limit),
+          ...(o.status ? { status: o.status as Job['status'] } : {}),
+          ...(o.cursor ? { cursor: o.cursor } : {}),
+        });
+        if (o.json) return printJson(page);
+        printTable(
+          page.jobs.map((j) => ({ ...j, prLink: j.prLink ?? '-' })),
+          ['id', 'status', 'branch', 'prLink', 'createdAt'],
+        );
+        if (page.nextCursor) process.stdout.write(`\nMore: --cursor ${page.nextCursor}\n`);
+      } catch (err) {
+        explain(err, url);
+      }
+    });
+
+  withConn(job.command('archive').description('Archive a job (stops a run in progress)').argument('<id>', 'job id')).action(async (id: string, o: ConnOpts) => {
+    const { client, url } = clientFrom(o);
+    try {
+      finish(await client.archiveJob(o.project, id), o.json, false);
+    } catch (err) {
+      explain(err, url);
+    }
+  });
+
+  withConn(job.command('events').description("Print a job's events").argument('<id>', 'job id'))
+    .option('--after <seq>', 'only events after this seq', '0')
+    .option('--follow', 'keep streaming new events (Ctrl-C to stop)')
+    .action(async (id: string, o: ConnOpts & { after: string; follow?: boolean }) => {
+      if (!/^\d+$/.test(o.after)) fail('--after must be a whole number');
+      const { client, url } = clientFrom(o);
+      const print = (e: JobEvent) => {
+        if (o.json) process.stdout.write(`${JSON.stringify(e)}\n`);
+        else process.stdout.write(`${String(e.seq).padStart(4)} ${e.at} ${stepLine(e) ?? `${e.type} ${JSON.stringify(e.data)}`}\n`);
+      };
+      try {
+        if (o.follow) {
+          for await (const e of client.streamEvents(o.project, id, { after: Number(o.after) })) print(e);
+          return;
+        }
+        let after = Number(o.after);
+        for (;;) {
+          const page = await client.events(o.project, id, { after });
+          for (const e of page.events) print(e);
+          after = page.events.at(-1)?.seq ?? after;
+          if (!page.hasMore) break;
+        }
+      } catch (err) {
+        explain(err, url);
+      }
+    });
+}

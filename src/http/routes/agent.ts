@@ -286,7 +286,8 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     const headers: Record<string, string> = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
+      // The connection ends with the stream (so a closing server is never held up by an idle socket).
+      connection: 'close',
       'x-accel-buffering': 'no',
     };
     for (const [k, v] of Object.entries(reply.getHeaders())) if (typeof v === 'string') headers[k] = v;

@@ -1,0 +1,203 @@
+// Typed HTTP client for the Inkwell job API (used by the CLI and the tests). fetch-based, no state.
+import type { JobEvent } from '../jobs/events.ts';
+import type { JobStatus } from '../jobs/state.ts';
+import type { JobView } from '../jobs/view.ts';
+import { SseParser } from './sse.ts';
+
+export type Job = JobView;
+export type { JobEvent, JobStatus };
+
+export interface CreateJobInput {
+  prompt: string;
+  model?: string;
+  source?: { repository?: string; ref?: string };
+  branch?: string;
+  draft?: boolean;
+}
+
+export interface JobList {
+  jobs: Job[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface ClientOptions {
+  /** e.g. http://127.0.0.1:3000 */
+  baseUrl: string;
+  /** Admin key (ink_…). */
+  key: string;
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer from the API, with its stable code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: { message: string; path?: string }[] = [],
+    readonly requestId: string | null = null,
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface StreamOptions {
+  /** Start after this seq (default 0: from the first event). */
+  after?: number;
+  signal?: AbortSignal;
+  /** Reconnect (with Last-Event-ID) when the connection drops; default true. */
+  reconnect?: boolean;
+  /** Delay before a reconnect when the server sent no `retry:` (ms). */
+  retryMs?: number;
+}
+
+export function createClient(opts: ClientOptions) {
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const doFetch = opts.fetch ?? fetch;
+
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: T; headers: Headers }> {
+    const h: Record<string, string> = { authorization: `Bearer ${opts.key}`, accept: 'application/json', ...headers };
+    if (body !== undefined) h['content-type'] = 'application/json';
+    const res = await doFetch(base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) {
+      const e = (parsed ?? {}) as { error?: string; code?: string; details?: { message: string; path?: string }[] };
+      const retry = res.headers.get('retry-after');
+      throw new ApiError(
+        res.status,
+        e.code ?? `http_${res.status}`,
+        e.error ?? (text.slice(0, 200) || res.statusText),
+        e.details ?? [],
+        res.headers.get('x-request-id'),
+        retry && /^\d+$/.test(retry) ? Number(retry) : null,
+      );
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  const jobPath = (projectId: string, id?: string) => `/v2/agent/${encodeURIComponent(projectId)}/job${id ? `/${encodeURIComponent(id)}` : ''}`;
+  const idem = (key?: string): Record<string, string> => (key ? { 'idempotency-key': key } : {});
+
+  return {
+    async createJob(projectId: string, input: CreateJobInput, o: { idempotencyKey?: string } = {}): Promise<Job> {
+      return (await call<Job>('POST', jobPath(projectId), input, idem(o.idempotencyKey))).body;
+    },
+
+    async getJob(projectId: string, id: string): Promise<Job> {
+      return (await call<Job>('GET', jobPath(projectId, id))).body;
+    },
+
+    async sendMessage(projectId: string, id: string, prompt: string, o: { idempotencyKey?: string } = {}): Promise<Job> {
+      return (await call<Job>('POST', `${jobPath(projectId, id)}/message`, { prompt }, idem(o.idempotencyKey))).body;
+    },
+
+    async listJobs(projectId: string, q: { status?: JobStatus; limit?: number; cursor?: string } = {}): Promise<JobList> {
+      const qs = new URLSearchParams();
+      if (q.status) qs.set('status', q.status);
+      if (q.limit !== undefined) qs.set('limit', String(q.limit));
+      if (q.cursor) qs.set('cursor', q.cursor);
+      const s = qs.toString();
+      return (await call<JobList>('GET', `/v2/agent/${encodeURIComponent(projectId)}/jobs${s ? `?${s}` : ''}`)).body;
+    },
+
+    async archiveJob(projectId: string, id: string): Promise<Job> {
+      return (await call<Job>('POST', `${jobPath(projectId, id)}/archive`)).body;
+    },
+
+    /** Stored events after `after` (one page; `hasMore` says to ask again from the last seq). */
+    async events(projectId: string, id: string, q: { after?: number } = {}): Promise<{ events: JobEvent[]; hasMore: boolean }> {
+      return (await call<{ events: JobEvent[]; hasMore: boolean }>('GET', `${jobPath(projectId, id)}/events?after=${q.after ?? 0}`)).body;
+    },
+
+    /**
+     * Live events over SSE, each exactly once and in order: on a dropped connection it reconnects with
+     * Last-Event-ID. Ends when `signal` aborts (or, with reconnect: false, when the connection ends).
+     */
+    async *streamEvents(projectId: string, id: string, o: StreamOptions = {}): AsyncGenerator<JobEvent> {
+      let last = o.after ?? 0;
+      let retryMs = o.retryMs ?? 1000;
+      const reconnect = o.reconnect ?? true;
+      for (;;) {
+        if (o.signal?.aborted) return;
+        let res: Response;
+        try {
+          res = await doFetch(`${base}${jobPath(projectId, id)}/events`, {
+            headers: { authorization: `Bearer ${opts.key}`, accept: 'text/event-stream', 'last-event-id': String(last) },
+            ...(o.signal ? { signal: o.signal } : {}),
+          });
+        } catch (err) {
+          if (o.signal?.aborted) return;
+          if (!reconnect) throw err;
+          await sleep(retryMs, o.signal);
+          continue;
+        }
+        if (!res.ok) {
+          const text = await res.text();
+          let e: { error?: string; code?: string } = {};
+          try {
+            e = JSON.parse(text) as typeof e;
+          } catch {
+            // not JSON
+          }
+          // 4xx will not get better by retrying.
+          if (res.status < 500 || !reconnect)
+            throw new ApiError(res.status, e.code ?? `http_${res.status}`, e.error ?? res.statusText, [], res.headers.get('x-request-id'));
+          await sleep(retryMs, o.signal);
+          continue;
+        }
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+            for (const msg of parser.push(decoder.decode(chunk, { stream: true }))) {
+              if (msg.retry !== undefined) retryMs = msg.retry;
+              if (!msg.data) continue;
+              const ev = JSON.parse(msg.data) as JobEvent;
+              if (ev.seq <= last) continue; // never twice
+              last = ev.seq;
+              yield ev;
+            }
+          }
+        } catch (err) {
+          if (o.signal?.aborted) return;
+          if (!reconnect) throw err;
+        }
+        if (!reconnect || o.signal?.aborted) return;
+        await sleep(retryMs, o.signal);
+      }
+    },
+  };
+}
+
+export type InkwellClient = ReturnType<typeof createClient>;
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Settled: a client waiting for the job may stop (until a follow-up message). */
+export function isSettled(job: Pick<Job, 'status'>): boolean {
+  return job.status !== 'active';
+}
