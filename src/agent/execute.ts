@@ -172,7 +172,7 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         authorEmail: config.agent.gitAuthorEmail,
       });
       if (commitSha) {
-        await pushBranch(ws, input.branch);
+        await pushBranch(ws, input.branch, signal);
         await emit('commit', { sha: commitSha, branch: input.branch, message: change.title });
         log.info({ commitSha }, 'agent run: pushed');
       }

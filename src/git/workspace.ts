@@ -82,6 +82,22 @@ async function ensureMirror(mirror: string, url: string, run: Workspace['git']):
   await run(['config', 'remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*']);
 }
 
+/**
+ * Removes ref and config lock files a killed git (an aborted run) may have left in the mirror. Only
+ * called while holding the mirror lock, under which every ref-changing command of the mirror runs.
+ */
+async function clearStaleLocks(mirror: string): Promise<void> {
+  for (const name of ['packed-refs.lock', 'config.lock', 'shallow.lock', 'HEAD.lock', 'FETCH_HEAD.lock']) {
+    await fs.rm(path.join(mirror, name), { force: true });
+  }
+  const entries = await fs.readdir(path.join(mirror, 'refs'), { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    // parentPath (Node ≥ 20.12), path on older 20.x.
+    const dir = e.parentPath ?? (e as unknown as { path: string }).path;
+    if (e.isFile() && e.name.endsWith('.lock')) await fs.rm(path.join(dir, e.name), { force: true });
+  }
+}
+
 async function dropWorktree(mirror: string, dir: string, run: Workspace['git']): Promise<void> {
   if (await exists(dir)) {
     await run(['worktree', 'remove', '--force', '--force', dir], { okCodes: [128, 1] }).catch(() => undefined);
@@ -106,6 +122,7 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
     mirror,
     async () => {
       await ensureMirror(mirror, remoteUrl(input.repository, config), run);
+      await clearStaleLocks(mirror);
       await run(['fetch', '--prune', '--no-tags', '--quiet', 'origin']);
       const baseSha = await revParse(run, `refs/remotes/origin/${input.ref}`);
       if (!baseSha) throw new GitError(`base ref "${input.ref}" does not exist in the repository`, null, '');
@@ -143,9 +160,12 @@ export async function commitAll(ws: Workspace, input: CommitInput): Promise<stri
   return (await ws.git(['rev-parse', 'HEAD'], { cwd: ws.dir })).stdout.trim();
 }
 
-/** Pushes the worktree's HEAD to refs/heads/<branch> on the remote (a fast-forward; never forced). */
-export async function pushBranch(ws: Workspace, branch: string): Promise<void> {
-  await ws.git(['push', '--quiet', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir });
+/**
+ * Pushes the worktree's HEAD to refs/heads/<branch> on the remote (a fast-forward; never forced).
+ * Under the mirror lock: the push updates the mirror's remote-tracking ref.
+ */
+export async function pushBranch(ws: Workspace, branch: string, signal?: AbortSignal): Promise<void> {
+  await withLock(ws.mirror, () => ws.git(['push', '--quiet', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir }), { signal });
 }
 
 /** Number of commits the pushed branch has on top of the base ref (0 when the branch does not exist). */

@@ -76,6 +76,17 @@ describe('workspace', () => {
     expect(await commitAll(second, { message: 'nothing', ...author })).toBeNull();
   });
 
+  it('lock files left by a killed git in the mirror do not break the next run', async () => {
+    const ws = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/l', jobId: 'job_l' });
+    fs.writeFileSync(path.join(ws.mirror, 'refs', 'remotes', 'origin', 'main.lock'), '');
+    fs.writeFileSync(path.join(ws.mirror, 'packed-refs.lock'), '');
+    const { pushCommit } = await import('../helpers/git.ts');
+    const moved = pushCommit(repo, 'main', { files: { 'new.md': 'new\n' } });
+    const again = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/l', jobId: 'job_l' });
+    expect(again.baseSha).toBe(moved);
+    expect(fs.readFileSync(path.join(again.dir, 'new.md'), 'utf8')).toBe('new\n');
+  });
+
   it('removeWorktree deletes the worktree and its registration; safe when absent', async () => {
     const ws = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/d', jobId: 'job_d' });
     await removeWorktree(config, 'job_d');
