@@ -104,6 +104,26 @@ async function migrationSchema(db: Database): Promise<{ migrationTableSchema?: s
   return { migrationTableSchema: schema };
 }
 
+/**
+ * Kysely takes no migration lock on SQLite (it assumes one connection), so two processes starting on a
+ * fresh file at once (`serve` and a CLI command) would both run 0001 and one would fail. On SQLite the
+ * whole run happens inside BEGIN IMMEDIATE: the second process waits (busy_timeout), then finds
+ * everything applied. It also makes a failed run roll back as a whole.
+ */
+async function withSqliteWriteLock<T extends { error?: unknown }>(db: Database, run: () => Promise<T>): Promise<T> {
+  if (db.caps.name !== 'sqlite') return run();
+  await sql`begin immediate`.execute(db.kysely);
+  let result: T;
+  try {
+    result = await run();
+  } catch (err) {
+    await sql`rollback`.execute(db.kysely);
+    throw err;
+  }
+  await sql.raw(result.error ? 'rollback' : 'commit').execute(db.kysely);
+  return result;
+}
+
 /** Applies every pending migration. Idempotent; safe to run from several processes at once on PostgreSQL. */
 export async function migrate(db: Database): Promise<string[]> {
   const provider: MigrationProvider = {
@@ -114,7 +134,7 @@ export async function migrate(db: Database): Promise<string[]> {
     },
   };
   const migrator = new Migrator({ db: db.kysely, provider, ...(await migrationSchema(db)) });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await withSqliteWriteLock(db, () => migrator.migrateToLatest());
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
