@@ -7,8 +7,8 @@ import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
 import { type LoadResult, load, startBareServer } from './lib/load.ts';
 import { environment, writeResults } from './lib/results.ts';
-import { round } from './lib/stats.ts';
 import { type Backend, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
+import { round } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
