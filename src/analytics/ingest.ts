@@ -182,37 +182,49 @@ export function createIngestService(deps: IngestDeps) {
 
       const ord = await projectOrd(projectId);
       const cache = cacheFor(ord);
-      // Ids known now are copied out: other batches may evict them from the LRU while this one awaits.
-      const pathIds = new Map<string, number>();
-      const visitorOrds = new Map<string, number>();
-      const pathMiss = new Set<string>();
-      const visitorMiss = new Set<string>();
-      for (const p of ok) {
-        if (!pathIds.has(p.path)) {
-          const id = cache.paths.get(p.path);
-          if (id === undefined) pathMiss.add(p.path);
-          else pathIds.set(p.path, id);
-        }
-        if (!visitorOrds.has(p.vkey)) {
-          const o = cache.visitors.get(p.vkey);
-          if (o === undefined) visitorMiss.add(p.vkey);
-          else visitorOrds.set(p.vkey, o);
-        }
-      }
-
       let newPaths = new Map<string, number>();
       let newVisitors = new Map<string, number>();
       let inserted = 0;
       await deps.db.kysely.transaction().execute(async (trx) => {
+        // Imported lines stored before are dropped whole (raw event and daily visit), so that a re-import
+        // after a settings change (e.g. visitor-id rotation) cannot add visits without raw events.
+        let todo = ok;
+        const withKeys = ok.filter((p) => p.dedupKey !== null).map((p) => p.dedupKey as string);
+        if (withKeys.length > 0) {
+          const existing = new Set<string>();
+          for (const chunk of chunkRows(withKeys, 1, deps.db.caps.maxParams - 1, 5000)) {
+            for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) existing.add(k);
+          }
+          if (existing.size > 0) todo = ok.filter((p) => p.dedupKey === null || !existing.has(p.dedupKey));
+        }
+        if (todo.length === 0) return;
+
+        // Ids known now are copied out: other batches may evict them from the LRU while this one awaits.
+        const pathIds = new Map<string, number>();
+        const visitorOrds = new Map<string, number>();
+        const pathMiss = new Set<string>();
+        const visitorMiss = new Set<string>();
+        for (const p of todo) {
+          if (!pathIds.has(p.path)) {
+            const id = cache.paths.get(p.path);
+            if (id === undefined) pathMiss.add(p.path);
+            else pathIds.set(p.path, id);
+          }
+          if (!visitorOrds.has(p.vkey)) {
+            const o = cache.visitors.get(p.vkey);
+            if (o === undefined) visitorMiss.add(p.vkey);
+            else visitorOrds.set(p.vkey, o);
+          }
+        }
         newPaths = await resolvePaths(trx, ord, pathMiss);
         newVisitors = await resolveVisitors(trx, ord, visitorMiss);
         const pathId = (p: string) => (pathIds.get(p) ?? newPaths.get(p)) as number;
         const visitorOrd = (k: string) => (visitorOrds.get(k) ?? newVisitors.get(k)) as number;
 
-        const rows: BulkRow[] = new Array(ok.length);
+        const rows: BulkRow[] = new Array(todo.length);
         const visits = new Map<string, number[]>();
-        for (let i = 0; i < ok.length; i++) {
-          const p = ok[i] as Prepared;
+        for (let i = 0; i < todo.length; i++) {
+          const p = todo[i] as Prepared;
           const pid = pathId(p.path);
           const vord = visitorOrd(p.vkey);
           // EVENT_TABLE column order.

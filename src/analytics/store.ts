@@ -201,6 +201,13 @@ export const analyticsStore = {
       .execute();
   },
 
+  /** Which of these dedup keys are already stored for the project. */
+  async selectExistingDedupKeys(db: Q, projectOrd: number, keys: string[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const rows = await db.selectFrom('analytics_events').select('dedup_key').where('project_ord', '=', projectOrd).where('dedup_key', 'in', keys).execute();
+    return rows.map((r) => r.dedup_key as string);
+  },
+
   async countEvents(db: Q, projectOrd: number): Promise<number> {
     const r = await db
       .selectFrom('analytics_events')

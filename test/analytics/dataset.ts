@@ -46,6 +46,10 @@ export interface GenEvent {
   truth: Truth;
   /** The same event as a combined-format access-log line (no visitorId / Accept in that format). */
   logLine: string;
+  /** What the log line alone says (identity from IP + UA, no Accept header). */
+  logTruth: Truth;
+  /** The event the log line describes, as it would be sent to the API. */
+  logWire: WireEvent;
 }
 
 const HUMAN_UAS = [
@@ -144,10 +148,14 @@ export function generate(opts: DatasetOptions): GenEvent[] {
       ...(method !== undefined ? { method } : {}),
     };
     const truthPath = asset ? (s.path as string) : page;
+    const logCls: Truth['cls'] = v.kind === 'crawler' ? 'crawler' : v.kind === 'ai' ? 'ai' : s.markdown ? 'ai' : 'human';
+    const secondMs = Math.floor(ts / 1000) * 1000;
     out.push({
       wire,
       truth: { day: Math.floor(ts / DAY_MS), path: truthPath, cls, qualifying, visitor: v.visitorId ? `v:${v.visitorId}` : `${v.ip}|${v.ua}` },
       logLine: combinedLine(v.ip, ts, method ?? 'GET', s.raw, status ?? 200, v.ua),
+      logTruth: { day: Math.floor(ts / DAY_MS), path: truthPath, cls: logCls, qualifying, visitor: `${v.ip}|${v.ua}` },
+      logWire: { path: s.raw, timestamp: new Date(secondMs).toISOString(), userAgent: v.ua, ip: v.ip, method: method ?? 'GET', status: status ?? 200 },
     });
   }
   return out;

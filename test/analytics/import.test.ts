@@ -1,0 +1,193 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importFile, OccurrenceCounter } from '../../src/analytics/import.ts';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
+import { describeEachDialect, tempDir } from '../helpers/db.ts';
+import { sendEvents, walk } from './api.ts';
+import { expectedViews, expectedVisitors, type GenEvent, generate } from './dataset.ts';
+
+const run = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, '../../bin/inkwell.js');
+
+async function cli(env: Record<string, string>, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, timeout: 60_000 });
+}
+
+describeEachDialect('analytics import and reclassify', (dialect) => {
+  let t: TestApp;
+  let viaImport: Seeded;
+  let viaApi: Seeded;
+  let data: GenEvent[];
+  let dir: string;
+  let logFile: string;
+
+  beforeAll(async () => {
+    t = await startTestApp(dialect);
+    viaImport = await t.seed({ name: 'imported' });
+    viaApi = await t.seed({ name: 'sent' });
+    data = generate({ seed: 11, events: 900, days: 6 });
+    // A few identical lines repeated on purpose: the same client fetching the same page in the same second.
+    const order = data.flatMap((d, i) => (i === 3 || i === 50 ? [d, d] : i === 51 ? [d, d, d] : [d]));
+    const lines = order.map((d) => d.logLine);
+    data = order;
+    dir = tempDir('inkwell-import-');
+    logFile = path.join(dir, 'access.log');
+    fs.writeFileSync(logFile, `${lines.join('\n')}\nthis is not a log line\n\n`);
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a combined log imported with the CLI gives the same counts as the same events sent to the API; a second import adds nothing', async () => {
+    const first = await cli(t.testDb.env, ['analytics', 'import', '--project', viaImport.project.id, '--format', 'combined', '--json', logFile]);
+    const stats = JSON.parse(first.stdout).files[0].stats;
+    expect(stats.lines).toBe(data.length + 1);
+    expect(stats.unparseable).toBe(1);
+    expect(stats.inserted).toBe(data.length);
+
+    await sendEvents(
+      t,
+      viaApi.adminKey,
+      viaApi.project.id,
+      data.map((d) => d.logWire),
+    );
+
+    const truths = data.map((d) => d.logTruth);
+    for (const [fromDay, toDay, query] of [
+      [null, null, {}],
+      [Math.floor(Date.UTC(2026, 2, 2) / 86_400_000), Math.floor(Date.UTC(2026, 2, 5) / 86_400_000), { dateFrom: '2026-03-02', dateTo: '2026-03-05' }],
+    ] as [number | null, number | null, Record<string, string>][]) {
+      const imported = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', query, 250);
+      const sent = await walk(t, viaApi.adminKey, viaApi.project.id, 'visitors', query, 250);
+      expect(imported).toEqual(sent);
+      expect(imported).toEqual(expectedVisitors(truths, fromDay, toDay));
+      const importedViews = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', query, 250);
+      expect(importedViews).toEqual(await walk(t, viaApi.adminKey, viaApi.project.id, 'views', query, 250));
+      expect(importedViews).toEqual(expectedViews(truths, fromDay, toDay));
+    }
+
+    const before = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
+    const second = await cli(t.testDb.env, ['analytics', 'import', '--project', viaImport.project.id, '--json', logFile]);
+    const again = JSON.parse(second.stdout).files[0].stats;
+    expect(again.inserted).toBe(0);
+    expect(again.accepted).toBe(data.length);
+    expect(await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250)).toEqual(before);
+  });
+
+  it('a log that grew since the last import adds only its new lines; JSON lines import too', async () => {
+    const svc = createAnalyticsService(t.ctx);
+    const p = await t.seed({ name: 'growing' });
+    const more = generate({ seed: 12, events: 120, days: 3 });
+    const file = path.join(dir, 'grow.log');
+    fs.writeFileSync(
+      file,
+      `${more
+        .slice(0, 80)
+        .map((d) => d.logLine)
+        .join('\n')}\n`,
+    );
+    const a = await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file, batchSize: 25 });
+    expect(a.inserted).toBe(80);
+    fs.appendFileSync(
+      file,
+      `${more
+        .slice(80)
+        .map((d) => d.logLine)
+        .join('\n')}\n`,
+    );
+    const b = await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file, batchSize: 25 });
+    expect(b.inserted).toBe(40);
+    expect(b.accepted).toBe(120);
+
+    const jsonl = path.join(dir, 'events.jsonl');
+    fs.writeFileSync(jsonl, `${more.map((d) => JSON.stringify(d.wire)).join('\n')}\n{"path": 5}\n`);
+    const j = await importFile(svc.ingest, { projectId: viaApi.project.id, format: 'jsonl', file: jsonl });
+    expect(j.inserted).toBe(120);
+    expect(j.unparseable + j.rejected).toBe(1);
+    const j2 = await importFile(svc.ingest, { projectId: viaApi.project.id, format: 'jsonl', file: jsonl });
+    expect(j2.inserted).toBe(0);
+  });
+
+  it('`analytics visitors` walks every page through the API', async () => {
+    const env = { INKWELL_URL: t.baseUrl, INKWELL_API_KEY: viaImport.adminKey };
+    const expected = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', { dateFrom: '2026-03-02' }, 250);
+    const json = await cli(env, ['analytics', 'visitors', '--project', viaImport.project.id, '--from', '2026-03-02', '--format', 'json', '--page-size', '4']);
+    expect(JSON.parse(json.stdout)).toEqual({ totals: expected.totals, visitors: expected.rows });
+  });
+
+  it('reclassify restores classes and daily visits after stored classes went wrong', async () => {
+    const svc = createAnalyticsService(t.ctx);
+    const before = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', {}, 250);
+    const beforeViews = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
+    // Simulate a rules change: every stored event becomes a "human" qualifying view, and the daily visits are rebuilt from that.
+    const ord = (await t.ctx.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', viaImport.project.id).executeTakeFirstOrThrow())
+      .ord;
+    await t.ctx.db.kysely
+      .updateTable('analytics_events')
+      .set({ class: 'human', category: null, rule: 'old-rule', qualifying: 1 })
+      .where('project_ord', '=', ord)
+      .execute();
+    await t.ctx.db.kysely.deleteFrom('analytics_daily_visits').where('project_ord', '=', ord).execute();
+    await t.ctx.db.kysely
+      .updateTable('analytics_projects')
+      .set((eb) => ({ version: eb('version', '+', 1) }))
+      .where('ord', '=', ord)
+      .execute();
+    const broken = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
+    expect(broken).not.toEqual(beforeViews);
+
+    const result = await svc.reclassify(viaImport.project.id);
+    expect(result.scanned).toBe(data.length);
+    expect(result.changed).toBe(data.length);
+    expect(await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', {}, 250)).toEqual(before);
+    expect(await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250)).toEqual(beforeViews);
+    // Nothing left to change.
+    expect((await svc.reclassify(viaImport.project.id)).changed).toBe(0);
+  });
+});
+
+describe('analytics CLI (one database is enough: these exercise argument handling and output)', () => {
+  let t: TestApp;
+  let p: Seeded;
+  beforeAll(async () => {
+    t = await startTestApp('sqlite');
+    p = await t.seed();
+    await sendEvents(t, p.adminKey, p.project.id, [
+      { path: '/a,b', timestamp: '2026-03-01T10:00:00Z', ip: '198.51.100.1', userAgent: 'Mozilla/5.0 Firefox/125.0' },
+      { path: '/c', timestamp: '2026-03-01T10:00:00Z', ip: '198.51.100.1', userAgent: 'Mozilla/5.0 Firefox/125.0' },
+      { path: '/c', timestamp: '2026-03-02T10:00:00Z', ip: '198.51.100.2', userAgent: 'Claude-User/1.0' },
+    ]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('`analytics visitors --format csv` quotes fields and lists every row; bad options fail with a clear message', async () => {
+    const env = { INKWELL_URL: t.baseUrl, INKWELL_API_KEY: p.adminKey };
+    const csv = await cli(env, ['analytics', 'visitors', '--project', p.project.id, '--format', 'csv', '--page-size', '1']);
+    expect(csv.stdout).toBe('path,human,ai,total\n/c,1,1,2\n"/a,b",1,0,1\n');
+    await expect(cli(env, ['analytics', 'import', '--project', p.project.id, '--format', 'xml', 'x.log'])).rejects.toMatchObject({
+      stderr: expect.stringMatching(/--format must be combined or jsonl/),
+    });
+  });
+
+  it('`project set --visitor-id-rotation` changes how visitors without a visitorId are identified', async () => {
+    const out = await cli(t.testDb.env, ['project', 'set', '--project', p.project.id, '--visitor-id-rotation', 'daily', '--json']);
+    expect(JSON.parse(out.stdout)).toEqual({ projectId: p.project.id, settings: { visitorIdRotation: 'daily' } });
+    const ev = (ts: string) => ({ path: '/r', timestamp: ts, ip: '198.51.100.7', userAgent: 'Mozilla/5.0 Firefox/125.0' });
+    await sendEvents(t, p.adminKey, p.project.id, [ev('2026-03-01T10:00:00Z'), ev('2026-03-01T20:00:00Z'), ev('2026-03-02T10:00:00Z')]);
+    const daily = await walk(t, p.adminKey, p.project.id, 'visitors', {}, 250);
+    // Same IP and user agent on two UTC days: two visitors with daily rotation (one with the default, none).
+    expect(daily.rows.find((r) => r.path === '/r')).toEqual({ path: '/r', human: 2, ai: 0, total: 2 });
+  });
+});
+
+it('occurrence counter numbers identical lines and forgets beyond its window', () => {
+  const c = new OccurrenceCounter(3);
+  expect([c.next('a'), c.next('a'), c.next('b'), c.next('a')]).toEqual([0, 1, 0, 2]);
+});
