@@ -1,0 +1,193 @@
+// Real worker processes (`node bin/inkwell.js serve --role worker`) against one database: a worker
+// killed with SIGKILL mid-run is replaced and the job completes with one pull request; two workers
+// sharing PostgreSQL run each of 20 jobs exactly once (counted at the model server and at git pushes).
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import type { Seeded } from '../helpers/app.ts';
+import { type DialectName, describeEachDialect, pgUrl } from '../helpers/db.ts';
+import { type BareRepo, commitsBetween, createBareRepo, insteadOfEnv, readBranchFile, tempDir } from '../helpers/git.ts';
+import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
+import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
+import { type ModelReply, type ModelServer, type RecordedModelRequest, startModelServer } from '../helpers/model-server.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/inkwell.js');
+const GITHUB_URL = 'https://github.com/acme/docs';
+const TOKEN = `ghp_${'Pr0cessT0ken'.repeat(3)}`;
+
+interface WorkerProcess {
+  proc: ChildProcess;
+  log(): string;
+  exited: Promise<number | null>;
+}
+
+/** The user prompt of a chat request and whether a tool already answered in this turn. */
+function turnOf(req: RecordedModelRequest): { prompt: string; toolAnswered: boolean } {
+  const msgs = (req.body?.messages ?? []) as { role: string; content: unknown }[];
+  let i = msgs.length - 1;
+  while (i >= 0 && msgs[i]!.role !== 'user') i--;
+  const c = msgs[i]?.content;
+  const prompt = typeof c === 'string' ? c : JSON.stringify(c);
+  return { prompt, toolAnswered: msgs.slice(i + 1).some((m) => m.role === 'tool') };
+}
+
+describeEachDialect('worker processes', (dialect: DialectName) => {
+  let t: JobsTestApp | null = null;
+  let repo: BareRepo;
+  let model: ModelServer;
+  let github: GitHubServer;
+  let s: Seeded;
+  const workers: WorkerProcess[] = [];
+  const pushLog = () => path.join(repo.dir, 'pushes.log');
+
+  async function setup(reply: (req: RecordedModelRequest, index: number) => ModelReply) {
+    repo = createBareRepo({ files: { 'README.md': '# Acme docs\n', 'docs/intro.mdx': '# Intro\n\nHello from Acme.\n' } });
+    // Count pushes at the remote: one line per updated ref.
+    fs.writeFileSync(path.join(repo.dir, 'hooks', 'post-receive'), `#!/bin/sh\nwhile read old new ref; do echo "$ref $new" >> "${pushLog()}"; done\n`, {
+      mode: 0o755,
+    });
+    model = await startModelServer([], { fallback: reply });
+    github = await startGitHubServer({ token: TOKEN });
+    t = await startJobsApp(dialect, {}, { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl });
+    s = await t.seed({ repository: GITHUB_URL, ref: 'main' });
+  }
+
+  function startWorkerProcess(extra: Record<string, string> = {}): WorkerProcess {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...t!.testDb.env,
+      // Each worker its own data directory (as on another machine) — except that the embedded SQLite
+      // database lives in the data directory, so SQLite workers share it.
+      ...(t!.testDb.env.DATABASE_URL ? { INKWELL_DATA_DIR: tempDir('inkwell-worker-') } : {}),
+      INKWELL_MODEL: 'openai-compatible/test-model',
+      OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
+      GITHUB_API_URL: github.apiUrl,
+      GITHUB_TOKEN: TOKEN,
+      INKWELL_LEASE_MS: '1500',
+      INKWELL_POLL_INTERVAL_MS: '50',
+      INKWELL_MODEL_MAX_RETRIES: '0',
+      LOG_LEVEL: 'info',
+      INKWELL_LOG_PRETTY: '0',
+      ...insteadOfEnv({ [GITHUB_URL]: repo.dir }, {}),
+      ...extra,
+    };
+    const proc = spawn(process.execPath, [BIN, 'serve', '--role', 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    proc.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+    const w = { proc, log: () => out, exited };
+    workers.push(w);
+    return w;
+  }
+
+  afterEach(async () => {
+    for (const w of workers.splice(0)) {
+      if (w.proc.exitCode === null && w.proc.signalCode === null) {
+        w.proc.kill('SIGKILL');
+        await w.exited;
+      }
+    }
+    await t?.close();
+    t = null;
+    await model?.close();
+    await github?.close();
+    repo?.cleanup();
+  });
+
+  it('kill -9 of a worker mid-run: a second worker waits for the lease, resumes the turn, one pull request', async () => {
+    let hung = false;
+    await setup((req) => {
+      const { toolAnswered } = turnOf(req);
+      if (!toolAnswered)
+        return { toolCalls: [{ name: 'edit_file', args: { path: 'docs/intro.mdx', old_string: 'Hello from Acme.', new_string: 'Welcome to Acme.' } }] };
+      if (!hung) {
+        hung = true; // the first worker's second request never gets an answer
+        return { hang: true };
+      }
+      return { text: 'Reword the intro greeting' };
+    });
+    const w1 = startWorkerProcess();
+    const c = await t!.request('POST', `/v2/agent/${s.project.id}/job`, { key: s.adminKey, body: { prompt: 'Reword the intro' } });
+    await waitFor(async () => model.openConnections() === 1, 30_000);
+    expect(model.requests).toHaveLength(2);
+
+    // A second worker while the first is alive and renewing: it must not touch the job.
+    const w2 = startWorkerProcess();
+    await waitFor(async () => w2.log().includes('inkwell started'), 30_000);
+    await new Promise((r) => setTimeout(r, 2500)); // longer than the lease: renewals keep it
+    expect(model.requests).toHaveLength(2);
+
+    w1.proc.kill('SIGKILL');
+    expect(await w1.exited).toBeNull();
+    const job = await waitForStatus(t!, s.adminKey, s.project.id, c.body.id, ['completed', 'failed'], 30_000);
+    expect(job.status).toBe('completed');
+    expect(github.pulls).toHaveLength(1);
+    expect(job.prLink).toBe(github.htmlUrl(github.pulls[0]!));
+    expect(readBranchFile(repo, job.branch, 'docs/intro.mdx')).toBe('# Intro\n\nWelcome to Acme.\n');
+    expect(commitsBetween(repo, 'main', job.branch)).toHaveLength(1);
+    expect(model.requests).toHaveLength(4); // 2 by the killed worker, 2 by the one that resumed
+    const turns = await t!.ctx.db.kysely.selectFrom('job_turns').selectAll().where('job_id', '=', c.body.id).execute();
+    expect(turns.map((x) => [x.status, Number(x.attempts)])).toEqual([['done', 2]]);
+    const events = (await t!.request('GET', `/v2/agent/${s.project.id}/job/${c.body.id}/events`, { key: s.adminKey })).body.events;
+    expect(events.filter((e: { type: string; data: any }) => e.type === 'status' && e.data.phase === 'running').map((e: any) => e.data.attempt)).toEqual([
+      1, 2,
+    ]);
+
+    // SIGTERM: graceful stop, exit 0.
+    w2.proc.kill('SIGTERM');
+    expect(await w2.exited).toBe(0);
+  }, 90_000);
+
+  it.skipIf(dialect !== 'postgres' || !pgUrl())(
+    'two worker processes on one PostgreSQL, 20 jobs: each runs exactly once (model requests and pushes counted)',
+    async () => {
+      await setup((req) => {
+        const { prompt, toolAnswered } = turnOf(req);
+        const n = /page (\d+)/.exec(prompt)?.[1] ?? 'x';
+        return toolAnswered
+          ? { text: `Add page ${n}` }
+          : { toolCalls: [{ name: 'write_file', args: { path: `docs/page-${n}.mdx`, content: `# Page ${n}\n` } }] };
+      });
+      startWorkerProcess({ INKWELL_WORKER_CONCURRENCY: '2' });
+      startWorkerProcess({ INKWELL_WORKER_CONCURRENCY: '2' });
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r = await t!.request('POST', `/v2/agent/${s.project.id}/job`, { key: s.adminKey, body: { prompt: `Create page ${i}` } });
+        expect(r.status).toBe(201);
+        ids.push(r.body.id);
+      }
+      await waitFor(
+        async () => {
+          const r = await t!.request('GET', `/v2/agent/${s.project.id}/jobs?status=active&limit=100`, { key: s.adminKey });
+          return r.body.jobs.length === 0;
+        },
+        80_000,
+        200,
+      );
+      const list = await t!.request('GET', `/v2/agent/${s.project.id}/jobs?limit=100`, { key: s.adminKey });
+      expect(list.body.jobs.map((j: { status: string }) => j.status)).toEqual(Array(20).fill('completed'));
+      // Model: exactly two requests per job (tool call, then final text).
+      const perPrompt = new Map<string, number>();
+      for (const req of model.requests) perPrompt.set(turnOf(req).prompt, (perPrompt.get(turnOf(req).prompt) ?? 0) + 1);
+      expect(perPrompt.size).toBe(20);
+      expect([...perPrompt.values()]).toEqual(Array(20).fill(2));
+      // Git: exactly one push per job branch; one pull request per job.
+      const pushes = fs.readFileSync(pushLog(), 'utf8').trim().split('\n');
+      expect(pushes).toHaveLength(20);
+      expect(new Set(pushes.map((l) => l.split(' ')[0])).size).toBe(20);
+      expect(github.pulls).toHaveLength(20);
+      for (const j of list.body.jobs) expect(j.prLink).toBe(github.htmlUrl(github.pulls.find((p) => p.head === j.branch)!));
+      // Both workers took part.
+      const logs = workers.map((w) => w.log());
+      for (const l of logs) expect(l).toContain('run completed');
+    },
+    120_000,
+  );
+});
