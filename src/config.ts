@@ -19,6 +19,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** On SIGTERM/SIGINT, how long in-flight requests may take before their connections are closed. */
   shutdownTimeoutMs: number;
+  /**
+   * Behind a reverse proxy: which X-Forwarded-For hops to trust for `request.ip` (visitor identity).
+   * false (default: the socket address), true (trust all), a hop count, or addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string[];
   rateLimits: {
     /** Job create + message, per project. */
     jobs: RateLimitRule;
@@ -159,6 +164,21 @@ function durations(env: Env, name: string, def: string): number[] {
   return out;
 }
 
+/** `true`/`false`, a hop count, or a comma-separated list of IP addresses / CIDR ranges. */
+function trustProxy(env: Env, name: string): boolean | number | string[] {
+  const v = str(env, name);
+  if (v === undefined || /^(false|no|off)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  const list = v.split(',').map((x) => x.trim());
+  for (const x of list) {
+    if (!/^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/.test(x)) {
+      throw new ConfigError(name, `must be true, false, a hop count, or comma-separated IP addresses/CIDR ranges (got ${JSON.stringify(x)})`);
+    }
+  }
+  return list;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -182,6 +202,7 @@ export function loadConfig(env: Env = process.env): Config {
     logPretty: bool(env, 'INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY)),
     bodyLimitBytes: 1024 * 1024,
     shutdownTimeoutMs: int(env, 'INKWELL_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 3_600_000),
+    trustProxy: trustProxy(env, 'INKWELL_TRUST_PROXY'),
     rateLimits: {
       jobs: rate(env, 'INKWELL_RATE_LIMIT_JOBS', '100/1h'),
       analyticsRead: rate(env, 'INKWELL_RATE_LIMIT_ANALYTICS_READ', '600/1h'),

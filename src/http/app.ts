@@ -172,6 +172,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : crypto.randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false } },
+    // One static type for Fastify's overloads (boolean | hop count | address list are all accepted).
+    trustProxy: ctx.config.trustProxy as boolean,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler,

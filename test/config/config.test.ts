@@ -39,6 +39,7 @@ describe('loadConfig', () => {
     expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3 });
     expect(c.hosts).toEqual({ githubToken: undefined, githubApiUrl: 'https://api.github.com', gitlabToken: undefined, gitlabUrl: 'https://gitlab.com' });
     expect(c.webhooks.allowPrivate).toBe(false);
+    expect(c.trustProxy).toBe(false);
     // Empty strings count as unset.
     expect(loadConfig({ PORT: '', HOST: '', LOG_LEVEL: '' }).port).toBe(3000);
   });
@@ -81,6 +82,10 @@ describe('loadConfig', () => {
     ['GITLAB_TOKEN', 'glpat-x', (c) => c.hosts.gitlabToken, 'glpat-x'],
     ['GITLAB_URL', 'https://gitlab.example.com', (c) => c.hosts.gitlabUrl, 'https://gitlab.example.com'],
     ['INKWELL_ALLOW_PRIVATE_WEBHOOKS', '1', (c) => c.webhooks.allowPrivate, true],
+    ['INKWELL_TRUST_PROXY', 'true', (c) => c.trustProxy, true],
+    ['INKWELL_TRUST_PROXY', 'off', (c) => c.trustProxy, false],
+    ['INKWELL_TRUST_PROXY', '2', (c) => c.trustProxy, 2],
+    ['INKWELL_TRUST_PROXY', '10.0.0.0/8, 127.0.0.1,::1,loopback', (c) => c.trustProxy, ['10.0.0.0/8', '127.0.0.1', '::1', 'loopback']],
   ];
   for (const [name, value, read, expected] of cases) {
     it(`parses ${name}=${value}`, () => {
@@ -109,6 +114,7 @@ describe('loadConfig', () => {
     ['INKWELL_WORKER_CONCURRENCY', 'many', /INKWELL_WORKER_CONCURRENCY/],
     ['INKWELL_SHUTDOWN_TIMEOUT_MS', 'soon', /INKWELL_SHUTDOWN_TIMEOUT_MS/],
     ['HOST', 'my host', /HOST must be a host name/],
+    ['INKWELL_TRUST_PROXY', 'nginx', /INKWELL_TRUST_PROXY must be true, false, a hop count/],
   ];
   for (const [name, value, message] of bad) {
     it(`rejects ${name}=${value} with a ConfigError naming the variable`, () => {
