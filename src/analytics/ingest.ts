@@ -186,6 +186,11 @@ export function createIngestService(deps: IngestDeps) {
       let newVisitors = new Map<string, number>();
       let inserted = 0;
       await deps.db.kysely.transaction().execute(async (trx) => {
+        // The version bump is the first statement on purpose: it takes the write lock at once. On SQLite a
+        // transaction that read first and writes later fails (SQLITE_BUSY) when another process committed in
+        // between; one that writes first simply waits its turn (busy_timeout). On PostgreSQL it orders
+        // concurrent batches of one project, so their dictionary and visit inserts cannot deadlock.
+        await store.bumpVersion(trx, ord);
         // Imported lines stored before are dropped whole (raw event and daily visit), so that a re-import
         // after a settings change (e.g. visitor-id rotation) cannot add visits without raw events.
         let todo = ok;
@@ -264,7 +269,6 @@ export function createIngestService(deps: IngestDeps) {
             (a[4] as number) - (b[4] as number),
         );
         await store.bulkInsertVisits(bulk, trx, visitRows);
-        if (inserted > 0) await store.bumpVersion(trx, ord);
       });
       for (const [k, v] of newPaths) cache.paths.set(k, v);
       for (const [k, v] of newVisitors) cache.visitors.set(k, v);

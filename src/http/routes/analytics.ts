@@ -238,7 +238,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
           tags: ['Analytics'],
           summary: 'Collect page views from the browser tracker',
           description:
-            'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, run Fastify with trustProxy so `request.ip` is the client). Ingest key only.',
+            'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only.',
           body: CollectBody,
           response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
         },

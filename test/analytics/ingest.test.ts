@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { testConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/index.ts';
+import { createProjectService } from '../../src/projects/service.ts';
+import { createProjectsStore } from '../../src/projects/store.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { DAY_MS, expectedVisitors, generate, START_MS } from './dataset.ts';
+
+function services(db: Database, dictionaryCacheEntries = 200_000) {
+  const projects = createProjectService(createProjectsStore(db.kysely));
+  const config = testConfig();
+  return { projects, svc: createAnalyticsService({ config: { analytics: { ...config.analytics, dictionaryCacheEntries } }, db, projects, now: Date.now }) };
+}
+
+const all = { walkId: 't', fromDay: null, toDay: null, offset: 0, limit: 250 };
+
+describeEachDialect('analytics ingest', (dialect) => {
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb(dialect);
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it('accepted events are durable when ingest resolves: another connection sees them at once', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const data = generate({ seed: 3, events: 300, days: 3 });
+    const r = await svc.ingest.ingest(
+      p.id,
+      data.map((d) => d.wire),
+      { source: 'api' },
+    );
+    expect(r).toEqual({ accepted: 300, inserted: 300, rejected: [] });
+    const other = t.reopen();
+    const seen = await other.kysely
+      .selectFrom('analytics_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(seen.n)).toBe(300);
+    const fresh = services(other).svc;
+    const page = await fresh.exporter.visitors({ projectId: p.id, ...all });
+    const expected = expectedVisitors(
+      data.map((d) => d.truth),
+      null,
+      null,
+    );
+    expect(page.totals).toEqual(expected.totals);
+  });
+
+  it('stores no raw IP address anywhere', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    await svc.ingest.ingest(p.id, [{ path: '/x', ip: '198.51.100.77', userAgent: 'Mozilla/5.0 Firefox/125.0' }], { source: 'api' });
+    for (const table of ['analytics_events', 'analytics_visitors', 'analytics_paths', 'analytics_daily_visits'] as const) {
+      const rows = await t.db.kysely.selectFrom(table).selectAll().execute();
+      expect(JSON.stringify(rows)).not.toContain('198.51.100.77');
+    }
+  });
+
+  it('tiny dictionary caches (constant eviction) and two services on separate connections agree on ids', async () => {
+    const a = services(t.db, 100);
+    const b = services(t.reopen(), 100);
+    const p = await a.projects.createProject({ name: 'd', repository: 'r' });
+    const data = generate({ seed: 5, events: 1200, days: 4, pages: 400, visitors: 500 });
+    const batches = [];
+    for (let i = 0; i < data.length; i += 150) batches.push(data.slice(i, i + 150).map((d) => d.wire));
+    // Alternate between the two "processes"; with concurrent writers (PostgreSQL) two batches are in flight at
+    // a time. (Two SQLite connections in one thread cannot wait for each other: busy_timeout blocks the thread.)
+    for (let i = 0; i < batches.length; i += 2) {
+      const first = a.svc.ingest.ingest(p.id, batches[i]!, { source: 'api' });
+      if (!t.db.caps.concurrentWriters) await first;
+      await Promise.all([first, batches[i + 1] ? b.svc.ingest.ingest(p.id, batches[i + 1]!, { source: 'api' }) : Promise.resolve()]);
+    }
+    const expected = expectedVisitors(
+      data.map((d) => d.truth),
+      null,
+      null,
+    );
+    const rows = [];
+    for (let offset = 0; ; offset += 250) {
+      const page = await a.svc.exporter.visitors({ projectId: p.id, ...all, offset });
+      expect(page.totals).toEqual(expected.totals);
+      rows.push(...page.rows);
+      if (!page.hasMore) break;
+    }
+    expect(rows).toEqual(expected.rows);
+    const dupes = await t.db.kysely
+      .selectFrom('analytics_paths')
+      .select(['path', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('path')
+      .having((eb) => eb.fn.countAll(), '>', 1)
+      .execute();
+    expect(dupes).toEqual([]);
+  });
+
+  it('a batch that fails rolls back whole and leaves no stale dictionary ids in the cache', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const ev = { path: '/brand-new', ip: '192.0.2.1', userAgent: 'Mozilla/5.0 Firefox/125.0', timestamp: new Date(START_MS).toISOString() };
+    await sql`alter table analytics_daily_visits rename to analytics_daily_visits_away`.execute(t.db.kysely);
+    await expect(svc.ingest.ingest(p.id, [ev], { source: 'api' })).rejects.toThrow();
+    await sql`alter table analytics_daily_visits_away rename to analytics_daily_visits`.execute(t.db.kysely);
+    expect(await t.db.kysely.selectFrom('analytics_paths').selectAll().execute()).toEqual([]);
+    expect(await t.db.kysely.selectFrom('analytics_events').selectAll().execute()).toEqual([]);
+    const r = await svc.ingest.ingest(p.id, [ev], { source: 'api' });
+    expect(r.inserted).toBe(1);
+    const page = await svc.exporter.visitors({ projectId: p.id, ...all });
+    expect(page.rows).toEqual([{ path: '/brand-new', human: 1, ai: 0, total: 1 }]);
+  });
+
+  it('deduplicates daily visits: one visitor viewing a page many times a day is one row per class', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const at = (h: number) => new Date(START_MS + h * 3_600_000).toISOString();
+    const ev = (h: number, path = '/p') => ({ path, ip: '192.0.2.9', userAgent: 'Mozilla/5.0 Firefox/125.0', timestamp: at(h) });
+    await svc.ingest.ingest(p.id, [ev(1), ev(2), ev(3), ev(4, '/p.md'), ev(25)], { source: 'api' });
+    await svc.ingest.ingest(p.id, [ev(5), ev(26)], { source: 'api' });
+    const visits = await t.db.kysely.selectFrom('analytics_daily_visits').selectAll().orderBy('day').orderBy('cls').execute();
+    const day0 = Math.floor(START_MS / DAY_MS);
+    expect(visits.map((v) => [v.day - day0, v.cls])).toEqual([
+      [0, 1],
+      [0, 2],
+      [1, 1],
+    ]);
+    const page = await svc.exporter.visitors({ projectId: p.id, ...all });
+    expect(page.rows).toEqual([{ path: '/p', human: 1, ai: 1, total: 1 }]);
+    const views = await svc.exporter.views({ projectId: p.id, ...all });
+    expect(views.rows).toEqual([{ path: '/p', human: 6, ai: 1, total: 7 }]);
+  });
+
+  it('an unknown project is refused', async () => {
+    const { svc } = services(t.db);
+    await expect(svc.ingest.ingest('prj_missing', [{ path: '/' }], { source: 'api' })).rejects.toThrow(/not found/);
+  });
+});
