@@ -78,10 +78,11 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
       afterId = (rows[rows.length - 1] as { id: number }).id;
       onProgress?.(scanned, Math.max(total, scanned));
     }
+    // Version bump first: it takes the project's write lock, so ingest batches wait (as they take it first too).
     await deps.db.kysely.transaction().execute(async (trx) => {
+      await store.bumpVersion(trx, ord);
       await store.deleteVisits(trx, ord);
       await store.rebuildVisits(trx, ord);
-      await store.bumpVersion(trx, ord);
     });
     return { scanned, changed };
   }
