@@ -2,19 +2,20 @@
 // embedded default and on PostgreSQL, through its HTTP API, all in one run on the same data.
 //
 //   npm run bench:analytics -- [--events 200k] [--runs 5] [--naive-pages 5|all] [--no-naive]
-//                              [--systems duckdb,pg-raw,inkwell-sqlite,inkwell-pg] [--concurrency 4] [--keep]
+//                              [--systems duckdb,pg-raw,inkwell-sqlite,inkwell-pg] [--concurrency 4] [--keep] [--reuse]
 //
 // Writes bench/results/analytics-<timestamp>.json and analytics-latest.json and prints a table.
 import fs from 'node:fs';
+import path from 'node:path';
 import { runDuckDbBaseline } from './baselines/duckdb.ts';
 import { BENCH_PG_ADMIN_URL, runPgRawBaseline } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
-import { ensureDataset, genOptions } from './lib/dataset.ts';
+import { DATA_DIR, ensureDataset, genOptions } from './lib/dataset.ts';
 import { diffExports, type ExportResult } from './lib/export.ts';
 import type { ExportMeasurement, MeasureOptions } from './lib/harness.ts';
 import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
 import { environment, writeResults } from './lib/results.ts';
-import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
+import { type Backend, type BenchProject, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { percentile, round, summarise } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -34,8 +35,17 @@ const concurrency = intArg(args, 'concurrency') ?? 4;
 const { meta, csv } = ensureDataset(genOptions(genArgs(args)), log);
 log(`dataset ${meta.name}: ${meta.counts.events.toLocaleString('en')} events, window ${meta.window.dateFrom} … ${meta.window.dateTo} (exclusive)`);
 
+interface ReuseState {
+  dataset: string;
+  dataDir: string;
+  databaseUrl?: string;
+  project: BenchProject;
+}
+
 interface InkwellRun {
   system: string;
+  /** The ingest was skipped: data from an earlier run of the same dataset (--reuse). */
+  reusedIngest?: boolean;
   backend: Backend;
   ingest?: unknown;
   peakRssMbIngest?: number | null;
@@ -60,29 +70,51 @@ interface InkwellRun {
 async function runInkwell(backend: Backend, reference: ExportResult | null): Promise<InkwellRun> {
   const system = `inkwell-${backend}`;
   const out: InkwellRun = { system, backend };
-  const dataDir = tempDir(system);
+  // --reuse: keep the ingested data between runs (per backend and dataset) and skip the ingest when it is there,
+  // so the export can be re-measured after a code change without re-ingesting (migrations still run on start).
+  const reuse = args.has('reuse');
+  const stateFile = path.join(DATA_DIR, `inkwell-state-${backend}.json`);
+  const state = reuse && fs.existsSync(stateFile) ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as ReuseState) : null;
+  const reusable = state !== null && state.dataset === `${meta.name} ${meta.generatedAt}` && fs.existsSync(state.dataDir);
+  const dataDir = reusable ? state.dataDir : reuse ? path.join(DATA_DIR, `inkwell-${backend}`) : tempDir(system);
   const s: ServiceEnv = { backend, dataDir };
   try {
-    if (backend === 'postgres') s.databaseUrl = process.env.BENCH_INKWELL_DATABASE_URL ?? (await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL));
-    const project = await createProject(s);
-    log(`${system}: project ${project.projectId}, data ${backend === 'sqlite' ? dataDir : s.databaseUrl}`);
+    let project: BenchProject;
+    if (reusable) {
+      s.databaseUrl = state.databaseUrl;
+      project = state.project;
+      out.reusedIngest = true;
+      log(`${system}: reusing ingested data (${dataDir}${s.databaseUrl ? `, ${s.databaseUrl}` : ''})`);
+    } else {
+      if (reuse) {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+        fs.mkdirSync(dataDir, { recursive: true });
+      }
+      if (backend === 'postgres') s.databaseUrl = process.env.BENCH_INKWELL_DATABASE_URL ?? (await freshPgDatabase('bench_inkwell_export', BENCH_PG_ADMIN_URL));
+      project = await createProject(s);
+      log(`${system}: project ${project.projectId}, data ${backend === 'sqlite' ? dataDir : s.databaseUrl}`);
 
-    // Phase 1: ingest every event through the HTTP API.
-    let svc = await startService(s);
-    try {
-      const ingest = await ingestDataset(svc.baseUrl, project.projectId, project.adminKey, csv, meta, { concurrency, batchSize: 1000, log });
-      out.ingest = ingest;
-      log(
-        `${system}: ingested ${ingest.accepted.toLocaleString('en')} events (${ingest.rejected} rejected) at ${ingest.eventsPerSecond.toLocaleString('en')} events/s`,
-      );
-      if (ingest.rejected > 0) log(`${system}: first rejections ${JSON.stringify(ingest.firstRejections).slice(0, 800)}`);
-    } finally {
-      out.peakRssMbIngest = await svc.stop();
+      // Phase 1: ingest every event through the HTTP API.
+      const svc = await startService(s);
+      try {
+        const ingest = await ingestDataset(svc.baseUrl, project.projectId, project.adminKey, csv, meta, { concurrency, batchSize: 1000, log });
+        out.ingest = ingest;
+        log(
+          `${system}: ingested ${ingest.accepted.toLocaleString('en')} events (${ingest.rejected} rejected) at ${ingest.eventsPerSecond.toLocaleString('en')} events/s`,
+        );
+        if (ingest.rejected > 0) log(`${system}: first rejections ${JSON.stringify(ingest.firstRejections).slice(0, 800)}`);
+      } finally {
+        out.peakRssMbIngest = await svc.stop();
+      }
+      if (reuse) {
+        const saved: ReuseState = { dataset: `${meta.name} ${meta.generatedAt}`, dataDir, project, ...(s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}) };
+        fs.writeFileSync(stateFile, `${JSON.stringify(saved, null, 2)}\n`);
+      }
     }
     out.databaseMb = backend === 'sqlite' ? dirSizeMb(dataDir) : null;
 
     // Phase 2: a fresh process for the export, so its peak RSS is the export's.
-    svc = await startService(s);
+    const svc = await startService(s);
     try {
       const walk = () => walkExport(svc.baseUrl, project.projectId, project.adminKey, meta.window.dateFrom, meta.window.dateTo);
       const bump = async () => {
@@ -136,7 +168,8 @@ async function runInkwell(backend: Backend, reference: ExportResult | null): Pro
     out.error = (err as Error).message;
     log(`${system}: FAILED: ${out.error.slice(0, 1000)}`);
   } finally {
-    if (args.has('keep')) log(`${system}: kept data in ${dataDir}`);
+    if (reuse) log(`${system}: data kept for --reuse in ${dataDir}`);
+    else if (args.has('keep')) log(`${system}: kept data in ${dataDir}`);
     else fs.rmSync(dataDir, { recursive: true, force: true });
   }
   return out;
