@@ -1,9 +1,14 @@
-// Ingest: validate → normalise → classify → identify → store, one transaction per batch.
+// Ingest: validate → normalise → classify → identify → store.
 //
 // Each accepted event becomes one raw row (`analytics_events`) and, when it is a qualifying view, one
 // deduplicated (day, path, visitor, class) row (`analytics_daily_visits`). Both, the dictionary entries
-// they need and the project's data-version bump are written in ONE transaction, so accepted events are
-// durable when `ingest` resolves (SQLite runs with synchronous=FULL).
+// they need and the project's data-version bump are written in ONE transaction, and `ingest` resolves only
+// after it committed, so accepted events are durable when the 202 is sent (SQLite runs synchronous=FULL).
+//
+// Group commit: batches that arrive while a transaction is running wait and are then written together in
+// the next transaction (up to GROUP_MAX_EVENTS), so one fsync covers many requests. The CPU work
+// (validation, classification, hashing) happens before a batch joins the queue. If a group transaction
+// fails, its batches are retried one by one, so one bad batch cannot fail its neighbours.
 //
 // Dictionaries (path → id, visitor key → ordinal) are cached per project in bounded LRU maps. A miss is
 // resolved with insert … on conflict do nothing, then select — safe when several processes ingest at once.
@@ -58,6 +63,11 @@ interface ProjectCache {
   visitors: Lru<string, number>;
 }
 
+const TEXT_FIELDS = ['path', 'url', 'timestamp', 'userAgent', 'ip', 'visitorId', 'accept', 'method', 'referrer'] as const;
+
+/** Events written in one transaction at most (several batches). */
+export const GROUP_MAX_EVENTS = 10_000;
+
 interface Prepared {
   index: number;
   ts: number;
@@ -71,6 +81,14 @@ interface Prepared {
   dedupKey: string | null;
 }
 
+interface Job {
+  ord: number;
+  source: IngestSource;
+  events: Prepared[];
+  resolve(inserted: number): void;
+  reject(err: unknown): void;
+}
+
 function sha256(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
 }
@@ -80,6 +98,8 @@ export function createIngestService(deps: IngestDeps) {
   const caches = new Lru<number, ProjectCache>(64);
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(deps.db);
+  const queue: Job[] = [];
+  let draining = false;
 
   function cacheFor(ord: number): ProjectCache {
     let c = caches.get(ord);
@@ -109,6 +129,11 @@ export function createIngestService(deps: IngestDeps) {
     const v = validateIngestEvent(raw, now);
     if (!v.ok) return v.error;
     const ev = v.event;
+    // PostgreSQL text cannot hold U+0000; refuse it for every dialect alike.
+    for (const field of TEXT_FIELDS) {
+      const value = ev[field];
+      if (typeof value === 'string' && value.includes('\u0000')) return `${field} must not contain NUL (\\u0000) characters`;
+    }
     const ts = v.timestampMs;
     if (ts > now + MAX_FUTURE_MS) return 'timestamp is more than 24 hours in the future';
     if (ts < 0) return 'timestamp must not be before 1970-01-01';
@@ -160,12 +185,169 @@ export function createIngestService(deps: IngestDeps) {
     return found;
   }
 
+  /** Writes several batches in one transaction; returns rows inserted per job. */
+  async function writeGroup(jobs: Job[]): Promise<number[]> {
+    const inserted = jobs.map(() => 0);
+    const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
+    const newEntries = new Map<number, { paths: Map<string, number>; visitors: Map<string, number> }>();
+    await deps.db.kysely.transaction().execute(async (trx) => {
+      // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
+      // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
+      // that writes first waits its turn (busy_timeout). On PostgreSQL they order concurrent writers of a
+      // project (in ord order), so their dictionary and visit inserts cannot deadlock.
+      for (const ord of ords) await store.bumpVersion(trx, ord);
+
+      for (const ord of ords) {
+        const mine = jobs.map((j, i) => [j, i] as const).filter(([j]) => j.ord === ord);
+        // Imported lines stored before (or twice in this group) are dropped whole — raw event and daily
+        // visit — so a re-import after a settings change (e.g. visitor-id rotation) cannot add visits.
+        const keyed = mine.flatMap(([j]) => j.events.filter((p) => p.dedupKey !== null).map((p) => p.dedupKey as string));
+        const skip = new Set<string>();
+        if (keyed.length > 0) {
+          for (const chunk of chunkRows(keyed, 1, deps.db.caps.maxParams - 1, 5000)) {
+            for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
+          }
+        }
+        const todo = mine.map(([j, i]) => {
+          const events = j.events.filter((p) => {
+            if (p.dedupKey === null) return true;
+            if (skip.has(p.dedupKey)) return false;
+            skip.add(p.dedupKey);
+            return true;
+          });
+          return { job: j, index: i, events };
+        });
+
+        // Ids known now are copied out: other batches may evict them from the LRU while this one awaits.
+        const cache = cacheFor(ord);
+        const pathIds = new Map<string, number>();
+        const visitorOrds = new Map<string, number>();
+        const pathMiss = new Set<string>();
+        const visitorMiss = new Set<string>();
+        for (const { events } of todo) {
+          for (const p of events) {
+            if (!pathIds.has(p.path)) {
+              const id = cache.paths.get(p.path);
+              if (id === undefined) pathMiss.add(p.path);
+              else pathIds.set(p.path, id);
+            }
+            if (!visitorOrds.has(p.vkey)) {
+              const o = cache.visitors.get(p.vkey);
+              if (o === undefined) visitorMiss.add(p.vkey);
+              else visitorOrds.set(p.vkey, o);
+            }
+          }
+        }
+        const paths = await resolvePaths(trx, ord, pathMiss);
+        const visitors = await resolveVisitors(trx, ord, visitorMiss);
+        newEntries.set(ord, { paths, visitors });
+        const pathId = (p: string) => (pathIds.get(p) ?? paths.get(p)) as number;
+        const visitorOrd = (k: string) => (visitorOrds.get(k) ?? visitors.get(k)) as number;
+
+        const visits = new Map<string, number[]>();
+        for (const { job, index, events } of todo) {
+          if (events.length === 0) continue;
+          const rows: BulkRow[] = new Array(events.length);
+          for (let i = 0; i < events.length; i++) {
+            const p = events[i] as Prepared;
+            const pid = pathId(p.path);
+            const vord = visitorOrd(p.vkey);
+            // EVENT_TABLE column order.
+            rows[i] = [
+              ord,
+              p.ts,
+              p.day,
+              pid,
+              p.rawPath,
+              vord,
+              p.ev.userAgent ?? null,
+              p.ev.accept ?? null,
+              p.ev.method ?? null,
+              p.ev.status ?? null,
+              p.ev.referrer ?? null,
+              p.cls.class,
+              p.cls.category,
+              p.cls.rule,
+              RULES_VERSION,
+              p.qualifying ? 1 : 0,
+              job.source,
+              p.dedupKey,
+            ];
+            if (p.qualifying) {
+              const cls = p.cls.class === 'human' ? CLS_HUMAN : CLS_AI;
+              const k = `${p.day}:${pid}:${vord}:${cls}`;
+              if (!visits.has(k)) visits.set(k, [ord, p.day, pid, vord, cls]);
+            }
+          }
+          inserted[index] = await store.bulkInsertEvents(bulk, trx, rows);
+        }
+        // VISIT_TABLE order; sorted by key so that concurrent transactions take row locks in one order.
+        const visitRows = [...visits.values()].sort(
+          (a, b) =>
+            (a[1] as number) - (b[1] as number) ||
+            (a[2] as number) - (b[2] as number) ||
+            (a[3] as number) - (b[3] as number) ||
+            (a[4] as number) - (b[4] as number),
+        );
+        await store.bulkInsertVisits(bulk, trx, visitRows);
+      }
+    });
+    for (const [ord, e] of newEntries) {
+      const cache = cacheFor(ord);
+      for (const [k, v] of e.paths) cache.paths.set(k, v);
+      for (const [k, v] of e.visitors) cache.visitors.set(k, v);
+    }
+    return inserted;
+  }
+
+  /** The single writer of this process: takes everything queued (up to GROUP_MAX_EVENTS) per transaction. */
+  async function drain(): Promise<void> {
+    if (draining) return;
+    draining = true;
+    try {
+      while (queue.length > 0) {
+        const group: Job[] = [];
+        let n = 0;
+        while (queue.length > 0 && (group.length === 0 || n + (queue[0] as Job).events.length <= GROUP_MAX_EVENTS)) {
+          const j = queue.shift() as Job;
+          group.push(j);
+          n += j.events.length;
+        }
+        try {
+          const counts = await writeGroup(group);
+          for (let i = 0; i < group.length; i++) (group[i] as Job).resolve(counts[i] as number);
+        } catch (err) {
+          if (group.length === 1) {
+            (group[0] as Job).reject(err);
+            continue;
+          }
+          for (const j of group) {
+            try {
+              j.resolve((await writeGroup([j]))[0] as number);
+            } catch (e) {
+              j.reject(e);
+            }
+          }
+        }
+      }
+    } finally {
+      draining = false;
+    }
+  }
+
+  function write(ord: number, source: IngestSource, events: Prepared[]): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      queue.push({ ord, source, events, resolve, reject });
+      void drain();
+    });
+  }
+
   return {
     projectOrd,
 
     /**
-     * Ingests a batch for a project. Invalid events are rejected one by one; the rest are stored in one
-     * transaction. Throws UnknownProjectError for a project that does not exist.
+     * Ingests a batch for a project. Invalid events are rejected one by one; the rest are stored durably
+     * before this resolves. Throws UnknownProjectError for a project that does not exist.
      */
     async ingest(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
       const project = await deps.getProject(projectId);
@@ -179,99 +361,8 @@ export function createIngestService(deps: IngestDeps) {
         else ok.push(r);
       }
       if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
-
       const ord = await projectOrd(projectId);
-      const cache = cacheFor(ord);
-      let newPaths = new Map<string, number>();
-      let newVisitors = new Map<string, number>();
-      let inserted = 0;
-      await deps.db.kysely.transaction().execute(async (trx) => {
-        // The version bump is the first statement on purpose: it takes the write lock at once. On SQLite a
-        // transaction that read first and writes later fails (SQLITE_BUSY) when another process committed in
-        // between; one that writes first simply waits its turn (busy_timeout). On PostgreSQL it orders
-        // concurrent batches of one project, so their dictionary and visit inserts cannot deadlock.
-        await store.bumpVersion(trx, ord);
-        // Imported lines stored before are dropped whole (raw event and daily visit), so that a re-import
-        // after a settings change (e.g. visitor-id rotation) cannot add visits without raw events.
-        let todo = ok;
-        const withKeys = ok.filter((p) => p.dedupKey !== null).map((p) => p.dedupKey as string);
-        if (withKeys.length > 0) {
-          const existing = new Set<string>();
-          for (const chunk of chunkRows(withKeys, 1, deps.db.caps.maxParams - 1, 5000)) {
-            for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) existing.add(k);
-          }
-          if (existing.size > 0) todo = ok.filter((p) => p.dedupKey === null || !existing.has(p.dedupKey));
-        }
-        if (todo.length === 0) return;
-
-        // Ids known now are copied out: other batches may evict them from the LRU while this one awaits.
-        const pathIds = new Map<string, number>();
-        const visitorOrds = new Map<string, number>();
-        const pathMiss = new Set<string>();
-        const visitorMiss = new Set<string>();
-        for (const p of todo) {
-          if (!pathIds.has(p.path)) {
-            const id = cache.paths.get(p.path);
-            if (id === undefined) pathMiss.add(p.path);
-            else pathIds.set(p.path, id);
-          }
-          if (!visitorOrds.has(p.vkey)) {
-            const o = cache.visitors.get(p.vkey);
-            if (o === undefined) visitorMiss.add(p.vkey);
-            else visitorOrds.set(p.vkey, o);
-          }
-        }
-        newPaths = await resolvePaths(trx, ord, pathMiss);
-        newVisitors = await resolveVisitors(trx, ord, visitorMiss);
-        const pathId = (p: string) => (pathIds.get(p) ?? newPaths.get(p)) as number;
-        const visitorOrd = (k: string) => (visitorOrds.get(k) ?? newVisitors.get(k)) as number;
-
-        const rows: BulkRow[] = new Array(todo.length);
-        const visits = new Map<string, number[]>();
-        for (let i = 0; i < todo.length; i++) {
-          const p = todo[i] as Prepared;
-          const pid = pathId(p.path);
-          const vord = visitorOrd(p.vkey);
-          // EVENT_TABLE column order.
-          rows[i] = [
-            ord,
-            p.ts,
-            p.day,
-            pid,
-            p.rawPath,
-            vord,
-            p.ev.userAgent ?? null,
-            p.ev.accept ?? null,
-            p.ev.method ?? null,
-            p.ev.status ?? null,
-            p.ev.referrer ?? null,
-            p.cls.class,
-            p.cls.category,
-            p.cls.rule,
-            RULES_VERSION,
-            p.qualifying ? 1 : 0,
-            opts.source,
-            p.dedupKey,
-          ];
-          if (p.qualifying) {
-            const cls = p.cls.class === 'human' ? CLS_HUMAN : CLS_AI;
-            const k = `${p.day}:${pid}:${vord}:${cls}`;
-            if (!visits.has(k)) visits.set(k, [ord, p.day, pid, vord, cls]);
-          }
-        }
-        inserted = await store.bulkInsertEvents(bulk, trx, rows);
-        // VISIT_TABLE order; sorted by key so that concurrent transactions take row locks in one order.
-        const visitRows = [...visits.values()].sort(
-          (a, b) =>
-            (a[1] as number) - (b[1] as number) ||
-            (a[2] as number) - (b[2] as number) ||
-            (a[3] as number) - (b[3] as number) ||
-            (a[4] as number) - (b[4] as number),
-        );
-        await store.bulkInsertVisits(bulk, trx, visitRows);
-      });
-      for (const [k, v] of newPaths) cache.paths.set(k, v);
-      for (const [k, v] of newVisitors) cache.visitors.set(k, v);
+      const inserted = await write(ord, opts.source, ok);
       return { accepted: ok.length, inserted, rejected };
     },
 

@@ -132,6 +132,34 @@ describeEachDialect('analytics ingest', (dialect) => {
     expect(views.rows).toEqual([{ path: '/p', human: 6, ai: 1, total: 7 }]);
   });
 
+  it('concurrent batches are committed together and each reports its own inserted count; one import key is stored once', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const data = generate({ seed: 21, events: 800, days: 3 });
+    const batches = Array.from({ length: 8 }, (_, i) => data.slice(i * 100, i * 100 + 100).map((d) => d.wire));
+    // Batches 0 and 1 carry the same import keys: only one copy of each may be stored.
+    const keys = batches[0]!.map((_, i) => `k${i}`);
+    const results = await Promise.all(
+      batches.map((b, i) => svc.ingest.ingest(p.id, i === 1 ? batches[0]! : b, { source: i < 2 ? 'import' : 'api', ...(i < 2 ? { dedupKeys: keys } : {}) })),
+    );
+    expect(results.map((r) => r.accepted)).toEqual(Array(8).fill(100));
+    expect(results[0]!.inserted + results[1]!.inserted).toBe(100);
+    for (const r of results.slice(2)) expect(r.inserted).toBe(100);
+    const truths = data.filter((_, i) => i < 100 || i >= 200).map((d) => d.truth);
+    const page = await svc.exporter.views({ projectId: p.id, ...all });
+    const expectedViewsTotal = truths.filter((x) => x.qualifying).length;
+    expect(page.totals.total).toBe(expectedViewsTotal);
+    expect((await svc.exporter.visitors({ projectId: p.id, ...all })).totals).toEqual(expectedVisitors(truths, null, null).totals);
+  });
+
+  it('refuses NUL characters per event (PostgreSQL text cannot store them)', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const r = await svc.ingest.ingest(p.id, [{ path: '/ok', userAgent: 'a\u0000b' }, { path: '/ok' }], { source: 'api' });
+    expect(r.accepted).toBe(1);
+    expect(r.rejected).toEqual([{ index: 0, error: expect.stringMatching(/userAgent/) }]);
+  });
+
   it('an unknown project is refused', async () => {
     const { svc } = services(t.db);
     await expect(svc.ingest.ingest('prj_missing', [{ path: '/' }], { source: 'api' })).rejects.toThrow(/not found/);
