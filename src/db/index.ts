@@ -79,6 +79,9 @@ export function openDatabase(opts: OpenOptions): Database {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  // 64 MiB page cache (default 2 MiB): analytics ingest inserts into large, randomly keyed indexes; with the
+  // default cache a 1M-event load runs at half speed.
+  sqlite.pragma('cache_size = -65536');
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
   return { kysely, caps: sqliteCaps, description: file, sqliteHandle: sqlite, close: once(() => kysely.destroy()) };
 }
