@@ -335,6 +335,11 @@ describeEachDialect('analytics API', (dialect) => {
       });
       expect(pre.status).toBeLessThan(300);
       expect(pre.headers.get('access-control-allow-origin')).toBe('https://docs.example.com');
+      // CORS is for the collect endpoint only: admin endpoints do not answer preflights.
+      const adminPre = await t.request('OPTIONS', `/v1/analytics/${other.project.id}/visitors`, {
+        headers: { origin: 'https://docs.example.com', 'access-control-request-method': 'GET' },
+      });
+      expect(adminPre.headers.get('access-control-allow-origin')).toBeNull();
       const res = await t.request('POST', '/v1/collect', {
         raw: body,
         headers: {

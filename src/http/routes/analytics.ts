@@ -221,51 +221,57 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
     },
   );
 
-  await app.register(async (plain) => {
-    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-    await scope.register(cors, { origin: true, methods: ['POST'], credentials: false, maxAge: 86_400 });
-    scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
-      try {
-        done(null, JSON.parse(body as string));
-      } catch (err) {
-        done(new AppError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
-      }
-    });
-    scope.post(
-      '/v1/collect',
-      {
-        schema: {
-          tags: ['Analytics'],
-          summary: 'Collect page views from the browser tracker',
-          description:
-            'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only.',
-          body: CollectBody,
-          response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+  // Its own prefix keeps CORS (and the plugin's OPTIONS route) to /v1/collect alone.
+  await app.register(
+    async (plain) => {
+      const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+      await scope.register(cors, { origin: true, methods: ['POST'], credentials: false, maxAge: 86_400 });
+      scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
+        try {
+          done(null, JSON.parse(body as string));
+        } catch (err) {
+          done(new AppError('invalid_json', `Request body is not valid JSON: ${(err as Error).message}`), undefined);
+        }
+      });
+      // Preflight requests are answered by the CORS hook before this handler runs.
+      scope.options('/', { schema: { hide: true } }, async (_request, reply) => reply.status(204).send());
+      scope.post(
+        '/',
+        {
+          schema: {
+            tags: ['Analytics'],
+            summary: 'Collect page views from the browser tracker',
+            description:
+              'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only.',
+            body: CollectBody,
+            response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+          },
         },
-      },
-      async (request, reply) => {
-        const { projectId, key, events } = request.body;
-        const auth = INGEST_KEY_RE.test(key) ? await ctx.projects.authenticate(key) : null;
-        if (auth?.kind !== 'ingest') throw new AppError('unauthorized', 'An ingest key (ink_pub_…) of the project is required in "key"');
-        if (auth.projectId !== projectId) throw new AppError('project_not_found');
-        ctx.rateLimiter.consume(reply, 'ingest', projectId, events.length);
-        const userAgent = request.headers['user-agent'] ?? '';
-        // Only what a page view from the tracker may carry; identity and UA come from the request itself.
-        const prepared = events.map((e) => {
-          if (typeof e !== 'object' || e === null || Array.isArray(e)) return e;
-          const { path, url, referrer, ...rest } = e as Record<string, unknown>;
-          return {
-            ...rest,
-            ...(path !== undefined ? { path } : {}),
-            ...(url !== undefined ? { url } : {}),
-            ...(referrer !== undefined ? { referrer } : {}),
-            userAgent,
-            ip: request.ip,
-          };
-        });
-        const result = await ingest(projectId, prepared, 'collect');
-        return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
-      },
-    );
-  });
+        async (request, reply) => {
+          const { projectId, key, events } = request.body;
+          const auth = INGEST_KEY_RE.test(key) ? await ctx.projects.authenticate(key) : null;
+          if (auth?.kind !== 'ingest') throw new AppError('unauthorized', 'An ingest key (ink_pub_…) of the project is required in "key"');
+          if (auth.projectId !== projectId) throw new AppError('project_not_found');
+          ctx.rateLimiter.consume(reply, 'ingest', projectId, events.length);
+          const userAgent = request.headers['user-agent'] ?? '';
+          // Only what a page view from the tracker may carry; identity and UA come from the request itself.
+          const prepared = events.map((e) => {
+            if (typeof e !== 'object' || e === null || Array.isArray(e)) return e;
+            const { path, url, referrer, ...rest } = e as Record<string, unknown>;
+            return {
+              ...rest,
+              ...(path !== undefined ? { path } : {}),
+              ...(url !== undefined ? { url } : {}),
+              ...(referrer !== undefined ? { referrer } : {}),
+              userAgent,
+              ip: request.ip,
+            };
+          });
+          const result = await ingest(projectId, prepared, 'collect');
+          return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
+        },
+      );
+    },
+    { prefix: '/v1/collect' },
+  );
 }
