@@ -26,7 +26,7 @@ describeEachDialect('typed client and live events', (dialect) => {
   });
 
   async function setup() {
-    t = await startJobsApp(dialect, {}, { INKWELL_POLL_INTERVAL_MS: '20', INKWELL_LEASE_MS: '1000' });
+    t = await startJobsApp(dialect, {}, { INKWELL_POLL_INTERVAL_MS: '20', INKWELL_LEASE_MS: '5000' });
     s = await t.seed();
     client = createClient({ baseUrl: t.baseUrl, key: s.adminKey });
   }

@@ -40,7 +40,7 @@ describeEachDialect('jobs end to end (real executor)', (dialect) => {
         INKWELL_MODEL_MAX_RETRIES: '1',
         INKWELL_MODEL_RETRY_BASE_MS: '5',
         INKWELL_POLL_INTERVAL_MS: '20',
-        INKWELL_LEASE_MS: '2000',
+        INKWELL_LEASE_MS: '5000',
         ...env,
       },
     );

@@ -65,7 +65,7 @@ describeEachDialect('worker processes', (dialect: DialectName) => {
       OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
       GITHUB_API_URL: github.apiUrl,
       GITHUB_TOKEN: TOKEN,
-      INKWELL_LEASE_MS: '1500',
+      INKWELL_LEASE_MS: '3000',
       INKWELL_POLL_INTERVAL_MS: '50',
       INKWELL_MODEL_MAX_RETRIES: '0',
       LOG_LEVEL: 'info',
@@ -121,7 +121,7 @@ describeEachDialect('worker processes', (dialect: DialectName) => {
     // A second worker while the first is alive and renewing: it must not touch the job.
     const w2 = startWorkerProcess();
     await waitFor(async () => w2.log().includes('inkwell started'), 30_000);
-    await new Promise((r) => setTimeout(r, 2500)); // longer than the lease: renewals keep it
+    await new Promise((r) => setTimeout(r, 3500)); // longer than the lease: renewals keep it
     expect(model.requests).toHaveLength(2);
 
     w1.proc.kill('SIGKILL');

@@ -10,7 +10,8 @@ import { describeEachDialect } from '../helpers/db.ts';
 import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
 import { type Call, fakeExecutor, waitingStep } from './fake-executor.ts';
 
-const FAST = { INKWELL_LEASE_MS: '400', INKWELL_POLL_INTERVAL_MS: '20', INKWELL_WORKER_CONCURRENCY: '2' };
+// Leases are generous: a lease that expires under a loaded test machine would (rightly) let another worker resume the turn.
+const FAST = { INKWELL_LEASE_MS: '5000', INKWELL_POLL_INTERVAL_MS: '20', INKWELL_WORKER_CONCURRENCY: '2' };
 
 describeEachDialect('job worker', (dialect) => {
   let t: JobsTestApp;
@@ -234,7 +235,7 @@ describeEachDialect('job worker', (dialect) => {
   });
 
   it('a worker whose lease was taken over stops its run and records nothing', async () => {
-    await setup({ INKWELL_LEASE_MS: '300' });
+    await setup();
     const exec = fakeExecutor(waitingStep());
     t.startWorker(exec);
     const id = await create('contested');
@@ -245,7 +246,7 @@ describeEachDialect('job worker', (dialect) => {
       .set({ lease_owner: 'thief', lease_expires_at: Date.now() + 60_000 })
       .where('id', '=', id)
       .execute();
-    await waitFor(async () => exec.aborted.includes(id), 3000);
+    await waitFor(async () => exec.aborted.includes(id), 5000);
     await new Promise((r) => setTimeout(r, 100));
     const row = await jobRow(id);
     expect(row.lease_owner).toBe('thief');
@@ -268,5 +269,7 @@ describeEachDialect('job worker', (dialect) => {
     }, 20_000);
     const runs = exec.calls.map((c) => c.input.jobId).sort();
     expect(runs).toEqual([...ids].sort());
+    const attempts = await t.ctx.db.kysely.selectFrom('job_turns').select('attempts').execute();
+    expect(attempts.map((a) => Number(a.attempts))).toEqual(Array(20).fill(1));
   });
 });

@@ -286,8 +286,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     const headers: Record<string, string> = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      // The connection ends with the stream (so a closing server is never held up by an idle socket).
-      connection: 'close',
+      connection: 'keep-alive',
       'x-accel-buffering': 'no',
     };
     for (const [k, v] of Object.entries(reply.getHeaders())) if (typeof v === 'string') headers[k] = v;
@@ -295,13 +294,17 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     res.write('retry: 1000\n\n');
 
     let open = true;
+    let serverClosing = false;
     let wake: (() => void) | null = null;
     const end = () => {
       open = false;
       wake?.();
     };
-    streams.add(end);
-    request.raw.on('close', end);
+    const endForClose = () => {
+      serverClosing = true;
+      end();
+    };
+    streams.add(endForClose);
     res.on('close', end);
     const offEvent = notifier.onEvent(jobId, () => wake?.());
     const pollMs = Math.min(Math.max(ctx.config.worker.pollIntervalMs, 50), 1000);
@@ -335,8 +338,10 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
       request.log.warn({ err, jobId }, 'event stream ended by an error');
     } finally {
       offEvent();
-      streams.delete(end);
+      streams.delete(endForClose);
       if (!res.writableEnded) res.end();
+      // The server is closing: do not leave a kept-alive socket for close() to wait on.
+      if (serverClosing) res.socket?.end();
     }
   }
 }
