@@ -54,7 +54,7 @@ describeEachDialect('project service', (dialect) => {
     expect(dump).not.toContain(ingest.key);
     expect(rows.find((r) => r.id === admin.id)?.hash).toBe(hashKey(admin.key));
     const listed = await svc.listKeys(p.id);
-    expect(listed.map((k) => k.id)).toEqual([admin.id, ingest.id]);
+    expect(listed.map((k) => k.id).sort()).toEqual([admin.id, ingest.id].sort());
     expect(JSON.stringify(listed)).not.toContain(admin.key);
   });
 
