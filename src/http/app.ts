@@ -286,6 +286,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
 
   await app.register(swagger, {
+    // A route registered as '/' under a plugin prefix is served with and without the trailing slash;
+    // the document names the canonical form without it.
+    transform: ({ schema, url }) => ({ schema, url: url.length > 1 ? url.replace(/\/+$/, '') : url }),
     openapi: {
       openapi: '3.1.0',
       info: {
