@@ -65,6 +65,9 @@ interface ProjectCache {
 
 const TEXT_FIELDS = ['path', 'url', 'timestamp', 'userAgent', 'ip', 'visitorId', 'accept', 'method', 'referrer'] as const;
 
+/** How long a project's settings are reused by ingest (a rotation change applies within this time). */
+export const PROJECT_CACHE_MS = 5000;
+
 /** Events written in one transaction at most (several batches). */
 export const GROUP_MAX_EVENTS = 10_000;
 
@@ -108,6 +111,24 @@ export function createIngestService(deps: IngestDeps) {
       caches.set(ord, c);
     }
     return c;
+  }
+
+  /**
+   * Projects (visitor secret, rotation setting) are cached for PROJECT_CACHE_MS: besides saving a query
+   * per batch, it lets a batch join the write queue without touching the database, which on SQLite (one
+   * connection) would wait for the running transaction — and then miss the group commit.
+   */
+  const projectCache = new Map<string, { project: ProjectWithSecret; at: number }>();
+  async function getProject(projectId: string): Promise<ProjectWithSecret | undefined> {
+    const now = Date.now();
+    const hit = projectCache.get(projectId);
+    if (hit && now - hit.at < PROJECT_CACHE_MS) return hit.project;
+    const project = await deps.getProject(projectId);
+    if (project) {
+      if (projectCache.size > 1000) projectCache.clear();
+      projectCache.set(projectId, { project, at: now });
+    }
+    return project;
   }
 
   /** The project's analytics ordinal, created on first use. */
@@ -305,7 +326,11 @@ export function createIngestService(deps: IngestDeps) {
     if (draining) return;
     draining = true;
     try {
-      while (queue.length > 0) {
+      for (;;) {
+        // Yield one event-loop turn first: batches whose requests arrived meanwhile (SQLite work is
+        // synchronous, so they queue up during a transaction) are parsed and join this group.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (queue.length === 0) break;
         const group: Job[] = [];
         let n = 0;
         while (queue.length > 0 && (group.length === 0 || n + (queue[0] as Job).events.length <= GROUP_MAX_EVENTS)) {
@@ -350,7 +375,7 @@ export function createIngestService(deps: IngestDeps) {
      * before this resolves. Throws UnknownProjectError for a project that does not exist.
      */
     async ingest(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
-      const project = await deps.getProject(projectId);
+      const project = await getProject(projectId);
       if (!project) throw new UnknownProjectError(`Project ${projectId} not found`);
       const now = deps.now();
       const rejected: { index: number; error: string }[] = [];
@@ -370,6 +395,7 @@ export function createIngestService(deps: IngestDeps) {
     clearCaches(): void {
       caches.clear();
       projectOrds.clear();
+      projectCache.clear();
     },
   };
 }
