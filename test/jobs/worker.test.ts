@@ -116,6 +116,34 @@ describeEachDialect('job worker', (dialect) => {
     expect(m.body).toMatchObject({ status: 'active', error: null });
   });
 
+  it('completed, failed and archived queue a webhook delivery in the same transaction (project with a webhook)', async () => {
+    await setup();
+    await t.ctx.projects.updateSettings(s.project.id, { webhook: { url: 'https://hooks.example.com/inkwell', secret: 'whsec_dGVzdA==' } });
+    const exec = fakeExecutor(async (input) => {
+      if (input.prompt === 'bad') throw new RunError('model_error', 'down');
+      return undefined;
+    });
+    t.startWorker(exec);
+    const ok = await create('good');
+    const bad = await create('bad');
+    await waitForStatus(t, s.adminKey, s.project.id, ok, ['completed']);
+    await waitForStatus(t, s.adminKey, s.project.id, bad, ['failed']);
+    await t.request('POST', `${path(ok)}/archive`, { key: s.adminKey });
+    const rows = await t.ctx.db.kysely.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', s.project.id).execute();
+    const byJob = rows.map((r) => {
+      const p = JSON.parse(r.payload);
+      return [p.data.job.id, r.event_type, p.data.job.status];
+    });
+    expect(byJob).toEqual(
+      expect.arrayContaining([
+        [ok, 'job.completed', 'completed'],
+        [bad, 'job.failed', 'failed'],
+        [ok, 'job.archived', 'archived'],
+      ]),
+    );
+    expect(rows).toHaveLength(3);
+  });
+
   it('messages sent during a run are queued and run in order after it, each exactly once', async () => {
     await setup({ INKWELL_WORKER_CONCURRENCY: '3' });
     const exec = fakeExecutor(waitingStep());
