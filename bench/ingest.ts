@@ -66,7 +66,15 @@ interface BackendResult {
   load?: LoadResult;
   peakRssMb?: number | null;
   databaseMb?: number | null;
-  import?: { events: number; ms: number; eventsPerSecond: number | null; peakRssMb: number | null; exitCode: number | null; output: string };
+  import?: {
+    events: number;
+    imported: number | null;
+    ms: number;
+    eventsPerSecond: number | null;
+    peakRssMb: number | null;
+    exitCode: number | null;
+    output: string;
+  };
   error?: string;
 }
 
@@ -113,9 +121,12 @@ async function timeImport(s: ServiceEnv, projectId: string, file: string, events
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearInterval(timer);
   const ms = performance.now() - t0;
-  // A failed import has no rate (the command may not exist yet, or it rejected the file).
+  // A failed import has no rate (the command may not exist yet, or it rejected the file); the count imported is
+  // read from the command's summary line when it prints one.
+  const m = /(\d+) events imported/.exec(output);
+  const imported = m ? Number(m[1]) : null;
   const rate = code === 0 ? Math.round(events / (ms / 1000)) : null;
-  return { events, ms: Math.round(ms), eventsPerSecond: rate, peakRssMb: peak, exitCode: code, output: output.slice(-600) };
+  return { events, imported, ms: Math.round(ms), eventsPerSecond: rate, peakRssMb: peak, exitCode: code, output: output.slice(-600) };
 }
 
 const results: BackendResult[] = [];

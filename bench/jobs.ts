@@ -25,7 +25,7 @@ const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19
 const FILES = intArg(args, 'files') ?? 5000;
 const JOBS = intArg(args, 'jobs') ?? 20;
 const CONCURRENT = intArg(args, 'concurrent') ?? 50;
-const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
+const backends = (args.has('git-only') ? [] : (args.get('backends') ?? 'sqlite,postgres').split(',')) as Backend[];
 const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'BenchT0kenValue'.repeat(3)}`;
 const MARK = 'bench-edit ';
@@ -96,7 +96,7 @@ async function waitTerminal(svc: RunningService, key: string, projectId: string,
 }
 
 /** The bare git commands that do a job's repository work, on a warm mirror of the same origin. */
-function gitBaseline(n: number): { medianMs: number; runsMs: number[]; steps: string[] } {
+function gitBaseline(n: number): { medianMs: number; runsMs: number[]; stepMedianMs: Record<string, number>; steps: string[] } {
   const base = tempDir('jobs-git');
   const mirror = path.join(base, 'mirror.git');
   const env = {
@@ -109,26 +109,42 @@ function gitBaseline(n: number): { medianMs: number; runsMs: number[]; steps: st
   const git = (cwd: string, ...a: string[]) => execFileSync('git', a, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   git(base, 'clone', '-q', '--mirror', repo.dir, mirror);
   const runs: number[] = [];
+  const stepTimes: Record<string, number[]> = {};
   for (let k = 0; k < n + 1; k++) {
     const i = 10_000 + k;
     const file = pageFile(k);
     const wt = path.join(base, `wt-${k}`);
     const branch = `baseline/${i}`;
     const t0 = performance.now();
+    let last = t0;
+    const step = (name: string) => {
+      const now = performance.now();
+      if (k > 0) {
+        stepTimes[name] ??= [];
+        stepTimes[name].push(now - last);
+      }
+      last = now;
+    };
     git(mirror, 'fetch', '-q', '--prune', 'origin');
+    step('fetch');
     git(mirror, 'worktree', 'add', '-q', '-b', branch, wt, 'main');
+    step('worktree add');
     const abs = path.join(wt, file);
     fs.writeFileSync(abs, fs.readFileSync(abs, 'utf8').replace(pageLine(k), `${pageLine(k)} Edited.`));
     git(wt, 'add', '-A');
     git(wt, 'commit', '-q', '--no-gpg-sign', '-m', 'Edit the page');
+    step('edit + add + commit');
     git(wt, 'push', '-q', repo.dir, `HEAD:refs/heads/${branch}`);
+    step('push');
     git(mirror, 'worktree', 'remove', '--force', wt);
+    step('worktree remove');
     if (k > 0) runs.push(performance.now() - t0); // the first run is the warm-up
   }
   fs.rmSync(base, { recursive: true, force: true });
   return {
     medianMs: summarise(runs).median,
     runsMs: runs.map((x) => round(x)),
+    stepMedianMs: Object.fromEntries(Object.entries(stepTimes).map(([k, v]) => [k, summarise(v).median])),
     steps: ['git fetch --prune (mirror)', 'git worktree add -b', 'edit file', 'git add -A', 'git commit', 'git push', 'git worktree remove'],
   };
 }
