@@ -145,6 +145,36 @@ describeEachDialect('worker processes', (dialect: DialectName) => {
     expect(await w2.exited).toBe(0);
   }, 90_000);
 
+  it('SIGTERM of a worker mid-run hands the lease back at once (attempt not counted); another worker resumes', async () => {
+    let hung = false;
+    await setup((req) => {
+      if (!turnOf(req).toolAnswered) {
+        if (!hung) {
+          hung = true;
+          return { hang: true };
+        }
+        return { toolCalls: [{ name: 'write_file', args: { path: 'docs/new.mdx', content: '# New\n' } }] };
+      }
+      return { text: 'Add a new page' };
+    });
+    const w1 = startWorkerProcess({ INKWELL_LEASE_MS: '60000' }); // only a hand-back lets another worker in soon
+    const c = await t!.request('POST', `/v2/agent/${s.project.id}/job`, { key: s.adminKey, body: { prompt: 'Add a page' } });
+    await waitFor(async () => model.openConnections() === 1, 30_000);
+    const stopAt = Date.now();
+    w1.proc.kill('SIGTERM');
+    expect(await w1.exited).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(10_000);
+    expect(w1.log()).toContain('run handed back');
+    const row = await t!.ctx.db.kysely.selectFrom('jobs').selectAll().where('id', '=', c.body.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'active', lease_owner: null });
+    startWorkerProcess();
+    const job = await waitForStatus(t!, s.adminKey, s.project.id, c.body.id, ['completed', 'failed'], 30_000);
+    expect(job.status).toBe('completed');
+    expect(github.pulls).toHaveLength(1);
+    const turns = await t!.ctx.db.kysely.selectFrom('job_turns').selectAll().where('job_id', '=', c.body.id).execute();
+    expect(turns.map((x) => [x.status, Number(x.attempts)])).toEqual([['done', 1]]);
+  }, 90_000);
+
   it.skipIf(dialect !== 'postgres' || !pgUrl())(
     'two worker processes on one PostgreSQL, 20 jobs: each runs exactly once (model requests and pushes counted)',
     async () => {
