@@ -7,14 +7,18 @@ import { RESULTS_DIR } from './dataset.ts';
 
 export function environment(): Record<string, unknown> {
   let commit: string | null = null;
+  let srcDirty: boolean | null = null;
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: RESULTS_DIR, encoding: 'utf8' }).trim();
+    // The service runs the working tree: record whether src/ differed from the commit.
+    srcDirty = execFileSync('git', ['status', '--porcelain', '--', '../../src'], { cwd: RESULTS_DIR, encoding: 'utf8' }).trim() !== '';
   } catch {
     commit = null;
   }
   return {
     date: new Date().toISOString(),
     commit,
+    srcDirty,
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     cpus: os.cpus().length,
