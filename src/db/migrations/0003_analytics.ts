@@ -47,6 +47,8 @@ export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
     .addColumn('dedup_key', 'text')
     .execute();
   await db.schema.createIndex('analytics_events_day').on('analytics_events').columns(['project_ord', 'day']).execute();
+  // Keyset pages by id within a project (reclassify); ids only grow, so inserts append at the index's end.
+  await db.schema.createIndex('analytics_events_project_id').on('analytics_events').columns(['project_ord', 'id']).execute();
   await db.schema
     .createIndex('analytics_events_dedup')
     .unique()
