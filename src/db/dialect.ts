@@ -16,6 +16,8 @@ export interface DialectCaps {
   readonly maxParams: number;
   /** A table whose primary key covers every column can be stored as that key alone (SQLite `WITHOUT ROWID`). */
   readonly withoutRowid: boolean;
+  /** Type name for a binary column (read back as a Buffer). */
+  readonly blobType: 'blob' | 'bytea';
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -26,6 +28,7 @@ export const sqliteCaps: DialectCaps = {
   autoIdColumn: (t, name) => t.addColumn(name, 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement()),
   maxParams: 32_766,
   withoutRowid: true,
+  blobType: 'blob',
 };
 
 export const postgresCaps: DialectCaps = {
@@ -36,4 +39,5 @@ export const postgresCaps: DialectCaps = {
   autoIdColumn: (t, name) => t.addColumn(name, 'bigserial', (c: ColumnDefinitionBuilder) => c.primaryKey()),
   maxParams: 65_535,
   withoutRowid: false,
+  blobType: 'bytea',
 };
