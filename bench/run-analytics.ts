@@ -7,11 +7,11 @@
 // Writes bench/results/analytics-<timestamp>.json and analytics-latest.json and prints a table.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runDuckDbBaseline } from './baselines/duckdb.ts';
+import { openDuckDb, runDuckDbBaseline } from './baselines/duckdb.ts';
 import { BENCH_PG_ADMIN_URL, runPgRawBaseline } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { DATA_DIR, ensureDataset, genOptions } from './lib/dataset.ts';
-import { diffExports, type ExportResult } from './lib/export.ts';
+import { diffExports, digestExport, type ExportResult } from './lib/export.ts';
 import type { ExportMeasurement, MeasureOptions } from './lib/harness.ts';
 import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
 import { environment, writeResults } from './lib/results.ts';
@@ -201,6 +201,19 @@ if (systems.has('pg-raw')) await baseline('pg-raw', () => runPgRawBaseline(csv, 
 const digests = Object.values(baselines).flatMap((b) => ('digest' in b ? [b.digest] : []));
 const baselinesAgree = digests.length > 0 && digests.every((d) => d === digests[0]);
 if (!baselinesAgree && digests.length > 1) log('BASELINES DISAGREE on the answer');
+
+// Without a timed baseline (e.g. --systems inkwell-sqlite), DuckDB still computes the exact answer (untimed) so
+// Inkwell's digest is always checked.
+if (reference === null) {
+  const db = await openDuckDb(csv, meta);
+  try {
+    reference = { totals: await db.totals(), rows: await db.allRows() };
+    referenceDigest = digestExport(reference);
+    log(`reference answer from DuckDB (untimed): digest ${referenceDigest.slice(0, 16)}`);
+  } finally {
+    db.close();
+  }
+}
 
 const inkwell: InkwellRun[] = [];
 if (systems.has('inkwell-sqlite')) inkwell.push(await runInkwell('sqlite', reference));

@@ -165,5 +165,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     skipNaive: args.has('no-naive'),
     log: console.log,
   });
-  console.log(JSON.stringify(m, null, 2));
+  const { answer: _answer, ...printed } = m;
+  console.log(JSON.stringify(printed, null, 2));
 }

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { fmix32, ordinalUuid, powerLawRank, Rng, Zipf } from './prng.ts';
+import { fmix32, ordinalUuid, Rng, Zipf } from './prng.ts';
 import { type UaClass, USER_AGENTS } from './user-agents.ts';
 
 export const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,7 +31,7 @@ export const DAY_MS = 86_400_000;
 export const START_DAY = '2026-08-01';
 export const ACCEPT_MARKDOWN = 'text/markdown, text/html;q=0.9, */*;q=0.8';
 /** Bumped whenever the generator's output changes for the same options. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 export const COLUMNS = ['ts', 'day', 'raw', 'path', 'visitor', 'ua', 'status', 'method', 'accept_md', 'class', 'q'] as const;
 
 export interface GenOptions {
@@ -198,6 +198,56 @@ export function dailyCounts(o: GenOptions): number[] {
   return counts;
 }
 
+interface Pool {
+  cls: UaClass;
+  /** First visitor ordinal of the pool. */
+  offset: number;
+  size: number;
+  /** Events this pool's visitors generate. */
+  events: number;
+  /** Pareto shape of per-visitor activity (smaller = heavier tail). */
+  alpha: number;
+}
+
+/**
+ * The visitor ordinal of every event, in event order. Every visitor of each pool appears at least once (when
+ * the pool has at least as many events as visitors); the rest of the pool's events are shared in proportion to
+ * Pareto(alpha) weights — heavy-tailed activity: most visitors come once or twice, a few thousands of times —
+ * and the whole sequence is shuffled, so each visitor's events spread over the period.
+ */
+export function visitorSequence(pools: readonly Pool[], rng: Rng): Int32Array {
+  const total = pools.reduce((a, p) => a + p.events, 0);
+  const seq = new Int32Array(total);
+  let k = 0;
+  for (const p of pools) {
+    const size = Math.min(p.size, p.events);
+    if (size === 0) continue;
+    const weights = new Float64Array(size);
+    let sum = 0;
+    for (let i = 0; i < size; i++) {
+      const w = (1 - rng.next()) ** (-1 / p.alpha);
+      weights[i] = w;
+      sum += w;
+    }
+    const extra = p.events - size;
+    const counts = new Int32Array(size);
+    let assigned = 0;
+    for (let i = 0; i < size; i++) {
+      counts[i] = 1 + Math.floor((extra * (weights[i] as number)) / sum);
+      assigned += counts[i] as number;
+    }
+    for (; assigned < p.events; assigned++) (counts as Int32Array)[rng.int(size)]! += 1;
+    for (let i = 0; i < size; i++) for (let c = 0; c < (counts[i] as number); c++) seq[k++] = p.offset + i;
+  }
+  for (let i = total - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    const t = seq[i] as number;
+    seq[i] = seq[j] as number;
+    seq[j] = t;
+  }
+  return seq;
+}
+
 /** Generates events in time order, calling `emit` for each. Pure apart from the callback. */
 export function generateEvents(o: GenOptions, emit: (e: GeneratedEvent) => void): void {
   const rng = new Rng(o.seed);
@@ -208,30 +258,33 @@ export function generateEvents(o: GenOptions, emit: (e: GeneratedEvent) => void)
   const aiZipf = new Zipf(P, 0.9);
   const crawlerZipf = new Zipf(P, 0.5);
 
-  // Visitor pools: 80% of the population browses as a person, 19% through AI agents, 1% are crawler identities.
+  // Visitor pools: 80% of the population browses as a person, 19% through AI agents, 1% are crawler identities;
+  // 70% / 20% / 10% of the events. Every visitor of the population appears (see visitorSequence).
   const V = o.visitors;
-  const pools: Record<UaClass, { offset: number; size: number; s: number }> = {
-    human: { offset: 0, size: Math.max(1, Math.floor(V * 0.8)), s: 0.72 },
-    ai: { offset: Math.floor(V * 0.8), size: Math.max(1, Math.floor(V * 0.19)), s: 0.72 },
-    crawler: { offset: Math.floor(V * 0.8) + Math.floor(V * 0.19), size: 0, s: 0.4 },
-  };
-  pools.crawler.size = Math.max(1, V - pools.crawler.offset);
+  const humanSize = Math.max(1, Math.floor(V * 0.8));
+  const aiSize = Math.max(1, Math.floor(V * 0.19));
+  const pools: Pool[] = [
+    { cls: 'human', offset: 0, size: humanSize, events: 0, alpha: 1.3 },
+    { cls: 'ai', offset: humanSize, size: aiSize, events: Math.floor(o.events * 0.2), alpha: 1.3 },
+    { cls: 'crawler', offset: humanSize + aiSize, size: Math.max(1, V - humanSize - aiSize), events: Math.floor(o.events * 0.1), alpha: 1.1 },
+  ];
+  (pools[0] as Pool).events = o.events - (pools[1] as Pool).events - (pools[2] as Pool).events;
+  const sequence = visitorSequence(pools, new Rng(o.seed ^ 0x56495354));
   const uaIdx: Record<UaClass, number[]> = { human: [], ai: [], crawler: [] };
   USER_AGENTS.forEach((u, i) => {
     uaIdx[u.class].push(i);
   });
-  const visitorCache = new Map<number, { id: string; ua: number }>();
-  const visitorOf = (cls: UaClass, rank: number) => {
-    const pool = pools[cls];
-    // Scatter ranks over the pool so activity is not correlated with ordinal.
-    const ordinal = pool.offset + (fmix32(rank ^ o.seed) % pool.size);
-    let v = visitorCache.get(ordinal);
-    if (!v) {
-      v = { id: ordinalUuid(ordinal, o.seed), ua: weightedPicker(uaIdx[cls], fmix32(ordinal ^ 0x5541)) };
-      visitorCache.set(ordinal, v);
+  const ids: string[] = [];
+  const uas = new Int16Array(V).fill(-1);
+  const visitorOf = (ordinal: number, cls: UaClass) => {
+    if (uas[ordinal] === -1) {
+      ids[ordinal] = ordinalUuid(ordinal, o.seed);
+      uas[ordinal] = weightedPicker(uaIdx[cls], fmix32(ordinal ^ 0x5541));
     }
-    return v;
+    return { id: ids[ordinal] as string, ua: uas[ordinal] as number };
   };
+  const classOf = (ordinal: number): UaClass => (ordinal < humanSize ? 'human' : ordinal < humanSize + aiSize ? 'ai' : 'crawler');
+  let next = 0;
 
   const start = Date.parse(`${START_DAY}T00:00:00.000Z`);
   const counts = dailyCounts(o);
@@ -242,10 +295,9 @@ export function generateEvents(o: GenOptions, emit: (e: GeneratedEvent) => void)
     times.sort();
     for (let i = 0; i < n; i++) {
       const ts = start + d * DAY_MS + (times[i] as number);
-      const c = rng.next();
-      const cls: UaClass = c < 0.7 ? 'human' : c < 0.9 ? 'ai' : 'crawler';
-      const pool = pools[cls];
-      const visitor = visitorOf(cls, powerLawRank(rng.next(), pool.size, pool.s));
+      const ordinal = sequence[next++] as number;
+      const cls = classOf(ordinal);
+      const visitor = visitorOf(ordinal, cls);
       let rank: number;
       if (cls === 'human') rank = humanZipf.sample(rng.next());
       else if (cls === 'ai') {

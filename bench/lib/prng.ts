@@ -74,16 +74,6 @@ export class Zipf {
   }
 }
 
-/**
- * Continuous power law over ranks 0..n-1 (density ∝ r^-s, 0 < s < 1), sampled by inverting its CDF:
- * a heavy-tailed activity distribution without a table the size of the population.
- */
-export function powerLawRank(u: number, n: number, s: number): number {
-  const e = 1 - s;
-  const r = (u * ((n + 1) ** e - 1) + 1) ** (1 / e) - 1;
-  return Math.min(n - 1, Math.floor(r));
-}
-
 /** Deterministic UUID-shaped identifier for an ordinal (distinct ordinals give distinct ids). */
 export function ordinalUuid(ordinal: number, seed: number): string {
   const w0 = fmix32(ordinal ^ fmix32(seed));

@@ -64,6 +64,15 @@ describe('bench data generator', () => {
     expect(mismatches.slice(0, 10)).toEqual([]);
   });
 
+  it('uses every visitor of the population, with heavy-tailed activity', () => {
+    const perVisitor = new Map<string, number>();
+    for (const e of events) perVisitor.set(e.visitor, (perVisitor.get(e.visitor) ?? 0) + 1);
+    expect(perVisitor.size).toBe(small.visitors);
+    const counts = [...perVisitor.values()].sort((a, b) => a - b);
+    expect(counts[Math.floor(counts.length / 2)]).toBeLessThanOrEqual(3);
+    expect(counts[counts.length - 1]).toBeGreaterThan(100);
+  });
+
   it('gives every visitor ordinal a distinct version-4 UUID', () => {
     const ids = new Set<string>();
     for (let i = 0; i < 20_000; i++) {
