@@ -298,6 +298,9 @@ for (const r of inkwell) {
 }
 const widths = rowsOut[0]!.map((_, i) => Math.max(...rowsOut.map((r) => (r[i] ?? '').length)));
 for (const r of rowsOut) console.log(r.map((c, i) => c.padEnd(widths[i] as number)).join('  '));
+const times = (x: number | null, what: string) => (x === null ? `${what}: not run` : `${x}× faster than ${what}`);
 for (const c of comparisons)
-  console.log(`${c.system}: ${c.speedupVsDuckdbBest}× vs DuckDB best, ${c.speedupVsPgRawBest}× vs raw-table PG best; ${JSON.stringify(c.targets)}`);
-console.log(`baselines agree: ${baselinesAgree}; results: ${files.latest}`);
+  console.log(
+    `${c.system}: ${times(c.speedupVsDuckdbBest, 'DuckDB best')}, ${times(c.speedupVsPgRawBest, 'raw-table PG best')}; answer identical: ${c.digestMatchesBaselines}; ${JSON.stringify(c.targets)}`,
+  );
+console.log(`baselines agree: ${digests.length > 1 ? baselinesAgree : 'n/a (fewer than two run)'}; results: ${files.latest}`);
