@@ -21,13 +21,26 @@ export function dayToIso(day: number): string {
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** Epoch ms of a valid calendar date (UTC midnight), or null. Handles years below 100 correctly. */
-function utcDateMs(y: number, m: number, d: number): number | null {
-  if (m < 1 || m > 12 || d < 1 || d > 31) return null;
-  const date = new Date(0);
-  date.setUTCFullYear(y, m - 1, d);
-  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== m - 1 || date.getUTCDate() !== d) return null;
-  return date.getTime();
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function isLeapYear(y: number): boolean {
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+}
+
+/**
+ * Epoch ms of a valid calendar date (UTC midnight, proleptic Gregorian), or null. Pure arithmetic (days from
+ * the civil date, H. Hinnant's algorithm) instead of a Date object: ingest parses one timestamp per event.
+ */
+export function utcDateMs(y: number, m: number, d: number): number | null {
+  if (!Number.isInteger(y) || !Number.isInteger(m) || !Number.isInteger(d) || m < 1 || m > 12 || d < 1) return null;
+  const monthDays = m === 2 && isLeapYear(y) ? 29 : (MONTH_DAYS[m - 1] as number);
+  if (d > monthDays) return null;
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return (era * 146_097 + doe - 719_468) * DAY_MS;
 }
 
 /** Parses a date or date-time to epoch ms (UTC), or null when it is not a valid one. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, dayToIso, parseDateOrDateTime, parseDateRange, utcDay } from '../../src/analytics/dates.ts';
+import { DAY_MS, dayToIso, parseDateOrDateTime, parseDateRange, utcDateMs, utcDay } from '../../src/analytics/dates.ts';
 
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / DAY_MS;
 
@@ -19,6 +19,29 @@ describe('utcDay / dayToIso', () => {
       fc.property(fc.integer({ min: -700_000, max: 2_900_000 }), (d) => {
         expect(day(dayToIso(d))).toBe(d);
         expect(parseDateRange(dayToIso(d), dayToIso(d + 1))).toEqual({ ok: true, fromDay: d, toDay: d + 1 });
+      }),
+    );
+  });
+});
+
+describe('utcDateMs (arithmetic)', () => {
+  // The reference: JavaScript's own proleptic Gregorian calendar.
+  function reference(y: number, m: number, d: number): number | null {
+    const date = new Date(0);
+    date.setUTCFullYear(y, m - 1, d);
+    return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d ? date.getTime() : null;
+  }
+
+  it('agrees with Date for every day of leap and common years, century rules included', () => {
+    for (const y of [0, 1, 4, 99, 100, 400, 1582, 1900, 1970, 1999, 2000, 2024, 2025, 2100, 2400, 9999]) {
+      for (let m = 1; m <= 12; m++) for (let d = 0; d <= 32; d++) expect(utcDateMs(y, m, d), `${y}-${m}-${d}`).toBe(d < 1 ? null : reference(y, m, d));
+    }
+  });
+
+  it('agrees with Date on random dates (valid and invalid)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }), (y, m, d) => {
+        expect(utcDateMs(y, m, d)).toBe(m < 1 || m > 12 || d < 1 ? null : reference(y, m, d));
       }),
     );
   });
