@@ -82,6 +82,10 @@ export interface Config {
     resultCacheEntries: number;
     /** Dictionary cache entries (paths, visitors) kept in memory per project for ingest. */
     dictionaryCacheEntries: number;
+    /** Decoded per-day visitor sets kept in memory by the visitors export, in MiB. */
+    daySetCacheMb: number;
+    /** How often an API process persists the day sets of changed days (0 = never; built on demand then). */
+    sealIntervalMs: number;
   };
 }
 
@@ -249,6 +253,8 @@ export function loadConfig(env: Env = process.env): Config {
       snapshotMs: int(env, 'INKWELL_ANALYTICS_SNAPSHOT_MS', 600_000, 1000),
       resultCacheEntries: int(env, 'INKWELL_ANALYTICS_RESULT_CACHE', 16, 1, 10_000),
       dictionaryCacheEntries: int(env, 'INKWELL_ANALYTICS_DICTIONARY_CACHE', 200_000, 100),
+      daySetCacheMb: int(env, 'INKWELL_ANALYTICS_DAYSET_CACHE_MB', 256, 1, 65_536),
+      sealIntervalMs: int(env, 'INKWELL_ANALYTICS_SEAL_INTERVAL_MS', 10_000, 0),
     },
   };
 }

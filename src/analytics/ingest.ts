@@ -20,12 +20,10 @@ import { type BulkRow, createBulkWriter } from '../db/bulk.ts';
 import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
 import type { ProjectWithSecret } from '../projects/service.ts';
-import { classify, RULES_VERSION } from './classify.ts';
-import { utcDay } from './dates.ts';
-import { type IngestEvent, validateIngestEvent } from './event.ts';
-import { visitorKey } from './identity.ts';
+import { RULES_VERSION } from './classify.ts';
+import { daysetStore } from './dayset-store.ts';
 import { Lru } from './lru.ts';
-import { isQualifyingView } from './qualify.ts';
+import { createEventPreparer, type PreparedEvent } from './prepare.ts';
 import { chunkRows, analyticsStore as store } from './store.ts';
 import { CLS_AI, CLS_HUMAN } from './tables.ts';
 
@@ -45,9 +43,6 @@ export interface IngestResult {
   rejected: { index: number; error: string }[];
 }
 
-/** How far in the future a timestamp may be (clock skew between edge servers and us). */
-export const MAX_FUTURE_MS = 24 * 3_600_000;
-
 export interface IngestDeps {
   db: Database;
   getProject(id: string): Promise<ProjectWithSecret | undefined>;
@@ -56,6 +51,8 @@ export interface IngestDeps {
   cacheEntries?: number;
 }
 
+export { MAX_FUTURE_MS } from './prepare.ts';
+
 export class UnknownProjectError extends Error {}
 
 interface ProjectCache {
@@ -63,26 +60,13 @@ interface ProjectCache {
   visitors: Lru<string, number>;
 }
 
-const TEXT_FIELDS = ['path', 'url', 'timestamp', 'userAgent', 'ip', 'visitorId', 'accept', 'method', 'referrer'] as const;
-
 /** How long a project's settings are reused by ingest (a rotation change applies within this time). */
 export const PROJECT_CACHE_MS = 5000;
 
 /** Events written in one transaction at most (several batches). */
 export const GROUP_MAX_EVENTS = 10_000;
 
-interface Prepared {
-  index: number;
-  ts: number;
-  day: number;
-  rawPath: string;
-  path: string;
-  vkey: string;
-  ev: IngestEvent;
-  cls: ReturnType<typeof classify>;
-  qualifying: boolean;
-  dedupKey: string | null;
-}
+type Prepared = PreparedEvent;
 
 interface Job {
   ord: number;
@@ -90,6 +74,13 @@ interface Job {
   events: Prepared[];
   resolve(inserted: number): void;
   reject(err: unknown): void;
+}
+
+/** Distinct days of visit rows sorted by day (VISIT_TABLE order: day is column 1). */
+function daysOf(rows: readonly BulkRow[]): number[] {
+  const days: number[] = [];
+  for (const r of rows) if (days[days.length - 1] !== r[1]) days.push(r[1] as number);
+  return days;
 }
 
 function sha256(s: string): string {
@@ -101,6 +92,7 @@ export function createIngestService(deps: IngestDeps) {
   const caches = new Lru<number, ProjectCache>(64);
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(deps.db);
+  const preparer = createEventPreparer();
   const queue: Job[] = [];
   let draining = false;
 
@@ -143,33 +135,6 @@ export function createIngestService(deps: IngestDeps) {
     if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
     projectOrds.set(projectId, Number(ord));
     return Number(ord);
-  }
-
-  /** Validates and derives everything an event needs; returns an error string for a rejected one. */
-  function prepare(raw: unknown, index: number, project: ProjectWithSecret, now: number, dedupKey: string | null): Prepared | string {
-    const v = validateIngestEvent(raw, now);
-    if (!v.ok) return v.error;
-    const ev = v.event;
-    // PostgreSQL text cannot hold U+0000; refuse it for every dialect alike.
-    for (const field of TEXT_FIELDS) {
-      const value = ev[field];
-      if (typeof value === 'string' && value.includes('\u0000')) return `${field} must not contain NUL (\\u0000) characters`;
-    }
-    const ts = v.timestampMs;
-    if (ts > now + MAX_FUTURE_MS) return 'timestamp is more than 24 hours in the future';
-    if (ts < 0) return 'timestamp must not be before 1970-01-01';
-    const rawPath = (ev.path ?? ev.url) as string;
-    const cls = classify({ userAgent: ev.userAgent ?? null, path: rawPath, accept: ev.accept ?? null });
-    const qualifying = isQualifyingView({ method: ev.method ?? null, status: ev.status ?? null, path: v.path, class: cls.class });
-    const vkey = visitorKey({
-      secret: project.visitorSecret,
-      rotation: project.settings.visitorIdRotation ?? 'none',
-      visitorId: ev.visitorId ?? null,
-      ip: ev.ip ?? null,
-      userAgent: ev.userAgent ?? null,
-      timestampMs: ts,
-    });
-    return { index, ts, day: utcDay(ts), rawPath, path: v.path, vkey, ev, cls, qualifying, dedupKey };
   }
 
   /** Resolves missing dictionary ids inside the transaction; returns the new entries (cached after commit). */
@@ -310,7 +275,9 @@ export function createIngestService(deps: IngestDeps) {
             (a[3] as number) - (b[3] as number) ||
             (a[4] as number) - (b[4] as number),
         );
-        await store.bulkInsertVisits(bulk, trx, visitRows);
+        const added = await store.bulkInsertVisits(bulk, trx, visitRows);
+        // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
+        if (added > 0) await daysetStore.bumpDayVersions(trx, ord, daysOf(visitRows));
       }
     });
     for (const [ord, e] of newEntries) {
@@ -380,8 +347,10 @@ export function createIngestService(deps: IngestDeps) {
       const now = deps.now();
       const rejected: { index: number; error: string }[] = [];
       const ok: Prepared[] = [];
+      const pp = { id: projectId, visitorSecret: project.visitorSecret, rotation: project.settings.visitorIdRotation ?? 'none' };
+      const gen = preparer.beginBatch(pp);
       for (let i = 0; i < events.length; i++) {
-        const r = prepare(events[i], i, project, now, opts.dedupKeys?.[i] ?? null);
+        const r = preparer.prepare(events[i], i, pp, gen, now, opts.dedupKeys?.[i] ?? null);
         if (typeof r === 'string') rejected.push({ index: i, error: r });
         else ok.push(r);
       }
@@ -394,6 +363,7 @@ export function createIngestService(deps: IngestDeps) {
     /** Forgets cached dictionary entries (tests; after a restore). */
     clearCaches(): void {
       caches.clear();
+      preparer.clear();
       projectOrds.clear();
       projectCache.clear();
     },

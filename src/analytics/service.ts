@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { classify, RULES_VERSION } from './classify.ts';
+import { daysetStore } from './dayset-store.ts';
 import { createExportService } from './export.ts';
 import { createIngestService } from './ingest.ts';
 import { isQualifyingView } from './qualify.ts';
@@ -83,6 +84,9 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
       await store.bumpVersion(trx, ord);
       await store.deleteVisits(trx, ord);
       await store.rebuildVisits(trx, ord);
+      // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
+      await daysetStore.bumpAllDayVersions(trx, ord);
+      await daysetStore.insertMissingDayVersions(trx, ord);
     });
     return { scanned, changed };
   }

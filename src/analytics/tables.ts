@@ -69,4 +69,19 @@ export interface AnalyticsTables {
     /** CLS_HUMAN or CLS_AI. */
     cls: number;
   };
+  /** A data version per (project, day): bumped whenever that day's daily visits change (migration 0006). */
+  analytics_day_versions: {
+    project_ord: number;
+    day: number;
+    version: number;
+  };
+  /** Persisted day sets (src/analytics/daysets.ts): the encoded visitor set of a (project, day) at a version. */
+  analytics_day_sets: {
+    project_ord: number;
+    day: number;
+    version: number;
+    /** Number of (path, visitor) pairs in the set. */
+    pairs: number;
+    data: Uint8Array;
+  };
 }

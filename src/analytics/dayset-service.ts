@@ -1,0 +1,293 @@
+// Day sets at work: load a window's day sets (memory → persisted blob → rebuilt from the daily visits),
+// count it exactly (src/analytics/daysets.ts), name the paths, and seal changed days in the background.
+//
+// Correctness across processes: every transaction that changes a day's daily visits bumps that
+// (project, day)'s version (analytics_day_versions) — ingest in its write transaction, reclassify in its
+// rebuild. A day set is valid for exactly one version. A window is loaded in one read transaction: the
+// versions are read first, then (for days whose set is neither cached in memory nor persisted at that
+// version) the day's visits — from the same snapshot, so a set always matches its version.
+//
+// Sealing: a background loop (API processes) persists the set of every day whose stored blob is missing or
+// out of date once its version has stayed the same for a whole interval (the current day of a busy site
+// changes all the time: it is rebuilt from its visits when queried, which is one day's rows). Several
+// processes may seal at once: a blob only ever replaces an older version.
+import type { Database } from '../db/index.ts';
+import { daysetStore as ds } from './dayset-store.ts';
+import { buildDaySet, countWindow, type DaySet, daySetBytes, decodeDaySet, encodeDaySet, MarkBuffer, type WindowCounts } from './daysets.ts';
+import type { ExportResult, PathRow } from './rows.ts';
+import { sortRows } from './rows.ts';
+import type { DayRange } from './store.ts';
+import { CLS_AI, CLS_HUMAN } from './tables.ts';
+
+export interface DaySetServiceDeps {
+  db: Database;
+  /** Decoded day sets kept in memory, in bytes. */
+  cacheBytes?: number;
+  /** Path texts kept in memory (characters, all projects). */
+  pathCacheChars?: number;
+  /** Days sealed per background tick at most. */
+  sealBatch?: number;
+  onError?: (err: unknown) => void;
+}
+
+export interface LoadStats {
+  days: number;
+  fromMemory: number;
+  fromBlob: number;
+  rebuilt: number;
+}
+
+/** A map bounded by the summed size of its values, least recently used first out. */
+class ByteLru<V> {
+  private readonly map = new Map<string, { value: V; bytes: number }>();
+  private total = 0;
+  constructor(readonly maxBytes: number) {}
+  get(key: string): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    this.map.delete(key);
+    this.map.set(key, e);
+    return e.value;
+  }
+  set(key: string, value: V, bytes: number): void {
+    this.delete(key);
+    if (bytes > this.maxBytes) return;
+    this.map.set(key, { value, bytes });
+    this.total += bytes;
+    while (this.total > this.maxBytes) {
+      const [k, e] = this.map.entries().next().value as [string, { value: V; bytes: number }];
+      this.map.delete(k);
+      this.total -= e.bytes;
+    }
+  }
+  delete(key: string): void {
+    const e = this.map.get(key);
+    if (e) {
+      this.map.delete(key);
+      this.total -= e.bytes;
+    }
+  }
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+  get bytes(): number {
+    return this.total;
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+const dayKey = (projectOrd: number, day: number) => `${projectOrd}:${day}`;
+
+export function createDaySetService(deps: DaySetServiceDeps) {
+  const sets = new ByteLru<DaySet>(deps.cacheBytes ?? 256 * 1024 * 1024);
+  const marks = new MarkBuffer();
+  const pathTexts = new Map<number, Map<number, string>>();
+  let pathChars = 0;
+  const maxPathChars = deps.pathCacheChars ?? 32 * 1024 * 1024;
+  const sealBatch = deps.sealBatch ?? 16;
+  /** Stale days seen by the previous seal tick, with their version then. */
+  let lastStale = new Map<string, number>();
+  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, rebuilt: 0, sealed: 0 };
+
+  function cached(projectOrd: number, day: number, version: number): DaySet | undefined {
+    const s = sets.get(dayKey(projectOrd, day));
+    return s && s.version === version ? s : undefined;
+  }
+
+  function remember(projectOrd: number, s: DaySet): void {
+    sets.set(dayKey(projectOrd, s.day), s, daySetBytes(s));
+  }
+
+  async function buildFromVisits(q: Database['kysely'], projectOrd: number, day: number, version: number): Promise<DaySet> {
+    const v = await ds.selectDayVisits(q, projectOrd, day);
+    return buildDaySet(day, version, v.paths, v.visitors, v.classes, CLS_HUMAN, CLS_AI);
+  }
+
+  /** The day sets of a window, consistent with one snapshot of the data. */
+  async function loadWindow(projectOrd: number, range: DayRange): Promise<{ days: DaySet[]; stats: LoadStats }> {
+    const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, rebuilt: 0 };
+    const days = await deps.db.kysely
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const versions = await ds.selectDayVersions(trx, projectOrd, range);
+        const out = new Map<number, DaySet>();
+        const missing: { day: number; version: number }[] = [];
+        for (const v of versions) {
+          const s = cached(projectOrd, v.day, v.version);
+          if (s) out.set(v.day, s);
+          else missing.push(v);
+        }
+        st.fromMemory = out.size;
+        if (missing.length > 0) {
+          const want = new Map(missing.map((m) => [m.day, m.version]));
+          for (const b of await ds.selectDaySets(
+            trx,
+            projectOrd,
+            missing.map((m) => m.day),
+          )) {
+            if (want.get(b.day) !== b.version) continue;
+            const s = decodeDaySet(b.day, b.version, b.data);
+            out.set(b.day, s);
+            remember(projectOrd, s);
+            st.fromBlob++;
+          }
+          for (const m of missing) {
+            if (out.has(m.day)) continue;
+            const s = await buildFromVisits(trx, projectOrd, m.day, m.version);
+            out.set(m.day, s);
+            remember(projectOrd, s);
+            st.rebuilt++;
+          }
+        }
+        return versions.map((v) => out.get(v.day) as DaySet);
+      });
+    st.days = days.length;
+    stats.loads++;
+    stats.fromMemory += st.fromMemory;
+    stats.fromBlob += st.fromBlob;
+    stats.rebuilt += st.rebuilt;
+    return { days, stats: st };
+  }
+
+  /** Path texts for these ids (cached; a path id's text never changes). */
+  async function pathNames(projectOrd: number, ids: Uint32Array): Promise<Map<number, string>> {
+    let m = pathTexts.get(projectOrd);
+    if (!m) {
+      m = new Map();
+      pathTexts.set(projectOrd, m);
+    }
+    const misses: number[] = [];
+    for (const id of ids) if (!m.has(id)) misses.push(id);
+    if (misses.length > 0) {
+      const add = (rows: { id: number; path: string }[]) => {
+        for (const r of rows) {
+          if (m.has(r.id)) continue;
+          m.set(r.id, r.path);
+          pathChars += r.path.length + 16;
+        }
+      };
+      if (misses.length > 2000) add(await ds.selectAllPathTexts(deps.db.kysely, projectOrd));
+      else add(await ds.selectPathTexts(deps.db.kysely, projectOrd, misses));
+      for (const id of misses) if (!m.has(id)) throw new Error(`analytics path ${id} has no text`);
+    }
+    const result = m;
+    if (pathChars > maxPathChars) {
+      // Over the bound: forget the other projects' texts (this one's are needed right now).
+      for (const [ord, other] of pathTexts) {
+        if (ord === projectOrd) continue;
+        for (const p of other.values()) pathChars -= p.length + 16;
+        pathTexts.delete(ord);
+      }
+    }
+    return result;
+  }
+
+  /** Named, sorted rows from window counts. */
+  async function toResult(projectOrd: number, c: WindowCounts): Promise<ExportResult> {
+    const names = await pathNames(projectOrd, c.pathIds);
+    const rows: PathRow[] = new Array(c.pathIds.length);
+    for (let i = 0; i < c.pathIds.length; i++) {
+      rows[i] = { path: names.get(c.pathIds[i] as number) as string, human: c.human[i] as number, ai: c.ai[i] as number, total: c.total[i] as number };
+    }
+    return { totals: c.totals, rows: sortRows(rows) };
+  }
+
+  /** Exact distinct visitors per path and site-wide over a day range (the visitors export). */
+  async function visitors(projectOrd: number, range: DayRange): Promise<ExportResult & { stats: LoadStats }> {
+    const { days, stats: st } = await loadWindow(projectOrd, range);
+    const counts = countWindow(days, marks);
+    // A window over an unusually wide ordinal range should not pin a large buffer.
+    if (marks.size > 64 * 1024 * 1024) marks.release();
+    return { ...(await toResult(projectOrd, counts)), stats: st };
+  }
+
+  /** Persists up to one batch of days whose stored set is out of date and whose version held for a tick. */
+  async function sealOnce(): Promise<number> {
+    const stale = await ds.selectStaleDays(deps.db.kysely, 1000);
+    const seen = new Map<string, number>();
+    let sealed = 0;
+    for (const d of stale) {
+      const key = dayKey(d.projectOrd, d.day);
+      seen.set(key, d.version);
+      if (sealed >= sealBatch || lastStale.get(key) !== d.version) continue;
+      let s = cached(d.projectOrd, d.day, d.version);
+      if (!s) {
+        s = await deps.db.kysely
+          .transaction()
+          .setIsolationLevel('repeatable read')
+          .execute(async (trx) => {
+            const v = await ds.selectDayVersions(trx, d.projectOrd, { fromDay: d.day, toDay: d.day + 1 });
+            const version = v[0]?.version ?? 0;
+            return buildFromVisits(trx, d.projectOrd, d.day, version);
+          });
+        remember(d.projectOrd, s);
+      }
+      await ds.upsertDaySet(deps.db.kysely, d.projectOrd, d.day, s.version, s.visitors.length, encodeDaySet(s));
+      sealed++;
+      stats.sealed++;
+    }
+    lastStale = seen;
+    return sealed;
+  }
+
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+
+  /** Runs sealOnce every `intervalMs` until stop(); never throws (errors go to onError). */
+  function startSealer(intervalMs: number): void {
+    if (intervalMs <= 0 || timer || stopped) return;
+    const tick = () => {
+      timer = null;
+      if (stopped) return;
+      running = (async () => {
+        try {
+          // Keep going while a whole batch was sealed (a backlog), yielding between batches.
+          while (!stopped && (await sealOnce()) >= sealBatch) await new Promise((r) => setImmediate(r));
+        } catch (err) {
+          deps.onError?.(err);
+        }
+      })().finally(() => {
+        running = null;
+        if (!stopped) {
+          timer = setTimeout(tick, intervalMs);
+          timer.unref();
+        }
+      });
+    };
+    timer = setTimeout(tick, intervalMs);
+    timer.unref();
+  }
+
+  async function stop(): Promise<void> {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    await running;
+  }
+
+  return {
+    loadWindow,
+    visitors,
+    sealOnce,
+    startSealer,
+    stop,
+    stats,
+    /** Forgets every in-memory set and path text (tests: a cold process). */
+    clear(): void {
+      sets.clear();
+      pathTexts.clear();
+      pathChars = 0;
+      lastStale = new Map();
+    },
+    get cachedBytes(): number {
+      return sets.bytes;
+    },
+  };
+}
+
+export type DaySetService = ReturnType<typeof createDaySetService>;

@@ -1,0 +1,345 @@
+// Per-day visitor sets: the compact, immutable form of one (project, day) of `analytics_daily_visits`, and
+// the exact distinct count over a window of days. Pure: no I/O.
+//
+// A day set holds the day's distinct (path, visitor) pairs sorted by path, then visitor, with the visitor's
+// classes on that path as two flag bits (human, ai). It is built from the day's deduplicated visits, cached
+// decoded in memory and persisted encoded (delta + varint, about 2–3 bytes per pair) with the day's data
+// version, so a cold process reads one small blob per day instead of every visit row.
+//
+// Counting a window: the days' path lists are merged (they are sorted), and for each path the visitors of
+// its segments are marked in one byte-per-visitor array: bits 0–1 = seen on this path as human / ai (cleared
+// after the path), bits 2–3 = seen anywhere in the window as human / ai (site-wide totals). Each pair is
+// touched twice (mark, clear), so a window costs O(pairs + paths × days), exactly.
+
+export const FLAG_HUMAN = 1;
+export const FLAG_AI = 2;
+
+export interface DaySet {
+  day: number;
+  /** The (project, day) data version the set was built from. */
+  version: number;
+  /** Distinct path ids, ascending. */
+  pathIds: Uint32Array;
+  /** Pairs of pathIds[k] are visitors[starts[k] … starts[k + 1]). Length pathIds.length + 1. */
+  starts: Uint32Array;
+  /** Visitor ordinals, ascending within each path. */
+  visitors: Uint32Array;
+  /** FLAG_HUMAN | FLAG_AI per pair. */
+  flags: Uint8Array;
+  /** Smallest and largest visitor ordinal (0, -1 when empty). */
+  minVisitor: number;
+  maxVisitor: number;
+}
+
+/** Largest id a day set holds (ids are stored as unsigned 32-bit integers). */
+export const MAX_ID = 0xffff_ffff;
+
+export class DaySetIdRangeError extends Error {}
+
+/** Approximate bytes a decoded set occupies (for cache bounds). */
+export function daySetBytes(s: DaySet): number {
+  return 200 + s.pathIds.byteLength + s.starts.byteLength + s.visitors.byteLength + s.flags.byteLength;
+}
+
+/**
+ * Builds a day set from visit rows sorted by (path, visitor, class) — parallel arrays of path ids, visitor
+ * ordinals and class codes (clsHuman / clsAi). Throws DaySetIdRangeError for ids beyond MAX_ID or unsorted input.
+ */
+export function buildDaySet(
+  day: number,
+  version: number,
+  paths: ArrayLike<number>,
+  visitors: ArrayLike<number>,
+  classes: ArrayLike<number>,
+  clsHuman: number,
+  clsAi: number,
+): DaySet {
+  const n = paths.length;
+  const vis = new Uint32Array(n);
+  const flags = new Uint8Array(n);
+  const pathIds: number[] = [];
+  const starts: number[] = [];
+  let m = 0;
+  let prevPath = -1;
+  let prevVisitor = -1;
+  let minV = Number.POSITIVE_INFINITY;
+  let maxV = -1;
+  for (let i = 0; i < n; i++) {
+    const p = paths[i] as number;
+    const v = visitors[i] as number;
+    const c = classes[i] as number;
+    if (!(p >= 0 && p <= MAX_ID && v >= 0 && v <= MAX_ID)) throw new DaySetIdRangeError(`id out of range for a day set: path ${p}, visitor ${v}`);
+    const f = c === clsHuman ? FLAG_HUMAN : c === clsAi ? FLAG_AI : 0;
+    if (f === 0) throw new Error(`unknown class code ${c}`);
+    if (p === prevPath && v === prevVisitor) {
+      (flags as Uint8Array)[m - 1] = ((flags[m - 1] as number) | f) as number;
+      continue;
+    }
+    if (p < prevPath || (p === prevPath && v < prevVisitor)) throw new Error('visit rows must be sorted by path, then visitor');
+    if (p !== prevPath) {
+      pathIds.push(p);
+      starts.push(m);
+      prevPath = p;
+    }
+    prevVisitor = v;
+    vis[m] = v;
+    flags[m] = f;
+    m++;
+    if (v < minV) minV = v;
+    if (v > maxV) maxV = v;
+  }
+  starts.push(m);
+  return {
+    day,
+    version,
+    pathIds: Uint32Array.from(pathIds),
+    starts: Uint32Array.from(starts),
+    visitors: m === n ? vis : vis.slice(0, m),
+    flags: m === n ? flags : flags.slice(0, m),
+    minVisitor: m === 0 ? 0 : minV,
+    maxVisitor: m === 0 ? -1 : maxV,
+  };
+}
+
+// ---- encoding ----------------------------------------------------------------------------------------
+//
+// Format 1: [1] varint(pathCount) varint(pairCount)
+//           pathCount × (varint(pathId − previous pathId) varint(pairs of the path))
+//           pairCount × varint((visitor − previous visitor of the path) × 4 + flags)   (previous = 0 at a path start)
+// Varints are little-endian base-128 of non-negative integers below 2^53.
+
+const FORMAT = 1;
+
+class Writer {
+  buf: Uint8Array;
+  pos = 0;
+  constructor(size: number) {
+    this.buf = new Uint8Array(Math.max(16, size));
+  }
+  varint(v: number): void {
+    if (this.pos + 8 > this.buf.length) {
+      const next = new Uint8Array(this.buf.length * 2);
+      next.set(this.buf);
+      this.buf = next;
+    }
+    const b = this.buf;
+    let p = this.pos;
+    while (v >= 0x80) {
+      b[p++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    b[p++] = v;
+    this.pos = p;
+  }
+}
+
+export function encodeDaySet(s: DaySet): Uint8Array {
+  const w = new Writer(8 + s.pathIds.length * 4 + s.visitors.length * 3);
+  w.varint(FORMAT);
+  w.varint(s.pathIds.length);
+  w.varint(s.visitors.length);
+  let prev = 0;
+  for (let k = 0; k < s.pathIds.length; k++) {
+    const p = s.pathIds[k] as number;
+    w.varint(p - prev);
+    prev = p;
+    w.varint((s.starts[k + 1] as number) - (s.starts[k] as number));
+  }
+  for (let k = 0; k < s.pathIds.length; k++) {
+    let pv = 0;
+    const end = s.starts[k + 1] as number;
+    for (let i = s.starts[k] as number; i < end; i++) {
+      const v = s.visitors[i] as number;
+      w.varint((v - pv) * 4 + (s.flags[i] as number));
+      pv = v;
+    }
+  }
+  return w.buf.slice(0, w.pos);
+}
+
+export class DaySetFormatError extends Error {}
+
+export function decodeDaySet(day: number, version: number, data: Uint8Array): DaySet {
+  let pos = 0;
+  const len = data.length;
+  const read = (): number => {
+    let v = 0;
+    let mul = 1;
+    for (;;) {
+      if (pos >= len) throw new DaySetFormatError('day set blob is truncated');
+      const b = data[pos++] as number;
+      v += (b & 0x7f) * mul;
+      if (b < 0x80) return v;
+      mul *= 0x80;
+      if (mul > 2 ** 56) throw new DaySetFormatError('day set varint too long');
+    }
+  };
+  const format = read();
+  if (format !== FORMAT) throw new DaySetFormatError(`unknown day set format ${format}`);
+  const nPaths = read();
+  const nPairs = read();
+  if (nPaths > len || nPairs > len) throw new DaySetFormatError('day set counts exceed the blob');
+  const pathIds = new Uint32Array(nPaths);
+  const starts = new Uint32Array(nPaths + 1);
+  let prev = 0;
+  let at = 0;
+  for (let k = 0; k < nPaths; k++) {
+    prev += read();
+    pathIds[k] = prev;
+    starts[k] = at;
+    at += read();
+  }
+  starts[nPaths] = at;
+  if (at !== nPairs) throw new DaySetFormatError('day set path counts do not add up');
+  const visitors = new Uint32Array(nPairs);
+  const flags = new Uint8Array(nPairs);
+  let minV = Number.POSITIVE_INFINITY;
+  let maxV = -1;
+  for (let k = 0; k < nPaths; k++) {
+    let pv = 0;
+    const end = starts[k + 1] as number;
+    for (let i = starts[k] as number; i < end; i++) {
+      let x: number;
+      // Fast path: one or two bytes (most pairs).
+      const b0 = pos < len ? (data[pos] as number) : 0x80;
+      if (b0 < 0x80) {
+        x = b0;
+        pos++;
+      } else x = read();
+      const f = x & 3;
+      pv += (x - f) / 4;
+      visitors[i] = pv;
+      flags[i] = f;
+      if (pv < minV) minV = pv;
+      if (pv > maxV) maxV = pv;
+    }
+  }
+  if (pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
+  return { day, version, pathIds, starts, visitors, flags, minVisitor: nPairs === 0 ? 0 : minV, maxVisitor: nPairs === 0 ? -1 : maxV };
+}
+
+// ---- counting a window -----------------------------------------------------------------------------
+
+export interface WindowCounts {
+  totals: { human: number; ai: number; total: number };
+  /** Paths with at least one visitor, ascending by id, with their counts (same index). */
+  pathIds: Uint32Array;
+  human: Uint32Array;
+  ai: Uint32Array;
+  total: Uint32Array;
+}
+
+/** Widest visitor-ordinal range one window may span (one byte each); wider ones are counted in SQL. */
+export const MAX_MARKS = 128 * 1024 * 1024;
+
+/** A reusable marks buffer (one byte per visitor ordinal in the window's range). */
+export class MarkBuffer {
+  private buf = new Uint8Array(0);
+  take(size: number): Uint8Array {
+    if (this.buf.length < size) this.buf = new Uint8Array(Math.max(size, Math.ceil(this.buf.length * 1.25)));
+    else this.buf.fill(0, 0, size);
+    return this.buf;
+  }
+  /** Drops the buffer (e.g. after an unusually wide range). */
+  release(): void {
+    this.buf = new Uint8Array(0);
+  }
+  get size(): number {
+    return this.buf.length;
+  }
+}
+
+/** Exact distinct human / ai / total visitors per path and site-wide over the union of `days`. */
+export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
+  const sets = days.filter((d) => d.visitors.length > 0);
+  const nd = sets.length;
+  let base = Number.POSITIVE_INFINITY;
+  let top = -1;
+  let maxRows = 0;
+  for (const s of sets) {
+    if (s.minVisitor < base) base = s.minVisitor;
+    if (s.maxVisitor > top) top = s.maxVisitor;
+    maxRows += s.pathIds.length;
+  }
+  if (nd === 0) {
+    const empty = new Uint32Array(0);
+    return { totals: { human: 0, ai: 0, total: 0 }, pathIds: empty, human: empty, ai: empty, total: empty };
+  }
+  if (top - base + 1 > MAX_MARKS) throw new DaySetIdRangeError(`visitor ordinals span ${top - base + 1} values (more than ${MAX_MARKS})`);
+  const marks = marksBuffer.take(top - base + 1);
+  const cur = new Int32Array(nd);
+  const segStart = new Uint32Array(nd);
+  const segEnd = new Uint32Array(nd);
+  const segDay = new Int32Array(nd);
+  const outPath = new Uint32Array(maxRows);
+  const outH = new Uint32Array(maxRows);
+  const outA = new Uint32Array(maxRows);
+  const outT = new Uint32Array(maxRows);
+  let rows = 0;
+  let H = 0;
+  let A = 0;
+  let T = 0;
+  for (;;) {
+    // The next path: the smallest id under any day's cursor.
+    let p = Number.POSITIVE_INFINITY;
+    for (let d = 0; d < nd; d++) {
+      const s = sets[d] as DaySet;
+      const c = cur[d] as number;
+      if (c < s.pathIds.length && (s.pathIds[c] as number) < p) p = s.pathIds[c] as number;
+    }
+    if (p === Number.POSITIVE_INFINITY) break;
+    let nseg = 0;
+    let h = 0;
+    let a = 0;
+    let t = 0;
+    for (let d = 0; d < nd; d++) {
+      const s = sets[d] as DaySet;
+      const c = cur[d] as number;
+      if (c >= s.pathIds.length || s.pathIds[c] !== p) continue;
+      cur[d] = c + 1;
+      const start = s.starts[c] as number;
+      const end = s.starts[c + 1] as number;
+      segStart[nseg] = start;
+      segEnd[nseg] = end;
+      segDay[nseg] = d;
+      nseg++;
+      const vis = s.visitors;
+      const fl = s.flags;
+      for (let i = start; i < end; i++) {
+        const v = (vis[i] as number) - base;
+        const f = fl[i] as number;
+        const o = marks[v] as number;
+        const n = o | f | (f << 2);
+        if (n === o) continue;
+        marks[v] = n;
+        if ((o & 3) === 0) t++;
+        if ((n & 1) > (o & 1)) h++;
+        if ((n & 2) > (o & 2)) a++;
+        if ((o & 12) === 0) T++;
+        if ((n & 4) > (o & 4)) H++;
+        if ((n & 8) > (o & 8)) A++;
+      }
+    }
+    // Clear the per-path bits of this path's visitors (keep the site-wide ones).
+    for (let k = 0; k < nseg; k++) {
+      const vis = (sets[segDay[k] as number] as DaySet).visitors;
+      const end = segEnd[k] as number;
+      for (let i = segStart[k] as number; i < end; i++) {
+        const v = (vis[i] as number) - base;
+        marks[v] = (marks[v] as number) & 12;
+      }
+    }
+    outPath[rows] = p;
+    outH[rows] = h;
+    outA[rows] = a;
+    outT[rows] = t;
+    rows++;
+  }
+  return {
+    totals: { human: H, ai: A, total: T },
+    pathIds: outPath.slice(0, rows),
+    human: outH.slice(0, rows),
+    ai: outA.slice(0, rows),
+    total: outT.slice(0, rows),
+  };
+}
