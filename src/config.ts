@@ -86,6 +86,8 @@ export interface Config {
     daySetCacheMb: number;
     /** How often an API process persists the day sets of changed days (0 = never; built on demand then). */
     sealIntervalMs: number;
+    /** How the visitors export counts: per-day visitor sets (default) or one SQL aggregation (for comparison). */
+    visitorsEngine: 'daysets' | 'sql';
   };
 }
 
@@ -113,6 +115,13 @@ function int(env: Env, name: string, def: number, min: number, max = Number.MAX_
   const n = Number(v);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
   return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], def: T): T {
+  const v = str(env, name);
+  if (v === undefined) return def;
+  if (!(values as readonly string[]).includes(v)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got ${JSON.stringify(v)})`);
+  return v as T;
 }
 
 function bool(env: Env, name: string, def: boolean): boolean {
@@ -255,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
       dictionaryCacheEntries: int(env, 'INKWELL_ANALYTICS_DICTIONARY_CACHE', 200_000, 100),
       daySetCacheMb: int(env, 'INKWELL_ANALYTICS_DAYSET_CACHE_MB', 256, 1, 65_536),
       sealIntervalMs: int(env, 'INKWELL_ANALYTICS_SEAL_INTERVAL_MS', 10_000, 0),
+      visitorsEngine: oneOf(env, 'INKWELL_ANALYTICS_VISITORS_ENGINE', ['daysets', 'sql'] as const, 'daysets'),
     },
   };
 }

@@ -13,6 +13,8 @@
 // - Totals and rows of one result come from one read transaction (repeatable read on PostgreSQL; a
 //   SQLite transaction is a snapshot), so a result is internally consistent.
 import type { Database } from '../db/index.ts';
+import type { DaySetService } from './dayset-service.ts';
+import { DaySetIdRangeError } from './daysets.ts';
 import { Lru } from './lru.ts';
 import { EMPTY_RESULT, type ExportResult, type Page, type PathRow, pageOf, sortRows } from './rows.ts';
 import { analyticsStore as store } from './store.ts';
@@ -36,7 +38,14 @@ export interface ExportDeps {
   snapshotMs?: number;
   /** Computed results kept in memory. */
   resultEntries?: number;
+  /**
+   * Per-day visitor sets (src/analytics/dayset-service.ts): the visitors export counts from them. Without
+   * them (or for ids beyond their range) it counts with one SQL aggregation over the daily visits.
+   */
+  daySets?: DaySetService;
 }
+
+export type VisitorsEngine = 'daysets' | 'sql';
 
 interface Walk {
   resultKey: string;
@@ -53,6 +62,15 @@ export function createExportService(deps: ExportDeps) {
   async function compute(kind: ExportKind, projectOrd: number, fromDay: number | null, toDay: number | null): Promise<ExportResult> {
     computations++;
     const range = { fromDay, toDay };
+    if (kind === 'visitors' && deps.daySets) {
+      try {
+        const { totals, rows } = await deps.daySets.visitors(projectOrd, range);
+        return { totals, rows };
+      } catch (err) {
+        // Ids too large for a day set (a huge multi-project install): count in SQL instead.
+        if (!(err instanceof DaySetIdRangeError)) throw err;
+      }
+    }
     return deps.db.kysely
       .transaction()
       .setIsolationLevel('repeatable read')

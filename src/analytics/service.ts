@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { ProjectService } from '../projects/service.ts';
 import { classify, RULES_VERSION } from './classify.ts';
+import { createDaySetService } from './dayset-service.ts';
 import { daysetStore } from './dayset-store.ts';
 import { createExportService } from './export.ts';
 import { createIngestService } from './ingest.ts';
@@ -14,6 +15,8 @@ export interface AnalyticsDeps {
   db: Database;
   projects: Pick<ProjectService, 'getProject'>;
   now: () => number;
+  /** Errors of background work (day-set sealing), which never throws. */
+  onBackgroundError?: (err: unknown) => void;
 }
 
 export interface ReclassifyResult {
@@ -30,11 +33,17 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     now: deps.now,
     cacheEntries: deps.config.analytics.dictionaryCacheEntries,
   });
+  const daySets = createDaySetService({
+    db: deps.db,
+    cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
+    ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
+  });
   const exporter = createExportService({
     db: deps.db,
     now: deps.now,
     snapshotMs: deps.config.analytics.snapshotMs,
     resultEntries: deps.config.analytics.resultCacheEntries,
+    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
   });
 
   /**
@@ -91,7 +100,20 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     return { scanned, changed };
   }
 
-  return { ingest, exporter, reclassify };
+  return {
+    ingest,
+    exporter,
+    reclassify,
+    daySets,
+    /** Starts persisting changed days' visitor sets in the background (API processes). */
+    startBackground(): void {
+      daySets.startSealer(deps.config.analytics.sealIntervalMs);
+    },
+    /** Stops background work (waits for a running step). */
+    async close(): Promise<void> {
+      await daySets.stop();
+    },
+  };
 }
 
 export type AnalyticsService = ReturnType<typeof createAnalyticsService>;

@@ -121,7 +121,11 @@ function parseExportQuery(raw: Record<string, unknown>): ParsedQuery {
 }
 
 export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> {
-  const analytics = createAnalyticsService(ctx);
+  const analytics = createAnalyticsService({ ...ctx, onBackgroundError: (err) => app.log.error({ err }, 'analytics day-set sealing failed') });
+  analytics.startBackground();
+  app.addHook('onClose', async () => {
+    await analytics.close();
+  });
   const adminOnly = requireKey(ctx.projects, ['admin']);
   const adminOrIngest = requireKey(ctx.projects, ['admin', 'ingest']);
   const exportQueries = new WeakMap<FastifyRequest, ParsedQuery>();
