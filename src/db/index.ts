@@ -2,10 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
+import { preparedName } from './reusable.ts';
 import type { DB } from './schema.ts';
 
 export type { DialectCaps } from './dialect.ts';
@@ -43,6 +44,22 @@ const pgTypes = {
   },
 };
 
+/**
+ * A pg client that runs the compiled texts of reusable queries (src/db/reusable.ts) as named prepared
+ * statements: each connection parses and plans them once. Every other query runs as before (unnamed), so
+ * the per-connection set of prepared statements stays small and fixed.
+ */
+const baseQuery = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+class PreparingClient extends pg.Client {}
+(PreparingClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: pg.Client, ...args: unknown[]) {
+  const [text, values] = args;
+  if (args.length === 2 && typeof text === 'string' && Array.isArray(values)) {
+    const name = preparedName(text);
+    if (name) return baseQuery.call(this, { name, text, values });
+  }
+  return baseQuery.apply(this, args);
+};
+
 export function redactUrl(u: string): string {
   try {
     const url = new URL(u);
@@ -59,6 +76,7 @@ export function openDatabase(opts: OpenOptions): Database {
       connectionString: opts.databaseUrl,
       max: opts.pgPoolSize ?? 10,
       types: pgTypes,
+      Client: PreparingClient,
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
     pool.on('error', () => {
@@ -82,8 +100,36 @@ export function openDatabase(opts: OpenOptions): Database {
   // 64 MiB page cache (default 2 MiB): analytics ingest inserts into large, randomly keyed indexes; with the
   // default cache a 1M-event load runs at half speed.
   sqlite.pragma('cache_size = -65536');
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { kysely, caps: sqliteCaps, description: file, sqliteHandle: sqlite, close: once(() => kysely.destroy()) };
+}
+
+/** Distinct SQL texts whose prepared statements are kept per SQLite handle (least recently used evicted). */
+export const SQLITE_STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely's SQLite driver prepares every statement anew, which costs more than running a point lookup.
+ * This wraps the handle so `prepare` returns a cached statement for SQL it has seen (an LRU map by SQL
+ * text). Safe with Kysely's driver: its one connection is behind a mutex, so a statement never runs twice
+ * at once, and `all`/`run`/finished iterators reset the statement after use.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (stmt) {
+        // Most recently used last: the first key is the one to evict.
+        cache.delete(text);
+      } else {
+        stmt = sqlite.prepare(text);
+        if (cache.size >= SQLITE_STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(text, stmt);
+      return stmt;
+    },
+  };
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

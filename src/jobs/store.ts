@@ -3,6 +3,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DialectCaps } from '../db/dialect.ts';
 import type { Database } from '../db/index.ts';
+import { reusableQuery } from '../db/reusable.ts';
 import type { DB } from '../db/schema.ts';
 import type { JobsTables } from './tables.ts';
 
@@ -19,6 +20,11 @@ export interface ListCursor {
   id: string;
 }
 
+// GET job (the API's hot read), compiled once.
+const jobInProject = reusableQuery<[projectId: string, id: string], JobRow>('job_in_project', 2, (db: Kysely<DB>, projectId, id) =>
+  db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId),
+);
+
 function storeOver(db: Kysely<DB>, caps: DialectCaps) {
   return {
     /** The handle these queries run on (a transaction inside `transaction`), for status hooks of other stores. */
@@ -30,7 +36,7 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
     },
 
     async getJob(projectId: string, id: string): Promise<JobRow | undefined> {
-      return db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+      return (await jobInProject(db, projectId, id))[0];
     },
 
     async getJobById(id: string): Promise<JobRow | undefined> {

@@ -1,10 +1,16 @@
 // SQL for projects and API keys: one function per query.
 import type { Kysely } from 'kysely';
+import { reusableQuery } from '../db/reusable.ts';
 import type { DB } from '../db/schema.ts';
 import type { ProjectsTables } from './tables.ts';
 
 export type ProjectRow = ProjectsTables['projects'];
 export type KeyRow = ProjectsTables['api_keys'];
+
+// The per-request key lookup, compiled once.
+const keyByHash = reusableQuery<[hash: string], KeyRow>('key_by_hash', 1, (db: Kysely<DB>, hash) =>
+  db.selectFrom('api_keys').selectAll().where('hash', '=', hash),
+);
 
 export function createProjectsStore(db: Kysely<DB>) {
   return {
@@ -24,7 +30,7 @@ export function createProjectsStore(db: Kysely<DB>) {
       await db.insertInto('api_keys').values(row).execute();
     },
     async findKeyByHash(hash: string): Promise<KeyRow | undefined> {
-      return db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
+      return (await keyByHash(db, hash))[0];
     },
     async getKey(id: string): Promise<KeyRow | undefined> {
       return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
