@@ -116,8 +116,17 @@ export function isMarkdownFetch(path: string, accept?: string | null): boolean {
  * header, is a request without a User-Agent header: crawler/other unless it is a Markdown fetch.
  */
 export function classify(input: { userAgent?: string | null; path: string; accept?: string | null }): Classification {
-  const markdown = isMarkdownFetch(input.path, input.accept);
-  const raw = input.userAgent;
+  return classifyParts(input.userAgent, input.accept, isMarkdownPath(input.path));
+}
+
+/**
+ * classify() with the path reduced to what it decides on: whether the requested path ends .md/.mdx
+ * (isMarkdownPath). The result depends on (userAgent, accept, markdownPath) alone, so callers may memoise it
+ * under that key.
+ */
+export function classifyParts(userAgent: string | null | undefined, accept: string | null | undefined, markdownPath: boolean): Classification {
+  const markdown = markdownPath || prefersMarkdown(accept);
+  const raw = userAgent;
   if (raw === undefined || raw === null) {
     return markdown ? { class: 'ai', category: null, rule: MARKDOWN_RULE } : { class: 'human', category: null, rule: null };
   }

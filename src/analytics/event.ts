@@ -70,8 +70,9 @@ function describe(field: string): string {
 /**
  * Validates one event: the schema, then the meaning (a real calendar timestamp, a path that normalises).
  * Returns the normalised path and the timestamp (nowMs when absent). Error messages name the field.
+ * `normalize` must behave as normalizePath (ingest passes a memoised one).
  */
-export function validateIngestEvent(value: unknown, nowMs: number): EventValidation {
+export function validateIngestEvent(value: unknown, nowMs: number, normalize: (pathOrUrl: string) => string | null = normalizePath): EventValidation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, field: '', error: 'event must be an object' };
   if (!compiled.Check(value)) {
     const errors = [...compiled.Errors(value)];
@@ -91,7 +92,7 @@ export function validateIngestEvent(value: unknown, nowMs: number): EventValidat
     timestampMs = ms;
   }
   const field = event.path !== undefined ? 'path' : 'url';
-  const path = normalizePath((event.path ?? event.url)!);
+  const path = normalize((event.path ?? event.url)!);
   if (path === null) return { ok: false, field, error: `${field} is not a page path (empty, or longer than ${MAX_PATH_LENGTH} characters once normalised)` };
   return { ok: true, event, path, timestampMs };
 }

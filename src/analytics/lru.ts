@@ -38,3 +38,50 @@ export class Lru<K, V> {
     this.map.clear();
   }
 }
+
+/**
+ * A bounded cache with approximate LRU eviction at the cost of one Map lookup per hit: entries live in a
+ * current and a previous generation of at most `max / 2` entries each. When the current one is full it
+ * becomes the previous one (the old previous is dropped); a hit in the previous generation moves the entry
+ * to the current one. So an entry used at least once per `max / 2` insertions is kept; one not used for
+ * `max` insertions is gone. For hot ingest caches where Lru's delete + re-insert per hit shows in profiles.
+ */
+export class GenerationCache<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+  private readonly half: number;
+  constructor(readonly max: number) {
+    this.half = Math.max(1, Math.floor(max / 2));
+  }
+
+  /** Entries held (an entry present in both generations counts twice). */
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  get(key: K): V | undefined {
+    const v = this.current.get(key);
+    if (v !== undefined) return v;
+    const old = this.previous.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: K, value: V): void {
+    this.current.set(key, value);
+    if (this.current.size >= this.half) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
+  }
+
+  delete(key: K): void {
+    this.current.delete(key);
+    this.previous.delete(key);
+  }
+
+  clear(): void {
+    this.current.clear();
+    this.previous.clear();
+  }
+}

@@ -8,11 +8,21 @@ import { isStaticAsset } from './normalize.ts';
  * POST and the rest do not qualify; neither do redirects (3xx other than 304) or errors.
  */
 export function isQualifyingView(input: { method?: string | null; status?: number | null; path: string; class: TrafficClass }): boolean {
-  if (input.class !== 'human' && input.class !== 'ai') return false;
-  const method = input.method;
-  if (method !== undefined && method !== null && method.trim().toUpperCase() !== 'GET') return false;
-  const status = input.status;
+  return isQualifyingParts(input.method, input.status, input.class, () => isStaticAsset(input.path));
+}
+
+/**
+ * isQualifyingView with the path reduced to whether it names a static asset (isStaticAsset of it), asked
+ * only when the rest qualifies: callers that memoise per path pass their cached answer.
+ */
+export function isQualifyingParts(
+  method: string | null | undefined,
+  status: number | null | undefined,
+  cls: TrafficClass,
+  staticAsset: boolean | (() => boolean),
+): boolean {
+  if (cls !== 'human' && cls !== 'ai') return false;
+  if (method !== undefined && method !== null && method !== 'GET' && method.trim().toUpperCase() !== 'GET') return false;
   if (status !== undefined && status !== null && !((status >= 200 && status <= 299) || status === 304)) return false;
-  if (isStaticAsset(input.path)) return false;
-  return true;
+  return !(typeof staticAsset === 'function' ? staticAsset() : staticAsset);
 }
