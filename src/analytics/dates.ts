@@ -43,8 +43,60 @@ export function utcDateMs(y: number, m: number, d: number): number | null {
   return (era * 146_097 + doe - 719_468) * DAY_MS;
 }
 
+/** Two ASCII digits at i as a number, or -1. */
+function digits2(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * The common wire form `YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z` without regular expressions (ingest parses one
+ * timestamp per event). Returns undefined when the value is not in exactly that form (the general parser
+ * decides then), else what the general parser returns for it.
+ */
+function parseUtcDateTimeFast(v: string): number | null | undefined {
+  const len = v.length;
+  if (len !== 20 && (len < 22 || len > 30)) return undefined;
+  const last = v.charCodeAt(len - 1);
+  if (last !== 90 && last !== 122) return undefined; // Z z
+  const t = v.charCodeAt(10);
+  if (v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || (t !== 84 && t !== 116) || v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58) return undefined;
+  const y1 = digits2(v, 0);
+  const y2 = digits2(v, 2);
+  const mo = digits2(v, 5);
+  const d = digits2(v, 8);
+  const hh = digits2(v, 11);
+  const mm = digits2(v, 14);
+  const ss = digits2(v, 17);
+  if (y1 < 0 || y2 < 0 || mo < 0 || d < 0 || hh < 0 || mm < 0 || ss < 0) return undefined;
+  let frac = 0;
+  if (len > 20) {
+    if (v.charCodeAt(19) !== 46) return undefined; // .
+    for (let i = 20; i < len - 1; i++) {
+      const c = v.charCodeAt(i);
+      if (c < 48 || c > 57) return undefined;
+    }
+    // Milliseconds (the usual case): the integer itself — equal to the general parser's expression for every
+    // 3-digit value (tested exhaustively). Other lengths use that expression (identical rounding).
+    frac =
+      len === 24
+        ? (v.charCodeAt(20) - 48) * 100 + (v.charCodeAt(21) - 48) * 10 + (v.charCodeAt(22) - 48)
+        : Math.floor(Number(`0.${v.slice(20, len - 1)}`) * 1000);
+  }
+  const base = utcDateMs(y1 * 100 + y2, mo, d);
+  if (base === null || hh > 23 || mm > 59 || ss > 59) return null;
+  return base + ((hh * 60 + mm) * 60 + ss) * 1000 + frac;
+}
+
 /** Parses a date or date-time to epoch ms (UTC), or null when it is not a valid one. */
 export function parseDateOrDateTime(value: string): number | null {
+  const fast = parseUtcDateTimeFast(value);
+  return fast === undefined ? parseDateOrDateTimeGeneral(value) : fast;
+}
+
+/** parseDateOrDateTime by the regular expressions alone (every accepted form). Exported for tests. */
+export function parseDateOrDateTimeGeneral(value: string): number | null {
   const date = DATE_RE.exec(value);
   if (date) return utcDateMs(Number(date[1]), Number(date[2]), Number(date[3]));
   const dt = DATE_TIME_RE.exec(value);

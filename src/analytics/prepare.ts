@@ -5,7 +5,8 @@
 // caches (GenerationCache), so a 1,000-event batch costs a few lookups per event instead of regexes,
 // percent-decoding and an HMAC each:
 // - path info by raw path/URL: normalizePath, isMarkdownPath (raw) and isStaticAsset (normalised);
-// - classification by (user agent, Accept, markdown path?) — classifyParts depends on nothing else;
+// - classification by user agent, Accept and whether the path is a Markdown one — classifyParts depends on
+//   nothing else;
 // - visitor keys by (project secret + rotation generation, rotation period, ip, user agent): for a given
 //   secret and period the HMAC is a function of (ip, user agent). A change of a project's secret or rotation
 //   setting starts a new generation, so no key computed under the old settings is ever reused.
@@ -67,8 +68,9 @@ function pathInfoOf(raw: string): PathInfo {
 }
 
 export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
-  const paths = new GenerationCache<string, PathInfo>(sizes.paths ?? 40_000);
-  const classes = new GenerationCache<string, Classification>(sizes.classes ?? 8_000);
+  const paths = new GenerationCache<string, PathInfo>(sizes.paths ?? 100_000);
+  /** user agent → Accept → [classification of a non-Markdown path, of a Markdown path]. */
+  const classes = new GenerationCache<string, Map<string, [Classification | undefined, Classification | undefined]>>(sizes.classes ?? 8_000);
   const visitors = new GenerationCache<string, string>(sizes.visitors ?? 100_000);
   /** Per project: its secret and rotation setting, and the generation number they get in visitor keys. */
   const generations = new Map<string, { secret: string; rotation: VisitorIdRotation; gen: number }>();
@@ -88,13 +90,26 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
 
   function classification(ua: string | null, accept: string | null, markdownPath: boolean): Classification {
     if ((ua !== null && ua.length > CACHE_MAX_UA) || (accept !== null && accept.length > CACHE_MAX_ACCEPT)) return classifyParts(ua, accept, markdownPath);
-    // NUL never occurs in a field here (events carrying one are refused first), so it separates the parts;
-    // a lone \u0001 stands for "absent" (distinct from "").
-    const key = `${ua ?? '\u0001'}\u0000${accept ?? '\u0001'}\u0000${markdownPath ? 1 : 0}`;
-    let c = classes.get(key);
+    // Two levels (user agent, then Accept) rather than one concatenated key: no string is built per event.
+    // NUL never occurs in a field here (events carrying one are refused first): it stands for "absent".
+    const uaKey = ua ?? '\u0000';
+    let byAccept = classes.get(uaKey);
+    if (byAccept === undefined) {
+      byAccept = new Map();
+      classes.set(uaKey, byAccept);
+    }
+    const acceptKey = accept ?? '\u0000';
+    let pair = byAccept.get(acceptKey);
+    if (pair === undefined) {
+      if (byAccept.size >= 64) byAccept.clear();
+      pair = [undefined, undefined];
+      byAccept.set(acceptKey, pair);
+    }
+    const slot = markdownPath ? 1 : 0;
+    let c = pair[slot];
     if (c === undefined) {
       c = Object.freeze(classifyParts(ua, accept, markdownPath));
-      classes.set(key, c);
+      pair[slot] = c;
     }
     return c;
   }

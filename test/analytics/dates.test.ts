@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, dayToIso, parseDateOrDateTime, parseDateRange, utcDateMs, utcDay } from '../../src/analytics/dates.ts';
+import { DAY_MS, dayToIso, parseDateOrDateTime, parseDateOrDateTimeGeneral, parseDateRange, utcDateMs, utcDay } from '../../src/analytics/dates.ts';
 
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / DAY_MS;
 
@@ -44,6 +44,51 @@ describe('utcDateMs (arithmetic)', () => {
         expect(utcDateMs(y, m, d)).toBe(m < 1 || m > 12 || d < 1 ? null : reference(y, m, d));
       }),
     );
+  });
+});
+
+describe('parseDateOrDateTime fast path (YYYY-MM-DDTHH:MM:SS[.f]Z)', () => {
+  const pad = (n: number, w: number) => String(n).padStart(w, '0');
+  it('agrees with the general parser on generated UTC date-times, valid and invalid', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          y: fc.integer({ min: 0, max: 9999 }),
+          mo: fc.integer({ min: 0, max: 13 }),
+          d: fc.integer({ min: 0, max: 32 }),
+          h: fc.integer({ min: 0, max: 25 }),
+          mi: fc.integer({ min: 0, max: 61 }),
+          s: fc.integer({ min: 0, max: 61 }),
+          frac: fc.option(fc.stringMatching(/^\d{0,10}$/)),
+          t: fc.constantFrom('T', 't'),
+          z: fc.constantFrom('Z', 'z'),
+        }),
+        (r) => {
+          const v = `${pad(r.y, 4)}-${pad(r.mo, 2)}-${pad(r.d, 2)}${r.t}${pad(r.h, 2)}:${pad(r.mi, 2)}:${pad(r.s, 2)}${r.frac === null ? '' : `.${r.frac}`}${r.z}`;
+          expect(parseDateOrDateTime(v)).toBe(parseDateOrDateTimeGeneral(v));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('agrees on every millisecond fraction and on near-misses of the form', () => {
+    for (let ms = 0; ms < 1000; ms++) {
+      for (const f of [pad(ms, 3), `${pad(ms, 3)}999999`, String(ms)]) {
+        const v = `2026-09-30T23:59:59.${f}Z`;
+        expect(parseDateOrDateTime(v)).toBe(parseDateOrDateTimeGeneral(v));
+      }
+    }
+    for (const v of [
+      '2026-09-30T23:59:59.Z',
+      '2026-09-30T23:59:59.1234567890Z',
+      '2026-09-30 23:59:59Z',
+      '2026-09-30T23:59:5aZ',
+      '+026-09-30T23:59:59Z',
+      '2026-09-30T23:59:59+00:00',
+    ]) {
+      expect(parseDateOrDateTime(v)).toBe(parseDateOrDateTimeGeneral(v));
+    }
   });
 });
 
