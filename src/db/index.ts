@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
@@ -141,62 +141,83 @@ function once(fn: () => Promise<void>): () => Promise<void> {
 }
 
 /**
- * On PostgreSQL the migration bookkeeping tables are pinned to the schema we work in. Without this,
- * Kysely's existence check looks at every schema of the database: a `kysely_migration` table of
- * another schema (another app, another test) would make it skip creating ours and then fail.
+ * Our own small migration runner. Kysely's Migrator checks for its tables by introspecting every schema of
+ * the database (`has_schema_privilege` on each), which fails when another schema is dropped at the same
+ * moment (parallel test runs, other apps) and reads the whole catalog on every start. This runner only
+ * touches its bookkeeping table, `kysely_migration` (Kysely's layout, so databases migrated by it stay
+ * compatible), in the current schema.
+ *
+ * Concurrency: on PostgreSQL a session advisory lock (per schema) serialises processes starting at once and
+ * each migration runs in its own transaction; on SQLite the whole run happens inside BEGIN IMMEDIATE, so a
+ * second process waits (busy_timeout) and then finds everything applied.
  */
-async function migrationSchema(db: Database): Promise<{ migrationTableSchema?: string }> {
-  if (db.caps.name !== 'postgres') return {};
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
-  const schema = rows[0]?.schema;
-  if (!schema) throw new Error('PostgreSQL has no current schema: check search_path (the first schema on it must exist)');
-  return { migrationTableSchema: schema };
+const MIGRATION_TABLE = 'kysely_migration';
+
+async function appliedMigrations(k: Kysely<any>): Promise<Set<string>> {
+  const rows = await k.selectFrom(MIGRATION_TABLE).select('name').execute();
+  return new Set(rows.map((r: { name: string }) => r.name));
 }
 
-/**
- * Kysely takes no migration lock on SQLite (it assumes one connection), so two processes starting on a
- * fresh file at once (`serve` and a CLI command) would both run 0001 and one would fail. On SQLite the
- * whole run happens inside BEGIN IMMEDIATE: the second process waits (busy_timeout), then finds
- * everything applied. It also makes a failed run roll back as a whole.
- */
-async function withSqliteWriteLock<T extends { error?: unknown }>(db: Database, run: () => Promise<T>): Promise<T> {
-  if (db.caps.name !== 'sqlite') return run();
-  await sql`begin immediate`.execute(db.kysely);
-  let result: T;
-  try {
-    result = await run();
-  } catch (err) {
-    await sql`rollback`.execute(db.kysely);
-    throw err;
+async function ensureMigrationTable(k: Kysely<any>): Promise<void> {
+  await k.schema
+    .createTable(MIGRATION_TABLE)
+    .ifNotExists()
+    .addColumn('name', 'varchar(255)', (c) => c.primaryKey())
+    .addColumn('timestamp', 'varchar(255)', (c) => c.notNull())
+    .execute();
+}
+
+async function applyPending(k: Kysely<any>, caps: DialectCaps, inTransaction: boolean): Promise<string[]> {
+  await ensureMigrationTable(k);
+  const done = await appliedMigrations(k);
+  const applied: string[] = [];
+  for (const [name, up] of Object.entries(MIGRATIONS)) {
+    if (done.has(name)) continue;
+    const run = async (t: Kysely<any>) => {
+      await up(t, caps);
+      await t.insertInto(MIGRATION_TABLE).values({ name, timestamp: new Date().toISOString() }).execute();
+    };
+    if (inTransaction) await run(k);
+    else await k.transaction().execute(run);
+    applied.push(name);
   }
-  await sql.raw(result.error ? 'rollback' : 'commit').execute(db.kysely);
-  return result;
+  return applied;
 }
 
-/** Applies every pending migration. Idempotent; safe to run from several processes at once on PostgreSQL. */
+/** Applies every pending migration in order. Idempotent; safe when several processes start at once. */
 export async function migrate(db: Database): Promise<string[]> {
-  const provider: MigrationProvider = {
-    async getMigrations() {
-      const out: Record<string, Migration> = {};
-      for (const [name, up] of Object.entries(MIGRATIONS)) out[name] = { up: (k) => up(k, db.caps) };
-      return out;
-    },
-  };
-  const migrator = new Migrator({ db: db.kysely, provider, ...(await migrationSchema(db)) });
-  const { error, results } = await withSqliteWriteLock(db, () => migrator.migrateToLatest());
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  return db.kysely.connection().execute(async (conn) => {
+    if (db.caps.name === 'postgres') {
+      const lockKey = sql`hashtext('inkwell_migrate:' || current_schema())`;
+      await sql`select pg_advisory_lock(${lockKey})`.execute(conn);
+      try {
+        return await applyPending(conn, db.caps, false);
+      } finally {
+        await sql`select pg_advisory_unlock(${lockKey})`.execute(conn);
+      }
+    }
+    await sql`begin immediate`.execute(conn);
+    try {
+      const applied = await applyPending(conn, db.caps, true);
+      await sql`commit`.execute(conn);
+      return applied;
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+  });
 }
 
 /** True when every known migration has been applied (for /readyz). */
 export async function migrationsApplied(db: Database): Promise<boolean> {
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider: { getMigrations: async () => Object.fromEntries(Object.keys(MIGRATIONS).map((k) => [k, { up: async () => {} }])) },
-    ...(await migrationSchema(db)),
-  });
-  const all = await migrator.getMigrations();
-  return all.every((m) => m.executedAt !== undefined);
+  try {
+    const done = await appliedMigrations(db.kysely);
+    return Object.keys(MIGRATIONS).every((m) => done.has(m));
+  } catch (err) {
+    // No bookkeeping table yet: nothing is applied. Anything else (database unreachable) is the caller's.
+    if (/kysely_migration|no such table|does not exist/i.test((err as Error).message)) return false;
+    throw err;
+  }
 }
 
 export async function ping(db: Database): Promise<void> {

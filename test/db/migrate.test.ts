@@ -1,7 +1,8 @@
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate, migrationsApplied } from '../../src/db/index.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
-import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { describeEachDialect, openTestDb, pgUrl, type TestDb } from '../helpers/db.ts';
 
 describeEachDialect('migrations', (dialect) => {
   let t: TestDb | undefined;
@@ -38,5 +39,39 @@ describe('migration names', () => {
     const names = Object.keys(MIGRATIONS);
     expect(names).toEqual([...names].sort());
     for (const n of names) expect(n).toMatch(/^\d{4}_[a-z_]+$/);
+  });
+});
+
+// PostgreSQL only: SQLite files are not shared between runs.
+describe.skipIf(!pgUrl())('migrations beside a busy PostgreSQL', () => {
+  it('succeed while other schemas are created and dropped at the same moment', async () => {
+    const churn = await openTestDb('postgres', { migrated: false });
+    const url = pgUrl() as string;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    let stop = false;
+    // Another "test run" creating and dropping schemas with tables in a tight loop.
+    const noise = (async () => {
+      for (let i = 0; !stop; i++) {
+        const s = `churn_${process.pid}_${i}`;
+        await admin.query(`create schema "${s}"; create table "${s}".t (id int)`);
+        await admin.query(`drop schema "${s}" cascade`);
+      }
+    })();
+    try {
+      const runs: TestDb[] = [];
+      for (let i = 0; i < 6; i++) {
+        const t = await openTestDb('postgres', { migrated: false });
+        runs.push(t);
+        expect(await migrate(t.db)).toEqual(Object.keys(MIGRATIONS));
+        expect(await migrationsApplied(t.db)).toBe(true);
+      }
+      for (const t of runs) await t.cleanup();
+    } finally {
+      stop = true;
+      await noise;
+      await admin.end();
+      await churn.cleanup();
+    }
   });
 });
