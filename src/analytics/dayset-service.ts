@@ -14,8 +14,8 @@
 import type { Database } from '../db/index.ts';
 import { daysetStore as ds } from './dayset-store.ts';
 import { buildDaySet, countWindow, type DaySet, daySetBytes, decodeDaySet, encodeDaySet, MarkBuffer, type WindowCounts } from './daysets.ts';
-import type { ExportResult, PathRow } from './rows.ts';
-import { sortRows } from './rows.ts';
+import { PathDictionary } from './path-order.ts';
+import type { ExportResult } from './rows.ts';
 import type { DayRange } from './store.ts';
 import { CLS_AI, CLS_HUMAN } from './tables.ts';
 
@@ -81,10 +81,18 @@ class ByteLru<V> {
 
 const dayKey = (projectOrd: number, day: number) => `${projectOrd}:${day}`;
 
+const PATH_CHUNK = 1000;
+
+function chunk<T>(xs: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
 export function createDaySetService(deps: DaySetServiceDeps) {
   const sets = new ByteLru<DaySet>(deps.cacheBytes ?? 256 * 1024 * 1024);
   const marks = new MarkBuffer();
-  const pathTexts = new Map<number, Map<number, string>>();
+  const dictionaries = new Map<number, PathDictionary>();
   let pathChars = 0;
   const maxPathChars = deps.pathCacheChars ?? 32 * 1024 * 1024;
   const sealBatch = deps.sealBatch ?? 16;
@@ -153,47 +161,40 @@ export function createDaySetService(deps: DaySetServiceDeps) {
     return { days, stats: st };
   }
 
-  /** Path texts for these ids (cached; a path id's text never changes). */
-  async function pathNames(projectOrd: number, ids: Uint32Array): Promise<Map<number, string>> {
-    let m = pathTexts.get(projectOrd);
-    if (!m) {
-      m = new Map();
-      pathTexts.set(projectOrd, m);
+  /** The project's path dictionary, with every id of `ids` in it (a path id's text never changes). */
+  async function pathDictionary(projectOrd: number, ids: Uint32Array): Promise<PathDictionary> {
+    let dict = dictionaries.get(projectOrd);
+    if (!dict) {
+      dict = new PathDictionary();
+      dictionaries.set(projectOrd, dict);
     }
     const misses: number[] = [];
-    for (const id of ids) if (!m.has(id)) misses.push(id);
+    for (const id of ids) if (!dict.has(id)) misses.push(id);
     if (misses.length > 0) {
-      const add = (rows: { id: number; path: string }[]) => {
-        for (const r of rows) {
-          if (m.has(r.id)) continue;
-          m.set(r.id, r.path);
-          pathChars += r.path.length + 16;
-        }
-      };
-      if (misses.length > 2000) add(await ds.selectAllPathTexts(deps.db.kysely, projectOrd));
-      else add(await ds.selectPathTexts(deps.db.kysely, projectOrd, misses));
-      for (const id of misses) if (!m.has(id)) throw new Error(`analytics path ${id} has no text`);
+      const before = dict.chars;
+      const rows =
+        misses.length > 2000
+          ? await ds.selectAllPathTexts(deps.db.kysely, projectOrd)
+          : (await Promise.all(chunk(misses, PATH_CHUNK).map((c) => ds.selectPathTexts(deps.db.kysely, projectOrd, c)))).flat();
+      for (const r of rows) dict.add(r.id, r.path);
+      pathChars += dict.chars - before;
+      for (const id of misses) if (!dict.has(id)) throw new Error(`analytics path ${id} has no text`);
     }
-    const result = m;
     if (pathChars > maxPathChars) {
       // Over the bound: forget the other projects' texts (this one's are needed right now).
-      for (const [ord, other] of pathTexts) {
+      for (const [ord, other] of dictionaries) {
         if (ord === projectOrd) continue;
-        for (const p of other.values()) pathChars -= p.length + 16;
-        pathTexts.delete(ord);
+        pathChars -= other.chars;
+        dictionaries.delete(ord);
       }
     }
-    return result;
+    return dict;
   }
 
   /** Named, sorted rows from window counts. */
   async function toResult(projectOrd: number, c: WindowCounts): Promise<ExportResult> {
-    const names = await pathNames(projectOrd, c.pathIds);
-    const rows: PathRow[] = new Array(c.pathIds.length);
-    for (let i = 0; i < c.pathIds.length; i++) {
-      rows[i] = { path: names.get(c.pathIds[i] as number) as string, human: c.human[i] as number, ai: c.ai[i] as number, total: c.total[i] as number };
-    }
-    return { totals: c.totals, rows: sortRows(rows) };
+    const dict = await pathDictionary(projectOrd, c.pathIds);
+    return { totals: c.totals, rows: dict.orderedRows(c) };
   }
 
   /** Exact distinct visitors per path and site-wide over a day range (the visitors export). */
@@ -280,7 +281,7 @@ export function createDaySetService(deps: DaySetServiceDeps) {
     /** Forgets every in-memory set and path text (tests: a cold process). */
     clear(): void {
       sets.clear();
-      pathTexts.clear();
+      dictionaries.clear();
       pathChars = 0;
       lastStale = new Map();
     },

@@ -267,6 +267,12 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
   }
   if (top - base + 1 > MAX_MARKS) throw new DaySetIdRangeError(`visitor ordinals span ${top - base + 1} values (more than ${MAX_MARKS})`);
   const marks = marksBuffer.take(top - base + 1);
+  // Hoisted per-day arrays (monomorphic typed-array reads in the hot loops).
+  const P = sets.map((s) => s.pathIds);
+  const S = sets.map((s) => s.starts);
+  const V = sets.map((s) => s.visitors);
+  const F = sets.map((s) => s.flags);
+  const len = Int32Array.from(sets, (s) => s.pathIds.length);
   const cur = new Int32Array(nd);
   const segStart = new Uint32Array(nd);
   const segEnd = new Uint32Array(nd);
@@ -275,54 +281,59 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
   const outH = new Uint32Array(maxRows);
   const outA = new Uint32Array(maxRows);
   const outT = new Uint32Array(maxRows);
+  const NONE = 0x1_0000_0000;
   let rows = 0;
   let H = 0;
   let A = 0;
   let T = 0;
   for (;;) {
     // The next path: the smallest id under any day's cursor.
-    let p = Number.POSITIVE_INFINITY;
+    let p = NONE;
     for (let d = 0; d < nd; d++) {
-      const s = sets[d] as DaySet;
       const c = cur[d] as number;
-      if (c < s.pathIds.length && (s.pathIds[c] as number) < p) p = s.pathIds[c] as number;
+      if (c < (len[d] as number)) {
+        const x = (P[d] as Uint32Array)[c] as number;
+        if (x < p) p = x;
+      }
     }
-    if (p === Number.POSITIVE_INFINITY) break;
+    if (p === NONE) break;
     let nseg = 0;
     let h = 0;
     let a = 0;
     let t = 0;
     for (let d = 0; d < nd; d++) {
-      const s = sets[d] as DaySet;
       const c = cur[d] as number;
-      if (c >= s.pathIds.length || s.pathIds[c] !== p) continue;
+      if (c >= (len[d] as number) || (P[d] as Uint32Array)[c] !== p) continue;
       cur[d] = c + 1;
-      const start = s.starts[c] as number;
-      const end = s.starts[c + 1] as number;
+      const st = S[d] as Uint32Array;
+      const start = st[c] as number;
+      const end = st[c + 1] as number;
       segStart[nseg] = start;
       segEnd[nseg] = end;
       segDay[nseg] = d;
       nseg++;
-      const vis = s.visitors;
-      const fl = s.flags;
+      const vis = V[d] as Uint32Array;
+      const fl = F[d] as Uint8Array;
       for (let i = start; i < end; i++) {
         const v = (vis[i] as number) - base;
         const f = fl[i] as number;
         const o = marks[v] as number;
         const n = o | f | (f << 2);
-        if (n === o) continue;
-        marks[v] = n;
-        if ((o & 3) === 0) t++;
-        if ((n & 1) > (o & 1)) h++;
-        if ((n & 2) > (o & 2)) a++;
-        if ((o & 12) === 0) T++;
-        if ((n & 4) > (o & 4)) H++;
-        if ((n & 8) > (o & 8)) A++;
+        if (n !== o) {
+          marks[v] = n;
+          const x = n ^ o;
+          h += x & 1;
+          a += (x >>> 1) & 1;
+          H += (x >>> 2) & 1;
+          A += (x >>> 3) & 1;
+          if ((o & 3) === 0) t++;
+          if ((o & 12) === 0) T++;
+        }
       }
     }
     // Clear the per-path bits of this path's visitors (keep the site-wide ones).
     for (let k = 0; k < nseg; k++) {
-      const vis = (sets[segDay[k] as number] as DaySet).visitors;
+      const vis = V[segDay[k] as number] as Uint32Array;
       const end = segEnd[k] as number;
       for (let i = segStart[k] as number; i < end; i++) {
         const v = (vis[i] as number) - base;

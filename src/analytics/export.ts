@@ -98,9 +98,14 @@ export function createExportService(deps: ExportDeps) {
     if (hit) return hit;
     let p = inflight.get(key);
     if (!p) {
-      p = make().finally(() => inflight.delete(key));
+      // Cached before it leaves `inflight`, so a request in between finds one or the other.
+      p = make()
+        .then((r) => {
+          results.set(key, r);
+          return r;
+        })
+        .finally(() => inflight.delete(key));
       inflight.set(key, p);
-      p.then((r) => results.set(key, r)).catch(() => {});
     }
     return p;
   }

@@ -1,0 +1,206 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  buildDaySet,
+  countWindow,
+  type DaySet,
+  DaySetFormatError,
+  DaySetIdRangeError,
+  decodeDaySet,
+  encodeDaySet,
+  FLAG_AI,
+  FLAG_HUMAN,
+  MarkBuffer,
+} from '../../src/analytics/daysets.ts';
+import { PathDictionary } from '../../src/analytics/path-order.ts';
+import { compareRows, type PathRow } from '../../src/analytics/rows.ts';
+
+const H = 1;
+const A = 2;
+
+/** Visit rows (path, visitor, cls) as the daily-visits table holds them: distinct, sorted. */
+function sortedVisits(rows: readonly [number, number, number][]): { paths: number[]; visitors: number[]; classes: number[] } {
+  const uniq = [...new Map(rows.map((r) => [r.join(':'), r])).values()].sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  return { paths: uniq.map((r) => r[0]), visitors: uniq.map((r) => r[1]), classes: uniq.map((r) => r[2]) };
+}
+
+function daySetOf(day: number, rows: readonly [number, number, number][], version = 1): DaySet {
+  const v = sortedVisits(rows);
+  return buildDaySet(day, version, v.paths, v.visitors, v.classes, H, A);
+}
+
+/** The answer by brute force: sets per path and site-wide. */
+function naiveCounts(days: readonly (readonly [number, number, number][])[]) {
+  const per = new Map<number, { h: Set<number>; a: Set<number>; t: Set<number> }>();
+  const all = { h: new Set<number>(), a: new Set<number>(), t: new Set<number>() };
+  for (const rows of days) {
+    for (const [p, v, c] of rows) {
+      let e = per.get(p);
+      if (!e) {
+        e = { h: new Set(), a: new Set(), t: new Set() };
+        per.set(p, e);
+      }
+      (c === H ? e.h : e.a).add(v);
+      e.t.add(v);
+      (c === H ? all.h : all.a).add(v);
+      all.t.add(v);
+    }
+  }
+  const ids = [...per.keys()].sort((a, b) => a - b);
+  return {
+    totals: { human: all.h.size, ai: all.a.size, total: all.t.size },
+    rows: ids.map((id) => {
+      const e = per.get(id) as { h: Set<number>; a: Set<number>; t: Set<number> };
+      return { id, human: e.h.size, ai: e.a.size, total: e.t.size };
+    }),
+  };
+}
+
+const visitArb = (maxPath: number, maxVisitor: number) =>
+  fc.tuple(fc.integer({ min: 0, max: maxPath }), fc.integer({ min: 0, max: maxVisitor }), fc.constantFrom(H, A)) as fc.Arbitrary<[number, number, number]>;
+
+describe('day sets: build, encode, decode', () => {
+  it('merges the classes of one (path, visitor) into flags and keeps paths and visitors sorted', () => {
+    const s = daySetOf(7, [
+      [5, 9, H],
+      [5, 9, A],
+      [5, 3, A],
+      [2, 9, H],
+    ]);
+    expect([...s.pathIds]).toEqual([2, 5]);
+    expect([...s.starts]).toEqual([0, 1, 3]);
+    expect([...s.visitors]).toEqual([9, 3, 9]);
+    expect([...s.flags]).toEqual([FLAG_HUMAN, FLAG_AI, FLAG_HUMAN | FLAG_AI]);
+    expect([s.minVisitor, s.maxVisitor]).toEqual([3, 9]);
+  });
+
+  it('refuses unsorted rows, unknown classes and ids beyond 32 bits', () => {
+    expect(() => buildDaySet(1, 1, [2, 1], [1, 1], [H, H], H, A)).toThrow(/sorted/);
+    expect(() => buildDaySet(1, 1, [1], [1], [3], H, A)).toThrow(/class/);
+    expect(() => buildDaySet(1, 1, [2 ** 32], [1], [H], H, A)).toThrow(DaySetIdRangeError);
+  });
+
+  it('round-trips through the encoding for random sets, including large ids and empty days', () => {
+    fc.assert(
+      fc.property(
+        fc.array(visitArb(50, 300), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 2 ** 32 - 400 }),
+        fc.integer({ min: 0, max: 2 ** 32 - 60 }),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        (rows, visitorOffset, pathOffset, version) => {
+          const shifted = rows.map(([p, v, c]) => [p + pathOffset, v + visitorOffset, c] as [number, number, number]);
+          const s = daySetOf(20_000, shifted, version);
+          const blob = encodeDaySet(s);
+          const back = decodeDaySet(20_000, version, blob);
+          expect(back).toEqual(s);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('encodes compactly (a few bytes per pair)', () => {
+    const rows: [number, number, number][] = [];
+    for (let p = 1; p <= 200; p++) for (let v = 0; v < 50; v++) rows.push([p, 1000 + p * 7 + v * 13, v % 3 === 0 ? A : H]);
+    const s = daySetOf(1, rows);
+    expect(encodeDaySet(s).length).toBeLessThan(s.visitors.length * 2);
+  });
+
+  it('refuses truncated, padded or foreign blobs with a format error', () => {
+    const blob = encodeDaySet(
+      daySetOf(1, [
+        [1, 5, H],
+        [1, 900, A],
+        [3, 70_000, H],
+      ]),
+    );
+    expect(() => decodeDaySet(1, 1, blob.slice(0, blob.length - 1))).toThrow(DaySetFormatError);
+    expect(() => decodeDaySet(1, 1, new Uint8Array([...blob, 0]))).toThrow(DaySetFormatError);
+    expect(() => decodeDaySet(1, 1, new Uint8Array([9, 0, 0]))).toThrow(DaySetFormatError);
+    expect(() => decodeDaySet(1, 1, new Uint8Array([]))).toThrow(DaySetFormatError);
+  });
+});
+
+describe('day sets: counting a window', () => {
+  it('is exact for random windows (per path and site-wide), with a reused marks buffer', () => {
+    const marks = new MarkBuffer();
+    fc.assert(
+      fc.property(fc.array(fc.array(visitArb(12, 40), { maxLength: 60 }), { maxLength: 8 }), fc.integer({ min: 0, max: 5000 }), (days, offset) => {
+        const shifted = days.map((rows) => rows.map(([p, v, c]) => [p, v + offset, c] as [number, number, number]));
+        const c = countWindow(
+          shifted.map((rows, d) => daySetOf(d, rows)),
+          marks,
+        );
+        const want = naiveCounts(shifted);
+        expect(c.totals).toEqual(want.totals);
+        expect([...c.pathIds].map((id, i) => ({ id, human: c.human[i] as number, ai: c.ai[i] as number, total: c.total[i] as number }))).toEqual(want.rows);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts a visitor seen as human on one day and as AI on another once in total', () => {
+    const c = countWindow([daySetOf(1, [[1, 10, H]]), daySetOf(2, [[1, 10, A]]), daySetOf(3, [[2, 10, A]])]);
+    expect(c.totals).toEqual({ human: 1, ai: 1, total: 1 });
+    expect([...c.total]).toEqual([1, 1]);
+    expect([...c.human]).toEqual([1, 0]);
+    expect([...c.ai]).toEqual([1, 1]);
+  });
+
+  it('gives an empty answer for no days or empty days', () => {
+    expect(countWindow([]).totals).toEqual({ human: 0, ai: 0, total: 0 });
+    expect(countWindow([daySetOf(1, [])]).pathIds.length).toBe(0);
+  });
+});
+
+describe('path order', () => {
+  const pathArb = fc.oneof(
+    fc.constantFrom('/', '/a', '/A', '/b', '/a/b', '/é', '/日本', '/😀', '/z', '/a-b', '/a_b'),
+    fc.string({ minLength: 1, maxLength: 6 }).map((s) => `/${s}`),
+  );
+
+  it('orders rows exactly as compareRows (total desc, path asc in UTF-16 order), also after new paths arrive', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(pathArb, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 40, maxLength: 40 }),
+        fc.integer({ min: 0, max: 39 }),
+        (paths, totals, split) => {
+          const dict = new PathDictionary();
+          const cut = Math.min(split, paths.length);
+          paths.slice(0, cut).forEach((p, i) => dict.add(i + 100, p));
+          // Rank once with part of the paths, then add the rest (ranks must be recomputed).
+          if (cut > 0) {
+            const ids = Uint32Array.from(paths.slice(0, cut), (_, i) => i + 100);
+            dict.orderedRows({
+              totals: { human: 0, ai: 0, total: 0 },
+              pathIds: ids,
+              human: new Uint32Array(cut),
+              ai: new Uint32Array(cut),
+              total: new Uint32Array(cut).fill(1),
+            });
+          }
+          paths.slice(cut).forEach((p, i) => dict.add(i + cut + 100, p));
+          const n = paths.length;
+          const total = Uint32Array.from(paths, (_, i) => totals[i] as number);
+          const human = Uint32Array.from(total, (t) => t - 1);
+          const ai = Uint32Array.from(total, () => 1);
+          const rows = dict.orderedRows({ totals: { human: 0, ai: 0, total: 0 }, pathIds: Uint32Array.from(paths, (_, i) => i + 100), human, ai, total });
+          const want: PathRow[] = paths
+            .map((path, i) => ({ path, human: human[i] as number, ai: ai[i] as number, total: total[i] as number }))
+            .sort(compareRows);
+          expect(rows).toEqual(want);
+          expect(rows.length).toBe(n);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses a path id it does not know', () => {
+    const dict = new PathDictionary();
+    dict.add(1, '/a');
+    const one = Uint32Array.of(1);
+    expect(() => dict.orderedRows({ totals: { human: 0, ai: 0, total: 0 }, pathIds: Uint32Array.of(2), human: one, ai: one, total: one })).toThrow(/no text/);
+  });
+});
