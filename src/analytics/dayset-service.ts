@@ -13,7 +13,17 @@
 // processes may seal at once: a blob only ever replaces an older version.
 import type { Database } from '../db/index.ts';
 import { daysetStore as ds } from './dayset-store.ts';
-import { buildDaySet, countWindow, type DaySet, daySetBytes, decodeDaySet, encodeDaySet, MarkBuffer, type WindowCounts } from './daysets.ts';
+import {
+  buildDaySetFromLists,
+  countWindow,
+  type DaySet,
+  DaySetFormatError,
+  daySetBytes,
+  decodeDaySet,
+  encodeDaySet,
+  MarkBuffer,
+  type WindowCounts,
+} from './daysets.ts';
 import { PathDictionary } from './path-order.ts';
 import type { ExportResult } from './rows.ts';
 import type { DayRange } from './store.ts';
@@ -110,8 +120,8 @@ export function createDaySetService(deps: DaySetServiceDeps) {
   }
 
   async function buildFromVisits(q: Database['kysely'], projectOrd: number, day: number, version: number): Promise<DaySet> {
-    const v = await ds.selectDayVisits(q, projectOrd, day);
-    return buildDaySet(day, version, v.paths, v.visitors, v.classes, CLS_HUMAN, CLS_AI);
+    const v = await ds.selectDayVisitLists(q, deps.db.caps, projectOrd, day);
+    return buildDaySetFromLists(day, version, v.pathIds, v.lists, CLS_HUMAN, CLS_AI);
   }
 
   /** The day sets of a window, consistent with one snapshot of the data. */
@@ -138,7 +148,14 @@ export function createDaySetService(deps: DaySetServiceDeps) {
             missing.map((m) => m.day),
           )) {
             if (want.get(b.day) !== b.version) continue;
-            const s = decodeDaySet(b.day, b.version, b.data);
+            let s: DaySet;
+            try {
+              s = decodeDaySet(b.day, b.version, b.data);
+            } catch (err) {
+              // A blob this version cannot read (another format): rebuilt from the visits below.
+              if (err instanceof DaySetFormatError) continue;
+              throw err;
+            }
             out.set(b.day, s);
             remember(projectOrd, s);
             st.fromBlob++;

@@ -1,6 +1,7 @@
 // SQL for per-day versions and persisted day sets (src/analytics/daysets.ts): one function per query.
 // Callers pass a Kysely instance or a transaction.
 import { type Kysely, sql } from 'kysely';
+import type { DialectCaps } from '../db/dialect.ts';
 import type { DB } from '../db/schema.ts';
 import type { DayRange } from './store.ts';
 
@@ -105,6 +106,22 @@ export const daysetStore = {
       classes[i] = Number(r.cls);
     }
     return { paths, visitors, classes };
+  },
+
+  /**
+   * One day's daily visits as one row per path (ascending), with the path's `visitor_ord × 4 + cls` values
+   * as a comma-separated list ascending — a fraction of the rows (and of the driver's work) of one per visit.
+   */
+  async selectDayVisitLists(db: Q, caps: DialectCaps, projectOrd: number, day: number): Promise<{ pathIds: number[]; lists: string[] }> {
+    const rows = await db
+      .selectFrom('analytics_daily_visits')
+      .select(['path_id', caps.intListAgg(sql`visitor_ord * 4 + cls`, sql`visitor_ord, cls`).as('list')])
+      .where('project_ord', '=', projectOrd)
+      .where('day', '=', day)
+      .groupBy('path_id')
+      .orderBy('path_id')
+      .execute();
+    return { pathIds: rows.map((r) => Number(r.path_id)), lists: rows.map((r) => r.list) };
   },
 
   /** Stores a day set unless a set of the same or a newer version is stored already. */

@@ -101,6 +101,89 @@ export function buildDaySet(
   };
 }
 
+/**
+ * Builds a day set from per-path lists: `pathIds` ascending, and for each a comma-separated list of
+ * `visitor × 4 + class code` ascending (as dayset-store's selectDayVisitLists returns them).
+ */
+export function buildDaySetFromLists(
+  day: number,
+  version: number,
+  pathIds: readonly number[],
+  lists: readonly string[],
+  clsHuman: number,
+  clsAi: number,
+): DaySet {
+  let cap = 0;
+  for (const l of lists) cap += l.length >>> 1;
+  let vis = new Uint32Array(cap + 1);
+  let flags = new Uint8Array(cap + 1);
+  const starts = new Uint32Array(pathIds.length + 1);
+  const paths = new Uint32Array(pathIds.length);
+  let m = 0;
+  let minV = Number.POSITIVE_INFINITY;
+  let maxV = -1;
+  let prevPath = -1;
+  for (let k = 0; k < pathIds.length; k++) {
+    const p = pathIds[k] as number;
+    if (!(p >= 0 && p <= MAX_ID)) throw new DaySetIdRangeError(`path id ${p} out of range for a day set`);
+    if (p <= prevPath) throw new Error('path lists must be sorted by path id');
+    prevPath = p;
+    paths[k] = p;
+    starts[k] = m;
+    const s = lists[k] as string;
+    const pathStart = m;
+    let x = 0;
+    let digits = 0;
+    for (let i = 0; i <= s.length; i++) {
+      const c = i < s.length ? s.charCodeAt(i) : 44;
+      if (c !== 44) {
+        const d = c - 48;
+        if (d < 0 || d > 9) throw new Error(`bad visit list character ${JSON.stringify(s[i])}`);
+        x = x * 10 + d;
+        digits++;
+        continue;
+      }
+      if (digits === 0) throw new Error('empty entry in a visit list');
+      const code = x % 4;
+      const v = (x - code) / 4;
+      const f = code === clsHuman ? FLAG_HUMAN : code === clsAi ? FLAG_AI : 0;
+      if (f === 0) throw new Error(`unknown class code ${code}`);
+      if (v > MAX_ID) throw new DaySetIdRangeError(`visitor ${v} out of range for a day set`);
+      x = 0;
+      digits = 0;
+      if (m > pathStart && vis[m - 1] === v) {
+        flags[m - 1] = (flags[m - 1] as number) | f;
+        continue;
+      }
+      if (m > pathStart && (vis[m - 1] as number) > v) throw new Error('visit lists must be sorted by visitor');
+      if (m >= vis.length) {
+        const nv = new Uint32Array(vis.length * 2);
+        nv.set(vis);
+        vis = nv;
+        const nf = new Uint8Array(flags.length * 2);
+        nf.set(flags);
+        flags = nf;
+      }
+      vis[m] = v;
+      flags[m] = f;
+      m++;
+      if (v < minV) minV = v;
+      if (v > maxV) maxV = v;
+    }
+  }
+  starts[pathIds.length] = m;
+  return {
+    day,
+    version,
+    pathIds: paths,
+    starts,
+    visitors: vis.slice(0, m),
+    flags: flags.slice(0, m),
+    minVisitor: m === 0 ? 0 : minV,
+    maxVisitor: m === 0 ? -1 : maxV,
+  };
+}
+
 // ---- encoding ----------------------------------------------------------------------------------------
 //
 // Format 1: [1] varint(pathCount) varint(pairCount)

@@ -1,5 +1,5 @@
 // Dialect differences live here as capability flags, and nowhere else (ARCHITECTURE principle 3).
-import type { ColumnDefinitionBuilder, CreateTableBuilder } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type RawBuilder, sql } from 'kysely';
 
 export interface DialectCaps {
   /** For logs and metrics only: never branch on it outside src/db. */
@@ -18,6 +18,8 @@ export interface DialectCaps {
   readonly withoutRowid: boolean;
   /** Type name for a binary column (read back as a Buffer). */
   readonly blobType: 'blob' | 'bytea';
+  /** Aggregate: an integer expression's values as one comma-separated string, in `orderBy` order. */
+  intListAgg(value: RawBuilder<unknown>, orderBy: RawBuilder<unknown>): RawBuilder<string>;
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -29,6 +31,7 @@ export const sqliteCaps: DialectCaps = {
   maxParams: 32_766,
   withoutRowid: true,
   blobType: 'blob',
+  intListAgg: (value, orderBy) => sql<string>`group_concat(${value}, ',' order by ${orderBy})`,
 };
 
 export const postgresCaps: DialectCaps = {
@@ -40,4 +43,5 @@ export const postgresCaps: DialectCaps = {
   maxParams: 65_535,
   withoutRowid: false,
   blobType: 'bytea',
+  intListAgg: (value, orderBy) => sql<string>`string_agg((${value})::text, ',' order by ${orderBy})`,
 };
