@@ -2,6 +2,9 @@
 // job fetch) skip Kysely's query builder and compiler on every request. The SQL is still Kysely's, written
 // in the store that owns it; this only reuses the compiled text with fresh parameters.
 //
+// On SQLite, outside transactions, the statement runs directly on the handle (see `registerDirectReader`),
+// without Kysely's connection mutex and promise chain.
+//
 // On PostgreSQL the compiled text is also registered as a named prepared statement (see src/db/index.ts):
 // each pooled connection parses and plans it once instead of on every request.
 import crypto from 'node:crypto';
@@ -16,6 +19,16 @@ const preparedTexts = new Map<string, string>();
 /** The prepared-statement name for a compiled SQL text, or undefined when it is not a reusable query. */
 export function preparedName(text: string): string | undefined {
   return preparedTexts.get(text);
+}
+
+/** Runs a read statement synchronously on the database's own handle, or returns undefined when it cannot right now. */
+export type DirectReader = (text: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+const directReaders = new WeakMap<Kysely<any>, DirectReader>();
+
+/** Called by openDatabase for an embedded database: reusable reads on `db` (not on its transactions) may run directly. */
+export function registerDirectReader(db: Kysely<any>, reader: DirectReader): void {
+  directReaders.set(db, reader);
 }
 
 type Slot = { arg: number } | { value: unknown };
@@ -68,6 +81,8 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       const s = slots[i] as Slot;
       parameters[i] = 'arg' in s ? args[s.arg] : s.value;
     }
+    const direct = directReaders.get(db)?.(text, parameters);
+    if (direct) return direct as R[];
     const result = await db.executeQuery<R>({ sql: text, parameters, query, queryId: createQueryId() });
     return result.rows as R[];
   };

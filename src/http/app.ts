@@ -14,6 +14,7 @@ import Fastify, {
   LogController,
   type RawServerDefault,
 } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import { scrubSecrets } from '../lib/logger.ts';
 import type { AppContext } from './context.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
@@ -134,6 +135,57 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.destroy();
 }
 
+type LogMethod = (...args: unknown[]) => void;
+const LOG_METHODS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * `request.log` without the per-request cost of pino's child(): the child (bindings serialised, redaction
+ * set up) is made the first time the request logs, which most requests never do.
+ */
+class LazyRequestLogger {
+  #parent: FastifyBaseLogger;
+  #bindings: Bindings;
+  #opts: ChildLoggerOptions;
+  #child: FastifyBaseLogger | undefined;
+  declare fatal: LogMethod;
+  declare error: LogMethod;
+  declare warn: LogMethod;
+  declare info: LogMethod;
+  declare debug: LogMethod;
+  declare trace: LogMethod;
+  declare silent: LogMethod;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#opts = opts;
+  }
+
+  get real(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#opts);
+    return this.#child;
+  }
+
+  get level(): string {
+    return this.#child?.level ?? (typeof this.#opts.level === 'string' ? this.#opts.level : this.#parent.level);
+  }
+
+  set level(level: string) {
+    this.real.level = level;
+  }
+
+  child(bindings: Bindings, opts?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real.child(bindings, opts);
+  }
+}
+for (const m of LOG_METHODS) {
+  Object.defineProperty(LazyRequestLogger.prototype, m, {
+    value(this: LazyRequestLogger, ...args: unknown[]) {
+      (this.real[m] as LogMethod)(...args);
+    },
+  });
+}
+
 /** A JSON body parser that rejects prototype-poisoning keys, reports syntax errors as `invalid_json`, and accepts an empty body on routes that take none. */
 function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
@@ -177,6 +229,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler,
+    childLoggerFactory: (logger, bindings, opts) => new LazyRequestLogger(logger, bindings, opts) as unknown as FastifyBaseLogger,
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -227,18 +280,25 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are callback-style (no promise per hook), and do nothing more than needed on
+  // the common path: the error-shape checks only run for status >= 400, the debug line only when enabled.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('shutting_down', undefined, undefined, { 'retry-after': '1' });
+      done(new AppError('shutting_down', undefined, undefined, { 'retry-after': '1' }));
+      return;
     }
+    done();
   });
   // The safety net for SPEC §1 across every route module and plugin: a 4xx body always has {error, code}
   // (a plugin's text/plain 400 becomes one), and a 5xx body is only {error: "Internal error", code, requestId}.
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode < 400 || request.method === 'HEAD') done(null, payload);
+    else done(null, errorShapedPayload(request, reply, payload));
+  });
+  function errorShapedPayload(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
     const status = reply.statusCode;
-    if (status < 400 || request.method === 'HEAD') return payload;
     if (payload !== null && payload !== undefined && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const text = payload === null || payload === undefined ? '' : payload.toString();
     let parsed: Partial<ErrorBody> | null = null;
@@ -263,17 +323,30 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     reply.type('application/json; charset=utf-8');
     reply.removeHeader('content-length');
     return JSON.stringify(body);
-  });
-  app.addHook('onResponse', async (request, reply) => {
+  }
+  // One histogram child per (method, route, status), looked up by a string key instead of prom-client
+  // hashing a label object on every request.
+  const durations = new Map<string, { observe(v: number): void }>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    ctx.metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
-    const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
-    if (reply.statusCode >= 500) request.log.warn(line, 'request failed');
-    else if (ctx.logger.isLevelEnabled('debug')) {
-      // Authorization and cookies are redacted by path; keys pasted into any other header are scrubbed.
-      const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, typeof v === 'string' ? scrubSecrets(v) : v]));
-      request.log.debug({ ...line, headers }, 'request');
+    const status = reply.statusCode;
+    const key = `${request.method} ${status} ${route}`;
+    let observer = durations.get(key);
+    if (!observer) {
+      observer = ctx.metrics.httpDuration.labels(request.method, route, String(status));
+      durations.set(key, observer);
     }
+    observer.observe(reply.elapsedTime / 1000);
+    if (status >= 500 || ctx.logger.isLevelEnabled('debug')) {
+      const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: status, ms: Math.round(reply.elapsedTime) };
+      if (status >= 500) request.log.warn(line, 'request failed');
+      else {
+        // Authorization and cookies are redacted by path; keys pasted into any other header are scrubbed.
+        const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, typeof v === 'string' ? scrubSecrets(v) : v]));
+        request.log.debug({ ...line, headers }, 'request');
+      }
+    }
+    done();
   });
 
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply));

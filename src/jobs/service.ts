@@ -7,7 +7,7 @@ import { IDEMPOTENCY_TTL_MS, requestFingerprint } from './idempotency.ts';
 import { changeStatus } from './lifecycle.ts';
 import type { JobNotifier } from './notify.ts';
 import { branchName, type JobStatus, transition } from './state.ts';
-import type { JobRow, JobsStore, JobsStoreQueries } from './store.ts';
+import type { JobRow, JobsStore, JobsStoreQueries, JobViewRow } from './store.ts';
 import { decodeCursor, encodeCursor, type JobView, toJobView } from './view.ts';
 
 export interface ProjectDefaults {
@@ -90,8 +90,8 @@ export function createJobService(deps: JobServiceDeps) {
     return { ...res, replayed: false };
   }
 
-  async function getRow(projectId: string, id: string): Promise<JobRow> {
-    const row = await store.getJob(projectId, id);
+  async function getRow(projectId: string, id: string): Promise<JobViewRow> {
+    const row = await store.getJobView(projectId, id);
     if (!row) throw new AppError('job_not_found');
     return row;
   }

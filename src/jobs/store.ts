@@ -20,9 +20,28 @@ export interface ListCursor {
   id: string;
 }
 
+/** The columns the API's job object is made of (not the conversation, which grows with every turn). */
+export const JOB_VIEW_COLUMNS = [
+  'id',
+  'status',
+  'repository',
+  'ref',
+  'model',
+  'pr_url',
+  'created_at',
+  'archived_at',
+  'branch',
+  'updated_at',
+  'error_code',
+  'error_message',
+  'input_tokens',
+  'output_tokens',
+] as const;
+export type JobViewRow = Pick<JobRow, (typeof JOB_VIEW_COLUMNS)[number]>;
+
 // GET job (the API's hot read), compiled once.
-const jobInProject = reusableQuery<[projectId: string, id: string], JobRow>('job_in_project', 2, (db: Kysely<DB>, projectId, id) =>
-  db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId),
+const jobViewInProject = reusableQuery<[projectId: string, id: string], JobViewRow>('job_view_in_project', 2, (db: Kysely<DB>, projectId, id) =>
+  db.selectFrom('jobs').select(JOB_VIEW_COLUMNS).where('id', '=', id).where('project_id', '=', projectId),
 );
 
 function storeOver(db: Kysely<DB>, caps: DialectCaps) {
@@ -36,7 +55,12 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
     },
 
     async getJob(projectId: string, id: string): Promise<JobRow | undefined> {
-      return (await jobInProject(db, projectId, id))[0];
+      return db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+    },
+
+    /** What the API shows of a job of this project (the hot read of GET job). */
+    async getJobView(projectId: string, id: string): Promise<JobViewRow | undefined> {
+      return (await jobViewInProject(db, projectId, id))[0];
     },
 
     async getJobById(id: string): Promise<JobRow | undefined> {

@@ -1,7 +1,7 @@
 // Job rows → the API's job object (SPEC 3.1; wire-compatible with the hosted AgentJob schema). Pure.
 import { iso, isoOrNull } from '../lib/time.ts';
 import { type JobStatus, visiblePrLink } from './state.ts';
-import type { JobRow } from './store.ts';
+import type { JobViewRow } from './store.ts';
 
 export interface JobView {
   id: string;
@@ -17,7 +17,7 @@ export interface JobView {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-export function toJobView(r: JobRow): JobView {
+export function toJobView(r: JobViewRow): JobView {
   const status = r.status as JobStatus;
   return {
     id: r.id,

@@ -7,9 +7,12 @@ import type { ProjectsTables } from './tables.ts';
 export type ProjectRow = ProjectsTables['projects'];
 export type KeyRow = ProjectsTables['api_keys'];
 
+/** What authentication needs of a key. */
+export type KeyAuthRow = Pick<KeyRow, 'id' | 'project_id' | 'kind' | 'last_used_at' | 'revoked_at'>;
+
 // The per-request key lookup, compiled once.
-const keyByHash = reusableQuery<[hash: string], KeyRow>('key_by_hash', 1, (db: Kysely<DB>, hash) =>
-  db.selectFrom('api_keys').selectAll().where('hash', '=', hash),
+const keyByHash = reusableQuery<[hash: string], KeyAuthRow>('key_auth_by_hash', 1, (db: Kysely<DB>, hash) =>
+  db.selectFrom('api_keys').select(['id', 'project_id', 'kind', 'last_used_at', 'revoked_at']).where('hash', '=', hash),
 );
 
 export function createProjectsStore(db: Kysely<DB>) {
@@ -29,7 +32,7 @@ export function createProjectsStore(db: Kysely<DB>) {
     async insertKey(row: KeyRow): Promise<void> {
       await db.insertInto('api_keys').values(row).execute();
     },
-    async findKeyByHash(hash: string): Promise<KeyRow | undefined> {
+    async findKeyByHash(hash: string): Promise<KeyAuthRow | undefined> {
       return (await keyByHash(db, hash))[0];
     },
     async getKey(id: string): Promise<KeyRow | undefined> {

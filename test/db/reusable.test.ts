@@ -68,6 +68,30 @@ describeEachDialect('reusable queries and statement reuse', (dialect) => {
     expect(await byNameAndTime(db, 'gamma', 0)).toEqual([]);
   });
 
+  it("never sees another caller's uncommitted rows: a read issued during an open transaction waits or reads committed data", async () => {
+    t = await openTestDb(dialect);
+    const db = t.db.kysely;
+    let during: Promise<unknown[]> | undefined;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('projects')
+          .values(projectRow('prj_u', 'uncommitted', 1))
+          .execute();
+        during = byNameAndTime(db, 'uncommitted', 0);
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await during).toEqual([]);
+    // Committed rows are seen at once by the next read.
+    await db
+      .insertInto('projects')
+      .values(projectRow('prj_v', 'uncommitted', 2))
+      .execute();
+    expect(await byNameAndTime(db, 'uncommitted', 0)).toEqual([{ id: 'prj_v', created_at: 2 }]);
+  });
+
   it('refuses a query that does not bind every argument', async () => {
     t = await openTestDb(dialect);
     const bad = reusableQuery<[name: string], { id: string }>('test_unbound', 1, (db: Kysely<DB>, _name) => db.selectFrom('projects').select('id'));
