@@ -88,6 +88,8 @@ export interface Config {
     sealIntervalMs: number;
     /** How the visitors export counts: per-day visitor sets (default) or one SQL aggregation (for comparison). */
     visitorsEngine: 'daysets' | 'sql';
+    /** Ingest writes a SQLite file from a worker thread (own connection), so commits never block requests. */
+    ingestWorker: boolean;
   };
 }
 
@@ -265,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
       daySetCacheMb: int(env, 'INKWELL_ANALYTICS_DAYSET_CACHE_MB', 256, 1, 65_536),
       sealIntervalMs: int(env, 'INKWELL_ANALYTICS_SEAL_INTERVAL_MS', 10_000, 0),
       visitorsEngine: oneOf(env, 'INKWELL_ANALYTICS_VISITORS_ENGINE', ['daysets', 'sql'] as const, 'daysets'),
+      ingestWorker: bool(env, 'INKWELL_ANALYTICS_INGEST_WORKER', true),
     },
   };
 }

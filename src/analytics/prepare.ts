@@ -15,6 +15,7 @@ import { type Classification, classifyParts } from './classify.ts';
 import { utcDay } from './dates.ts';
 import { type IngestEvent, validateIngestEvent } from './event.ts';
 import { rotationPeriod, type VisitorIdRotation, visitorKey } from './identity.ts';
+import type { WriteEvent } from './ingest-writer.ts';
 import { GenerationCache } from './lru.ts';
 import { isMarkdownPath, isStaticAsset, normalizePath } from './normalize.ts';
 import { isQualifyingParts } from './qualify.ts';
@@ -23,21 +24,6 @@ import { isQualifyingParts } from './qualify.ts';
 export const MAX_FUTURE_MS = 24 * 3_600_000;
 
 const TEXT_FIELDS = ['path', 'url', 'timestamp', 'userAgent', 'ip', 'visitorId', 'accept', 'method', 'referrer'] as const;
-
-export interface PreparedEvent {
-  /** Index in the batch. */
-  index: number;
-  ts: number;
-  day: number;
-  rawPath: string;
-  /** Normalised path. */
-  path: string;
-  vkey: string;
-  ev: IngestEvent;
-  cls: Classification;
-  qualifying: boolean;
-  dedupKey: string | null;
-}
 
 export interface PrepareProject {
   id: string;
@@ -162,10 +148,10 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
 
   return {
     /**
-     * Validates one event and derives what storing it needs; returns the error (naming the field) for a
-     * rejected one. `gen` comes from beginBatch for the same project.
+     * Validates one event and derives what storing it needs (the writer's tuple); returns the error (naming
+     * the field) for a rejected one. `gen` comes from beginBatch for the same project.
      */
-    prepare(raw: unknown, index: number, project: PrepareProject, gen: number, now: number, dedupKey: string | null): PreparedEvent | string {
+    prepare(raw: unknown, project: PrepareProject, gen: number, now: number, dedupKey: string | null): WriteEvent | string {
       lastInfo = null;
       const v = validateIngestEvent(raw, now, normalize);
       if (!v.ok) return v.error;
@@ -184,7 +170,23 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       const qualifying = isQualifyingParts(ev.method, ev.status, cls.class, info.asset);
       const day = utcDay(ts);
       const vkey = visitor(project, gen, ev, ts, day);
-      return { index, ts, day, rawPath, path: v.path, vkey, ev, cls, qualifying, dedupKey };
+      return [
+        ts,
+        day,
+        rawPath,
+        v.path,
+        vkey,
+        ev.userAgent ?? null,
+        ev.accept ?? null,
+        ev.method ?? null,
+        ev.status ?? null,
+        ev.referrer ?? null,
+        cls.class,
+        cls.category,
+        cls.rule,
+        qualifying ? 1 : 0,
+        dedupKey,
+      ];
     },
 
     /** The visitor-key generation of a project for this batch (call once per batch). */

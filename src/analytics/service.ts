@@ -32,6 +32,7 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     getProject: (id) => deps.projects.getProject(id),
     now: deps.now,
     cacheEntries: deps.config.analytics.dictionaryCacheEntries,
+    worker: deps.config.analytics.ingestWorker,
   });
   const daySets = createDaySetService({
     db: deps.db,
@@ -112,6 +113,7 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     /** Stops background work (waits for a running step). */
     async close(): Promise<void> {
       await daySets.stop();
+      await ingest.close();
     },
   };
 }

@@ -123,6 +123,8 @@ function parseExportQuery(raw: Record<string, unknown>): ParsedQuery {
 export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> {
   const analytics = createAnalyticsService({ ...ctx, onBackgroundError: (err) => app.log.error({ err }, 'analytics day-set sealing failed') });
   analytics.startBackground();
+  // The ingest writer's worker thread starts with the server, not with the first batch.
+  void analytics.ingest.warmUp();
   app.addHook('onClose', async () => {
     await analytics.close();
   });

@@ -1,0 +1,124 @@
+// The SQLite ingest writer in a worker thread (see ingest-worker.ts): the same IngestWriter interface as the
+// in-thread group writer, with every write sent to the worker and acknowledged after its commit.
+//
+// The worker starts on the first write, holds the process open only while writes are outstanding (so a CLI
+// command or a test can exit without closing it), and is started again on the next write if it died; the
+// writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
+import { Worker } from 'node:worker_threads';
+import type { IngestSource, IngestWriter, WriteEvent } from './ingest-writer.ts';
+
+export interface WorkerSetup {
+  sqlitePath: string;
+  cacheEntries: number;
+}
+
+export type WorkerRequest = { t: 'write'; id: number; projectId: string; source: IngestSource; events: WriteEvent[] } | { t: 'clear' } | { t: 'close' };
+
+export type WorkerReply =
+  | { t: 'ready' }
+  | { t: 'done'; id: number; inserted: number }
+  | { t: 'fail'; id: number; message: string; code: string | null }
+  | { t: 'closed' };
+
+/** An error of the ingest worker, carrying the original error's code (e.g. SQLITE_BUSY) when it had one. */
+export class IngestWorkerError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
+
+const BOOT_URL = new URL('./ingest-worker-boot.js', import.meta.url);
+
+export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
+  let worker: Worker | null = null;
+  let nextId = 1;
+  const pending = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
+  let closing: Promise<void> | null = null;
+  let onClosed: (() => void) | null = null;
+
+  function failAll(err: unknown): void {
+    const all = [...pending.values()];
+    pending.clear();
+    for (const p of all) p.reject(err);
+  }
+
+  let readyWaiters: (() => void)[] = [];
+
+  function start(): Worker {
+    const w = new Worker(BOOT_URL, { workerData: setup satisfies WorkerSetup });
+    w.on('message', (msg: WorkerReply) => {
+      if (msg.t === 'ready') {
+        const waiters = readyWaiters;
+        readyWaiters = [];
+        for (const f of waiters) f();
+      } else if (msg.t === 'done' || msg.t === 'fail') {
+        const p = pending.get(msg.id);
+        if (!p) return;
+        pending.delete(msg.id);
+        if (pending.size === 0) w.unref();
+        if (msg.t === 'done') p.resolve(msg.inserted);
+        else p.reject(new IngestWorkerError(msg.message, msg.code));
+      } else if (msg.t === 'closed') {
+        onClosed?.();
+      }
+    });
+    w.on('error', (err) => {
+      if (worker === w) worker = null;
+      failAll(new IngestWorkerError(`ingest worker failed: ${err.message}`, null));
+    });
+    w.on('exit', (code) => {
+      if (worker === w) worker = null;
+      onClosed?.();
+      const waiters = readyWaiters;
+      readyWaiters = [];
+      for (const f of waiters) f();
+      if (pending.size > 0) failAll(new IngestWorkerError(`ingest worker exited (code ${code})`, null));
+    });
+    w.unref();
+    return w;
+  }
+
+  return {
+    write(projectId, source, events) {
+      if (events.length === 0) return Promise.resolve(0);
+      if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
+      worker ??= start();
+      const w = worker;
+      const id = nextId++;
+      return new Promise<number>((resolve, reject) => {
+        if (pending.size === 0) w.ref();
+        pending.set(id, { resolve, reject });
+        w.postMessage({ t: 'write', id, projectId, source, events } satisfies WorkerRequest);
+      });
+    },
+
+    clearCaches() {
+      worker?.postMessage({ t: 'clear' } satisfies WorkerRequest);
+    },
+
+    warmUp() {
+      if (closing || worker) return Promise.resolve();
+      worker = start();
+      return new Promise<void>((resolve) => readyWaiters.push(resolve));
+    },
+
+    close() {
+      closing ??= (async () => {
+        const w = worker;
+        if (!w) return;
+        w.ref();
+        // The worker finishes the writes it has, closes its connection and says so; then it is ended.
+        await new Promise<void>((resolve) => {
+          onClosed = resolve;
+          w.postMessage({ t: 'close' } satisfies WorkerRequest);
+        });
+        worker = null;
+        await w.terminate();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,367 @@
+// The write side of ingest: group commit, dictionaries and the SQL of one ingest transaction.
+//
+// Each accepted event becomes one raw row (`analytics_events`) and, when it is a qualifying view, one
+// deduplicated (day, path, visitor, class) row (`analytics_daily_visits`). Both, the dictionary entries
+// they need, the project's data-version bump and the day-version bumps are written in ONE transaction, and
+// `write` resolves only after it committed, so accepted events are durable when the 202 is sent (SQLite
+// runs synchronous=FULL).
+//
+// Group commit: batches that arrive while a transaction is running wait and are then written together in
+// the next transaction (up to GROUP_MAX_EVENTS), so one fsync covers many requests. If a group transaction
+// fails, its batches are retried one by one, so one bad batch cannot fail its neighbours.
+//
+// Dictionaries (path → id, visitor key → ordinal) are cached per project in bounded caches. A miss is
+// resolved with insert … on conflict do nothing, then select — safe when several processes ingest at once.
+// Cache entries are only added after the transaction commits, so a rolled-back batch never leaves an id
+// in the cache that the database does not have.
+//
+// The writer runs where its caller puts it: in the ingest service's own thread (PostgreSQL, whose I/O is
+// asynchronous anyway), or in a worker thread with its own SQLite connection (ingest-worker.ts), so that
+// the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { type BulkRow, createBulkWriter } from '../db/bulk.ts';
+import type { Database } from '../db/index.ts';
+import type { DB } from '../db/schema.ts';
+import { RULES_VERSION } from './classify.ts';
+import { daysetStore } from './dayset-store.ts';
+import { GenerationCache, Lru } from './lru.ts';
+import { chunkRows, analyticsStore as store } from './store.ts';
+import { CLS_AI, CLS_HUMAN } from './tables.ts';
+
+export type IngestSource = 'api' | 'collect' | 'import';
+
+/**
+ * One prepared event as the writer receives it (a flat tuple: cheap to build, and to copy to a worker).
+ * Index constants below; `cls` is human | ai | crawler, `qualifying` 1 or 0.
+ */
+export type WriteEvent = [
+  ts: number,
+  day: number,
+  rawPath: string,
+  path: string,
+  vkey: string,
+  userAgent: string | null,
+  accept: string | null,
+  method: string | null,
+  status: number | null,
+  referrer: string | null,
+  cls: 'human' | 'ai' | 'crawler',
+  category: string | null,
+  rule: string | null,
+  qualifying: 0 | 1,
+  dedupKey: string | null,
+];
+
+export const W_TS = 0;
+export const W_DAY = 1;
+export const W_RAW_PATH = 2;
+export const W_PATH = 3;
+export const W_VKEY = 4;
+export const W_UA = 5;
+export const W_ACCEPT = 6;
+export const W_METHOD = 7;
+export const W_STATUS = 8;
+export const W_REFERRER = 9;
+export const W_CLASS = 10;
+export const W_CATEGORY = 11;
+export const W_RULE = 12;
+export const W_QUALIFYING = 13;
+export const W_DEDUP = 14;
+
+/** Events written in one transaction at most (several batches). */
+export const GROUP_MAX_EVENTS = 10_000;
+
+export interface IngestWriter {
+  /** Stores the events of one batch durably; resolves with the raw events inserted (import duplicates skipped). */
+  write(projectId: string, source: IngestSource, events: WriteEvent[]): Promise<number>;
+  /** Forgets cached dictionary entries and project ordinals. */
+  clearCaches(): void;
+  /** Waits for queued writes, then releases resources (a worker thread). */
+  close(): Promise<void>;
+  /** Gets ready to write (starts a worker thread now rather than on the first write). */
+  warmUp(): Promise<void>;
+}
+
+export interface GroupWriterOptions {
+  /** Dictionary cache bound per project (paths and visitors each). */
+  cacheEntries?: number;
+}
+
+interface ProjectCache {
+  paths: GenerationCache<string, number>;
+  visitors: GenerationCache<string, number>;
+}
+
+interface Job {
+  ord: number;
+  source: IngestSource;
+  events: WriteEvent[];
+  resolve(inserted: number): void;
+  reject(err: unknown): void;
+}
+
+/** Distinct days of visit rows sorted by day (VISIT_TABLE order: day is column 1). */
+function daysOf(rows: readonly BulkRow[]): number[] {
+  const days: number[] = [];
+  for (const r of rows) if (days[days.length - 1] !== r[1]) days.push(r[1] as number);
+  return days;
+}
+
+function sha256(s: string): string {
+  return crypto.createHash('sha256').update(s).digest('hex');
+}
+
+/** The group-committing writer over one database connection (pool), in the calling thread. */
+export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): IngestWriter {
+  const cacheEntries = opts.cacheEntries ?? 100_000;
+  const caches = new Lru<number, ProjectCache>(64);
+  const projectOrds = new Map<string, number>();
+  const bulk = createBulkWriter(db);
+  const queue: Job[] = [];
+  let draining: Promise<void> | null = null;
+
+  function cacheFor(ord: number): ProjectCache {
+    let c = caches.get(ord);
+    if (!c) {
+      c = { paths: new GenerationCache(cacheEntries), visitors: new GenerationCache(cacheEntries) };
+      caches.set(ord, c);
+    }
+    return c;
+  }
+
+  /** The project's analytics ordinal, created on first use. */
+  async function projectOrd(projectId: string): Promise<number> {
+    const known = projectOrds.get(projectId);
+    if (known !== undefined) return known;
+    let ord = await store.selectProjectOrd(db.kysely, projectId);
+    if (ord === undefined) {
+      await store.insertProjectOrd(db.kysely, projectId);
+      ord = await store.selectProjectOrd(db.kysely, projectId);
+    }
+    if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
+    projectOrds.set(projectId, Number(ord));
+    return Number(ord);
+  }
+
+  /** Resolves missing dictionary ids inside the transaction; returns the new entries (cached after commit). */
+  async function resolvePaths(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (misses.size === 0) return found;
+    const byHash = new Map<string, string>();
+    for (const p of misses) byHash.set(sha256(p), p);
+    // Sorted so that concurrent transactions (PostgreSQL) take the unique-index locks in one order.
+    const hashes = [...byHash.keys()].sort();
+    await store.bulkInsertPaths(
+      bulk,
+      trx,
+      hashes.map((h) => [ord, h, byHash.get(h)]),
+    );
+    for (const chunk of chunkRows(hashes, 1, db.caps.maxParams - 1, 5000)) {
+      for (const r of await store.selectPathIds(trx, ord, chunk)) found.set(byHash.get(r.path_hash) as string, Number(r.id));
+    }
+    return found;
+  }
+
+  async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (misses.size === 0) return found;
+    const keys = [...misses].sort();
+    await store.bulkInsertVisitors(
+      bulk,
+      trx,
+      keys.map((k) => [ord, k]),
+    );
+    for (const chunk of chunkRows(keys, 1, db.caps.maxParams - 1, 5000)) {
+      for (const r of await store.selectVisitorOrds(trx, ord, chunk)) found.set(r.visitor_key, Number(r.ord));
+    }
+    return found;
+  }
+
+  /** Writes several batches in one transaction; returns rows inserted per job. */
+  async function writeGroup(jobs: Job[]): Promise<number[]> {
+    const inserted = jobs.map(() => 0);
+    const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
+    const newEntries = new Map<number, { paths: Map<string, number>; visitors: Map<string, number> }>();
+    await db.kysely.transaction().execute(async (trx) => {
+      // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
+      // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
+      // that writes first waits its turn (busy_timeout). On PostgreSQL they order concurrent writers of a
+      // project (in ord order), so their dictionary and visit inserts cannot deadlock.
+      for (const ord of ords) await store.bumpVersion(trx, ord);
+
+      for (const ord of ords) {
+        const mine: { job: Job; index: number }[] = [];
+        for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) mine.push({ job: jobs[i] as Job, index: i });
+        // Imported lines stored before (or twice in this group) are dropped whole — raw event and daily
+        // visit — so a re-import after a settings change (e.g. visitor-id rotation) cannot add visits.
+        const keyed: string[] = [];
+        for (const { job } of mine) for (const e of job.events) if (e[W_DEDUP] !== null) keyed.push(e[W_DEDUP]);
+        let todo = mine.map(({ job, index }) => ({ job, index, events: job.events }));
+        if (keyed.length > 0) {
+          const skip = new Set<string>();
+          for (const chunk of chunkRows(keyed, 1, db.caps.maxParams - 1, 5000)) {
+            for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
+          }
+          todo = mine.map(({ job, index }) => ({
+            job,
+            index,
+            events: job.events.filter((e) => {
+              const k = e[W_DEDUP];
+              if (k === null) return true;
+              if (skip.has(k)) return false;
+              skip.add(k);
+              return true;
+            }),
+          }));
+        }
+
+        // Ids known now are copied out: other batches may evict them from the cache while this one awaits.
+        const cache = cacheFor(ord);
+        const pathIds = new Map<string, number>();
+        const visitorOrds = new Map<string, number>();
+        const pathMiss = new Set<string>();
+        const visitorMiss = new Set<string>();
+        for (const { events } of todo) {
+          for (const e of events) {
+            const path = e[W_PATH];
+            if (!pathIds.has(path)) {
+              const id = cache.paths.get(path);
+              if (id === undefined) pathMiss.add(path);
+              else pathIds.set(path, id);
+            }
+            const vkey = e[W_VKEY];
+            if (!visitorOrds.has(vkey)) {
+              const o = cache.visitors.get(vkey);
+              if (o === undefined) visitorMiss.add(vkey);
+              else visitorOrds.set(vkey, o);
+            }
+          }
+        }
+        const paths = await resolvePaths(trx, ord, pathMiss);
+        const visitors = await resolveVisitors(trx, ord, visitorMiss);
+        newEntries.set(ord, { paths, visitors });
+        for (const [k, v] of paths) pathIds.set(k, v);
+        for (const [k, v] of visitors) visitorOrds.set(k, v);
+
+        const visits = new Map<string, number[]>();
+        for (const { job, index, events } of todo) {
+          if (events.length === 0) continue;
+          const rows: BulkRow[] = new Array(events.length);
+          for (let i = 0; i < events.length; i++) {
+            const e = events[i] as WriteEvent;
+            const pid = pathIds.get(e[W_PATH]) as number;
+            const vord = visitorOrds.get(e[W_VKEY]) as number;
+            // EVENT_TABLE column order.
+            rows[i] = [
+              ord,
+              e[W_TS],
+              e[W_DAY],
+              pid,
+              e[W_RAW_PATH],
+              vord,
+              e[W_UA],
+              e[W_ACCEPT],
+              e[W_METHOD],
+              e[W_STATUS],
+              e[W_REFERRER],
+              e[W_CLASS],
+              e[W_CATEGORY],
+              e[W_RULE],
+              RULES_VERSION,
+              e[W_QUALIFYING],
+              job.source,
+              e[W_DEDUP],
+            ];
+            if (e[W_QUALIFYING] === 1) {
+              const cls = e[W_CLASS] === 'human' ? CLS_HUMAN : CLS_AI;
+              const k = `${e[W_DAY]}:${pid}:${vord}:${cls}`;
+              if (!visits.has(k)) visits.set(k, [ord, e[W_DAY], pid, vord, cls]);
+            }
+          }
+          inserted[index] = await store.bulkInsertEvents(bulk, trx, rows);
+        }
+        // VISIT_TABLE order; sorted by key so that concurrent transactions take row locks in one order.
+        const visitRows = [...visits.values()].sort(
+          (a, b) =>
+            (a[1] as number) - (b[1] as number) ||
+            (a[2] as number) - (b[2] as number) ||
+            (a[3] as number) - (b[3] as number) ||
+            (a[4] as number) - (b[4] as number),
+        );
+        const added = await store.bulkInsertVisits(bulk, trx, visitRows);
+        // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
+        if (added > 0) await daysetStore.bumpDayVersions(trx, ord, daysOf(visitRows));
+      }
+    });
+    for (const [ord, e] of newEntries) {
+      const cache = cacheFor(ord);
+      for (const [k, v] of e.paths) cache.paths.set(k, v);
+      for (const [k, v] of e.visitors) cache.visitors.set(k, v);
+    }
+    return inserted;
+  }
+
+  /** The single writer of this writer: takes everything queued (up to GROUP_MAX_EVENTS) per transaction. */
+  async function drainLoop(): Promise<void> {
+    for (;;) {
+      // Yield one event-loop turn first: batches whose requests arrived meanwhile (SQLite work is
+      // synchronous, so they queue up during a transaction) are taken in and join this group.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (queue.length === 0) break;
+      const group: Job[] = [];
+      let n = 0;
+      while (queue.length > 0 && (group.length === 0 || n + (queue[0] as Job).events.length <= GROUP_MAX_EVENTS)) {
+        const j = queue.shift() as Job;
+        group.push(j);
+        n += j.events.length;
+      }
+      try {
+        const counts = await writeGroup(group);
+        for (let i = 0; i < group.length; i++) (group[i] as Job).resolve(counts[i] as number);
+      } catch (err) {
+        if (group.length === 1) {
+          (group[0] as Job).reject(err);
+          continue;
+        }
+        for (const j of group) {
+          try {
+            j.resolve((await writeGroup([j]))[0] as number);
+          } catch (e) {
+            j.reject(e);
+          }
+        }
+      }
+    }
+  }
+
+  function drain(): void {
+    if (draining) return;
+    draining = drainLoop().finally(() => {
+      draining = null;
+      if (queue.length > 0) drain();
+    });
+  }
+
+  return {
+    async write(projectId, source, events) {
+      if (events.length === 0) return 0;
+      const ord = await projectOrd(projectId);
+      return new Promise<number>((resolve, reject) => {
+        queue.push({ ord, source, events, resolve, reject });
+        drain();
+      });
+    },
+
+    clearCaches() {
+      caches.clear();
+      projectOrds.clear();
+    },
+
+    async close() {
+      while (draining) await draining;
+    },
+
+    async warmUp() {},
+  };
+}
