@@ -6,6 +6,7 @@ import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { analyticsStore } from '../../src/analytics/store.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
+import * as m0006 from '../../src/db/migrations/0006_analytics_daysets.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
@@ -141,6 +142,25 @@ describeEachDialect('analytics day sets', (dialect) => {
     expect(c.svc.daySets.stats.fromBlob).toBe(4);
     await c.svc.close();
     await b.svc.close();
+  });
+
+  it('migration 0006 on existing data gives every (project, day) with visits a version, and the export works at once', async () => {
+    const p = await a.projects.createProject({ name: 'migrate', repository: 'r' });
+    await a.svc.ingest.ingest(
+      p.id,
+      [0, 2, 3].map((d) => wire({ day: d, page: d, visitor: d, ua: (d % 2) as 0 | 1 })),
+      { source: 'api' },
+    );
+    // As if the data had been written before 0006: drop its tables and run it again.
+    await t.db.kysely.schema.dropTable('analytics_day_sets').execute();
+    await t.db.kysely.schema.dropTable('analytics_day_versions').execute();
+    await m0006.up(t.db.kysely, t.db.caps);
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    expect(await daysetStore.selectDayVersions(t.db.kysely, ord, { fromDay: null, toDay: null })).toEqual(
+      [0, 2, 3].map((d) => ({ day: DAY0 + d, version: 1 })),
+    );
+    const fresh = serviceOn(t.reopen());
+    expect(await fresh.svc.exporter.visitors(all(p.id, 'm'))).toEqual(await sqlAnswer(t.db, p.id, null, null));
   });
 
   it('a sealed set never replaces a newer one, and reclassify invalidates every day', async () => {
