@@ -265,7 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
       resultCacheEntries: int(env, 'INKWELL_ANALYTICS_RESULT_CACHE', 16, 1, 10_000),
       dictionaryCacheEntries: int(env, 'INKWELL_ANALYTICS_DICTIONARY_CACHE', 200_000, 100),
       daySetCacheMb: int(env, 'INKWELL_ANALYTICS_DAYSET_CACHE_MB', 256, 1, 65_536),
-      sealIntervalMs: int(env, 'INKWELL_ANALYTICS_SEAL_INTERVAL_MS', 10_000, 0),
+      sealIntervalMs: int(env, 'INKWELL_ANALYTICS_SEAL_INTERVAL_MS', 5000, 0),
       visitorsEngine: oneOf(env, 'INKWELL_ANALYTICS_VISITORS_ENGINE', ['daysets', 'sql'] as const, 'daysets'),
       ingestWorker: bool(env, 'INKWELL_ANALYTICS_INGEST_WORKER', true),
     },

@@ -280,20 +280,30 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   let maxV = -1;
   for (let k = 0; k < nPaths; k++) {
     let pv = 0;
+    const begin = starts[k] as number;
     const end = starts[k + 1] as number;
-    for (let i = starts[k] as number; i < end; i++) {
+    for (let i = begin; i < end; i++) {
       let x: number;
-      // Fast path: one or two bytes (most pairs).
+      // Fast paths: one, two or three bytes (nearly every pair); values below 2^21 stay in int32 arithmetic.
       const b0 = pos < len ? (data[pos] as number) : 0x80;
       if (b0 < 0x80) {
         x = b0;
         pos++;
+      } else if (pos + 1 < len && (data[pos + 1] as number) < 0x80) {
+        x = (b0 & 0x7f) | ((data[pos + 1] as number) << 7);
+        pos += 2;
+      } else if (pos + 2 < len && (data[pos + 1] as number) >= 0x80 && (data[pos + 2] as number) < 0x80) {
+        x = (b0 & 0x7f) | (((data[pos + 1] as number) & 0x7f) << 7) | ((data[pos + 2] as number) << 14);
+        pos += 3;
       } else x = read();
-      const f = x & 3;
+      const f = x % 4;
       pv += (x - f) / 4;
       visitors[i] = pv;
       flags[i] = f;
-      if (pv < minV) minV = pv;
+    }
+    // Visitors ascend within a path: its first and last are its extremes.
+    if (end > begin) {
+      if ((visitors[begin] as number) < minV) minV = visitors[begin] as number;
       if (pv > maxV) maxV = pv;
     }
   }
@@ -397,30 +407,26 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
       nseg++;
       const vis = V[d] as Uint32Array;
       const fl = F[d] as Uint8Array;
+      // Mark: per-path bits (0–1) and site-wide bits (2–3) at once.
       for (let i = start; i < end; i++) {
         const v = (vis[i] as number) - base;
-        const f = fl[i] as number;
-        const o = marks[v] as number;
-        const n = o | f | (f << 2);
-        if (n !== o) {
-          marks[v] = n;
-          const x = n ^ o;
-          h += x & 1;
-          a += (x >>> 1) & 1;
-          H += (x >>> 2) & 1;
-          A += (x >>> 3) & 1;
-          if ((o & 3) === 0) t++;
-          if ((o & 12) === 0) T++;
-        }
+        marks[v] = (marks[v] as number) | ((fl[i] as number) * 5);
       }
     }
-    // Clear the per-path bits of this path's visitors (keep the site-wide ones).
+    // Count and clear: a visitor's per-path bits are counted at its first pair and cleared there, so each
+    // distinct visitor of the path counts once; the site-wide bits stay for the final sweep.
     for (let k = 0; k < nseg; k++) {
       const vis = V[segDay[k] as number] as Uint32Array;
       const end = segEnd[k] as number;
       for (let i = segStart[k] as number; i < end; i++) {
         const v = (vis[i] as number) - base;
-        marks[v] = (marks[v] as number) & 12;
+        const m = marks[v] as number;
+        if ((m & 3) !== 0) {
+          t++;
+          h += m & 1;
+          a += (m >>> 1) & 1;
+          marks[v] = m & 12;
+        }
       }
     }
     outPath[rows] = p;
@@ -428,6 +434,16 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     outA[rows] = a;
     outT[rows] = t;
     rows++;
+  }
+  // Site-wide: every visitor marked anywhere in the window.
+  const size = top - base + 1;
+  for (let v = 0; v < size; v++) {
+    const m = marks[v] as number;
+    if (m !== 0) {
+      T++;
+      H += (m >>> 2) & 1;
+      A += (m >>> 3) & 1;
+    }
   }
   return {
     totals: { human: H, ai: A, total: T },
