@@ -91,7 +91,11 @@ export interface GroupWriterOptions {
 interface ProjectCache {
   paths: GenerationCache<string, number>;
   visitors: GenerationCache<string, number>;
+  userAgents: GenerationCache<string, number>;
 }
+
+/** User agents cached per project (a site sees a few thousand distinct ones in a day). */
+const USER_AGENT_CACHE = 20_000;
 
 interface Job {
   ord: number;
@@ -124,7 +128,11 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   function cacheFor(ord: number): ProjectCache {
     let c = caches.get(ord);
     if (!c) {
-      c = { paths: new GenerationCache(cacheEntries), visitors: new GenerationCache(cacheEntries) };
+      c = {
+        paths: new GenerationCache(cacheEntries),
+        visitors: new GenerationCache(cacheEntries),
+        userAgents: new GenerationCache(Math.min(cacheEntries, USER_AGENT_CACHE)),
+      };
       caches.set(ord, c);
     }
     return c;
@@ -163,6 +171,23 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return found;
   }
 
+  async function resolveUserAgents(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (misses.size === 0) return found;
+    const byHash = new Map<string, string>();
+    for (const ua of misses) byHash.set(sha256(ua), ua);
+    const hashes = [...byHash.keys()].sort();
+    await store.bulkInsertUserAgents(
+      bulk,
+      trx,
+      hashes.map((h) => [ord, h, byHash.get(h)]),
+    );
+    for (const chunk of chunkRows(hashes, 1, db.caps.maxParams - 1, 5000)) {
+      for (const r of await store.selectUserAgentIds(trx, ord, chunk)) found.set(byHash.get(r.ua_hash) as string, Number(r.id));
+    }
+    return found;
+  }
+
   async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (misses.size === 0) return found;
@@ -182,7 +207,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   async function writeGroup(jobs: Job[]): Promise<number[]> {
     const inserted = jobs.map(() => 0);
     const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
-    const newEntries = new Map<number, { paths: Map<string, number>; visitors: Map<string, number> }>();
+    const newEntries = new Map<number, { paths: Map<string, number>; visitors: Map<string, number>; userAgents: Map<string, number> }>();
     await db.kysely.transaction().execute(async (trx) => {
       // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
       // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
@@ -220,10 +245,18 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const cache = cacheFor(ord);
         const pathIds = new Map<string, number>();
         const visitorOrds = new Map<string, number>();
+        const uaIds = new Map<string, number>();
         const pathMiss = new Set<string>();
         const visitorMiss = new Set<string>();
+        const uaMiss = new Set<string>();
         for (const { events } of todo) {
           for (const e of events) {
+            const ua = e[W_UA];
+            if (ua !== null && !uaIds.has(ua)) {
+              const id = cache.userAgents.get(ua);
+              if (id === undefined) uaMiss.add(ua);
+              else uaIds.set(ua, id);
+            }
             const path = e[W_PATH];
             if (!pathIds.has(path)) {
               const id = cache.paths.get(path);
@@ -240,9 +273,11 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
         const paths = await resolvePaths(trx, ord, pathMiss);
         const visitors = await resolveVisitors(trx, ord, visitorMiss);
-        newEntries.set(ord, { paths, visitors });
+        const userAgents = await resolveUserAgents(trx, ord, uaMiss);
+        newEntries.set(ord, { paths, visitors, userAgents });
         for (const [k, v] of paths) pathIds.set(k, v);
         for (const [k, v] of visitors) visitorOrds.set(k, v);
+        for (const [k, v] of userAgents) uaIds.set(k, v);
 
         const visits = new Map<string, number[]>();
         for (const { job, index, events } of todo) {
@@ -252,15 +287,17 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
             const e = events[i] as WriteEvent;
             const pid = pathIds.get(e[W_PATH]) as number;
             const vord = visitorOrds.get(e[W_VKEY]) as number;
-            // EVENT_TABLE column order.
+            const ua = e[W_UA];
+            // EVENT_TABLE column order. The raw path is stored only when it differs from the normalised one
+            // ('' = the same), the user agent by its dictionary id (migration 0007).
             rows[i] = [
               ord,
               e[W_TS],
               e[W_DAY],
               pid,
-              e[W_RAW_PATH],
+              e[W_RAW_PATH] === e[W_PATH] ? '' : e[W_RAW_PATH],
               vord,
-              e[W_UA],
+              ua === null ? null : (uaIds.get(ua) as number),
               e[W_ACCEPT],
               e[W_METHOD],
               e[W_STATUS],
@@ -298,6 +335,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       const cache = cacheFor(ord);
       for (const [k, v] of e.paths) cache.paths.set(k, v);
       for (const [k, v] of e.visitors) cache.visitors.set(k, v);
+      for (const [k, v] of e.userAgents) cache.userAgents.set(k, v);
     }
     return inserted;
   }

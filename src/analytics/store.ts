@@ -55,7 +55,7 @@ export const EVENT_TABLE: BulkTable = {
     { name: 'path_id', type: 'bigint' },
     { name: 'raw_path', type: 'text' },
     { name: 'visitor_ord', type: 'bigint' },
-    { name: 'user_agent', type: 'text' },
+    { name: 'ua_id', type: 'bigint' },
     { name: 'accept', type: 'text' },
     { name: 'method', type: 'text' },
     { name: 'status', type: 'integer' },
@@ -89,6 +89,16 @@ const PATH_TABLE: BulkTable = {
     { name: 'project_ord', type: 'integer' },
     { name: 'path_hash', type: 'text' },
     { name: 'path', type: 'text' },
+  ],
+  onConflict: 'ignore',
+};
+
+const USER_AGENT_TABLE: BulkTable = {
+  table: 'analytics_user_agents',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'ua_hash', type: 'text' },
+    { name: 'user_agent', type: 'text' },
   ],
   onConflict: 'ignore',
 };
@@ -172,6 +182,16 @@ export const analyticsStore = {
   /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
   async bulkInsertPaths(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
     return bulk.insert(trx, PATH_TABLE, rows);
+  },
+
+  /** Inserts dictionary user agents [project_ord, ua_hash, user_agent]; existing ones are skipped. */
+  async bulkInsertUserAgents(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, USER_AGENT_TABLE, rows);
+  },
+
+  async selectUserAgentIds(db: Q, projectOrd: number, hashes: string[]): Promise<{ id: number; ua_hash: string }[]> {
+    if (hashes.length === 0) return [];
+    return db.selectFrom('analytics_user_agents').select(['id', 'ua_hash']).where('project_ord', '=', projectOrd).where('ua_hash', 'in', hashes).execute();
   },
 
   /** Inserts dictionary visitors [project_ord, visitor_key]; existing ones are skipped. */
@@ -277,15 +297,19 @@ export const analyticsStore = {
 
   // ---- reclassification ----------------------------------------------------------------------------
 
-  /** A page of raw events (by id) with what classification needs. */
+  /**
+   * A page of raw events (by id) with what classification needs: the user agent from the dictionary (or
+   * the row's own text, for rows stored before migration 0007) and the raw path ('' = the normalised path).
+   */
   async selectEventsForReclassify(db: Q, projectOrd: number, afterId: number, limit: number): Promise<ReclassifyRow[]> {
     const rows = await db
       .selectFrom('analytics_events as e')
       .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
-      .select([
+      .leftJoin('analytics_user_agents as u', 'u.id', 'e.ua_id')
+      .select((eb) => [
         'e.id',
-        'e.raw_path',
-        'e.user_agent',
+        eb.case().when('e.raw_path', '=', '').then(eb.ref('p.path')).else(eb.ref('e.raw_path')).end().as('raw_path'),
+        eb.fn.coalesce('u.user_agent', 'e.user_agent').as('user_agent'),
         'e.accept',
         'e.method',
         'e.status',

@@ -36,16 +36,27 @@ export interface AnalyticsTables {
     /** The keyed visitor hash (never a raw IP). */
     visitor_key: string;
   };
+  /** Per-project user agent dictionary (migration 0007): raw events refer to it by ua_id. */
+  analytics_user_agents: {
+    id: Generated<number>;
+    project_ord: number;
+    /** sha256 hex of the user agent (they may be longer than an index entry allows). */
+    ua_hash: string;
+    user_agent: string;
+  };
   analytics_events: {
     id: Generated<number>;
     project_ord: number;
     ts: number;
     day: number;
     path_id: number;
-    /** The path or URL as sent (truncated), for audits. */
+    /** The path or URL as sent, for audits; '' = the same as its normalised path (migration 0007). */
     raw_path: string;
     visitor_ord: number;
+    /** The user agent text of rows stored before migration 0007; newer rows use ua_id. */
     user_agent: string | null;
+    /** analytics_user_agents.id (null: no user agent, or a row from before migration 0007). */
+    ua_id: number | null;
     accept: string | null;
     method: string | null;
     status: number | null;

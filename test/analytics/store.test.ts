@@ -77,6 +77,7 @@ describeEachDialect('analytics store', (dialect) => {
       raw_path: '/p',
       visitor_ord: 1,
       user_agent: 'UA',
+      ua_id: null,
       accept: null,
       method: 'GET',
       status: 200,

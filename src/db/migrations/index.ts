@@ -7,6 +7,7 @@ import * as m0003 from './0003_analytics.ts';
 import * as m0004 from './0004_jobs_production.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_analytics_daysets.ts';
+import * as m0007 from './0007_analytics_ingest.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -17,4 +18,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0004_jobs_production': m0004.up,
   '0005_webhooks': m0005.up,
   '0006_analytics_daysets': m0006.up,
+  '0007_analytics_ingest': m0007.up,
 };

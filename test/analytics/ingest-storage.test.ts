@@ -1,0 +1,167 @@
+// The stored form of raw events (migration 0007): user agents through a per-project dictionary, the raw path
+// only when it differs from the normalised one — and everything that reads raw events (reclassify, the
+// views export, import deduplication) still exact, for new rows and for rows stored before 0007.
+import { sql } from 'kysely';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { classify } from '../../src/analytics/classify.ts';
+import { normalizePath } from '../../src/analytics/normalize.ts';
+import { isQualifyingView } from '../../src/analytics/qualify.ts';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { type EventRow, analyticsStore as store } from '../../src/analytics/store.ts';
+import { testConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/index.ts';
+import { createProjectService } from '../../src/projects/service.ts';
+import { createProjectsStore } from '../../src/projects/store.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+
+function services(db: Database) {
+  const projects = createProjectService(createProjectsStore(db.kysely));
+  return { projects, svc: createAnalyticsService({ config: testConfig(), db, projects, now: Date.now }) };
+}
+
+const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
+const UA_GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const UA_CURL = 'curl/8.5.0';
+
+/** Events covering the stored forms: raw path equal / not equal to the normalised one, every UA form. */
+const EVENTS = [
+  { path: '/docs/a', timestamp: '2026-05-01T10:00:00Z', userAgent: UA_FIREFOX, visitorId: 'v1' },
+  { path: '/docs/a/?utm=x', timestamp: '2026-05-01T10:01:00Z', userAgent: UA_FIREFOX, visitorId: 'v1' },
+  { url: 'https://docs.example.com/docs/b.md', timestamp: '2026-05-01T10:02:00Z', userAgent: UA_CURL, visitorId: 'v2' },
+  { path: '/docs/c', timestamp: '2026-05-01T10:03:00Z', userAgent: UA_CLAUDE, visitorId: 'v3' },
+  { path: '/docs/c', timestamp: '2026-05-01T10:04:00Z', userAgent: UA_GOOGLEBOT, visitorId: 'v4' },
+  { path: '/docs/d', timestamp: '2026-05-01T10:05:00Z', visitorId: 'v5' },
+  { path: '/docs/e', timestamp: '2026-05-01T10:06:00Z', userAgent: '', visitorId: 'v6' },
+  { path: '/docs/e', timestamp: '2026-05-01T10:07:00Z', userAgent: UA_CURL, accept: 'text/markdown, text/html;q=0.5', visitorId: 'v7' },
+  { path: '/img/logo.png', timestamp: '2026-05-01T10:08:00Z', userAgent: UA_FIREFOX, visitorId: 'v1' },
+];
+
+interface Stored {
+  raw: string;
+  ua: string | null;
+  cls: string;
+  rule: string | null;
+  qualifying: number;
+}
+
+async function storedEvents(db: Database, projectId: string): Promise<Stored[]> {
+  const ord = (await store.selectProjectOrd(db.kysely, projectId)) as number;
+  const rows = await store.selectEventsForReclassify(db.kysely, ord, 0, 1000);
+  return rows.map((r) => ({ raw: r.raw_path, ua: r.user_agent, cls: r.class, rule: r.rule, qualifying: r.qualifying }));
+}
+
+function expected(e: { path?: string; url?: string; userAgent?: string; accept?: string }): Stored {
+  const raw = (e.path ?? e.url) as string;
+  const c = classify({ userAgent: e.userAgent ?? null, path: raw, accept: e.accept ?? null });
+  const path = normalizePath(raw) as string;
+  return { raw, ua: e.userAgent ?? null, cls: c.class, rule: c.rule, qualifying: isQualifyingView({ path, class: c.class }) ? 1 : 0 };
+}
+
+describeEachDialect('analytics raw event storage', (dialect) => {
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb(dialect);
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it('keeps every raw field: user agents through the dictionary, the raw path only when it differs', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    expect(await svc.ingest.ingest(p.id, EVENTS, { source: 'api' })).toEqual({ accepted: EVENTS.length, inserted: EVENTS.length, rejected: [] });
+    await svc.close();
+
+    // What reclassification and audits read back is exactly what was sent.
+    expect(await storedEvents(t.db, p.id)).toEqual(EVENTS.map(expected));
+    // Stored form: no user agent text in the rows, one dictionary entry per distinct user agent ('' included).
+    const rows = await t.db.kysely.selectFrom('analytics_events').select(['raw_path', 'user_agent', 'ua_id']).orderBy('id').execute();
+    expect(rows.every((r) => r.user_agent === null)).toBe(true);
+    expect(rows.map((r) => r.ua_id === null)).toEqual(EVENTS.map((e) => e.userAgent === undefined));
+    expect(rows.map((r) => r.raw_path)).toEqual(EVENTS.map((e) => ((e.path ?? e.url) === normalizePath((e.path ?? e.url) as string) ? '' : (e.path ?? e.url))));
+    const dict = await t.db.kysely.selectFrom('analytics_user_agents').select('user_agent').orderBy('user_agent').execute();
+    expect(dict.map((d) => d.user_agent)).toEqual(['', UA_CURL, UA_FIREFOX, UA_GOOGLEBOT, UA_CLAUDE].sort());
+
+    // A second service (another process) reuses the dictionary entries instead of adding new ones.
+    const again = services(t.reopen());
+    await again.svc.ingest.ingest(p.id, EVENTS, { source: 'api' });
+    await again.svc.close();
+    const n = await t.db.kysely
+      .selectFrom('analytics_user_agents')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(n.n)).toBe(5);
+  });
+
+  it('reclassify reads dictionary user agents, "" raw paths and rows stored before migration 0007 alike', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    await svc.ingest.ingest(p.id, EVENTS, { source: 'api' });
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    // Rows in the pre-0007 form: user agent text in the row, no ua_id, the raw path always stored.
+    const legacy = [
+      { raw: '/docs/legacy.md', ua: UA_FIREFOX },
+      { raw: '/docs/legacy', ua: UA_GOOGLEBOT },
+      { raw: '/docs/legacy', ua: null },
+    ];
+    const somePath = await t.db.kysely.selectFrom('analytics_paths').select('id').where('path', '=', '/docs/a').executeTakeFirstOrThrow();
+    const legacyRows: EventRow[] = legacy.map((l, i) => ({
+      project_ord: ord,
+      ts: Date.UTC(2026, 4, 2) + i,
+      day: Math.floor(Date.UTC(2026, 4, 2) / 86_400_000),
+      path_id: Number(somePath.id),
+      raw_path: l.raw,
+      visitor_ord: 1,
+      user_agent: l.ua,
+      ua_id: null,
+      accept: null,
+      method: 'GET',
+      status: 200,
+      referrer: null,
+      class: 'human',
+      category: null,
+      rule: null,
+      rules_version: 'old',
+      qualifying: 1,
+      source: 'api',
+      dedup_key: null,
+    }));
+    await store.insertEvents(t.db.kysely, legacyRows);
+    const viewsBefore = await svc.exporter.views({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
+
+    // Every stored class goes wrong; reclassify must restore exactly what classify() says for the stored inputs.
+    await t.db.kysely.updateTable('analytics_events').set({ class: 'crawler', category: 'other', rule: 'broken', qualifying: 0 }).execute();
+    const result = await svc.reclassify(p.id);
+    expect(result.scanned).toBe(EVENTS.length + legacy.length);
+    const stored = await storedEvents(t.db, p.id);
+    const want = [
+      ...EVENTS.map(expected),
+      ...legacy.map((l) => {
+        const c = classify({ userAgent: l.ua, path: l.raw });
+        return { raw: l.raw, ua: l.ua, cls: c.class, rule: c.rule, qualifying: isQualifyingView({ path: '/docs/a', class: c.class }) ? 1 : 0 };
+      }),
+    ];
+    expect(stored).toEqual(want);
+    // The legacy Markdown fetch by a browser UA is an AI read; the Googlebot one a crawler.
+    expect(stored.slice(-3).map((s) => s.cls)).toEqual(['ai', 'crawler', 'human']);
+    const viewsAfter = await svc.exporter.views({ projectId: p.id, walkId: 'w2', fromDay: null, toDay: null, offset: 0, limit: 250 });
+    expect(viewsAfter.totals.total).toBe(want.filter((w) => w.qualifying === 1).length);
+    expect(viewsAfter.totals.total).not.toBe(viewsBefore.totals.total);
+    await svc.close();
+  });
+
+  it('import stays idempotent with the dictionary form: a second import of the same lines adds nothing', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const keys = EVENTS.map((_, i) => `k${i}`);
+    expect((await svc.ingest.ingest(p.id, EVENTS, { source: 'import', dedupKeys: keys })).inserted).toBe(EVENTS.length);
+    expect((await svc.ingest.ingest(p.id, EVENTS, { source: 'import', dedupKeys: keys })).inserted).toBe(0);
+    await svc.close();
+    const fresh = services(t.reopen());
+    expect((await fresh.svc.ingest.ingest(p.id, EVENTS, { source: 'import', dedupKeys: keys })).inserted).toBe(0);
+    await fresh.svc.close();
+    const n = await sql<{ n: number }>`select count(*) as n from analytics_events`.execute(t.db.kysely);
+    expect(Number(n.rows[0]?.n)).toBe(EVENTS.length);
+  });
+});
