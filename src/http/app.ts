@@ -233,6 +233,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Declared up front so every request object keeps one shape (set later by the auth hook).
+  app.decorateRequest('auth', undefined);
+
   const routes: RouteEntry[] = [];
   ROUTES.set(app, routes);
   app.addHook('onRoute', (route) => {

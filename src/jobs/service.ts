@@ -7,7 +7,7 @@ import { IDEMPOTENCY_TTL_MS, requestFingerprint } from './idempotency.ts';
 import { changeStatus } from './lifecycle.ts';
 import type { JobNotifier } from './notify.ts';
 import { branchName, type JobStatus, transition } from './state.ts';
-import type { JobRow, JobsStore, JobsStoreQueries, JobViewRow } from './store.ts';
+import type { JobRow, JobsStore, JobsStoreQueries, JobViewForKey, JobViewRow } from './store.ts';
 import { decodeCursor, encodeCursor, type JobView, toJobView } from './view.ts';
 
 export interface ProjectDefaults {
@@ -139,6 +139,17 @@ export function createJobService(deps: JobServiceDeps) {
 
     async getJob(projectId: string, id: string): Promise<JobView> {
       return toJobView(await getRow(projectId, id));
+    },
+
+    /** The key presented for GET job and the job itself, in one read (see `requireKeyWith`). */
+    getJobViewForKey(keyHash: string, projectId: string, id: string): Promise<JobViewForKey | undefined> {
+      return store.getJobViewForKey(keyHash, projectId, id);
+    },
+
+    /** The job object of a row read by `getJobViewForKey` (undefined: no such job in the project → 404). */
+    jobView(row: JobViewRow | undefined): JobView {
+      if (!row) throw new AppError('job_not_found');
+      return toJobView(row);
     },
 
     /** Queues a follow-up turn; a completed or failed job becomes active again. */

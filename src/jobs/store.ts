@@ -5,6 +5,7 @@ import type { DialectCaps } from '../db/dialect.ts';
 import type { Database } from '../db/index.ts';
 import { reusableQuery } from '../db/reusable.ts';
 import type { DB } from '../db/schema.ts';
+import type { KeyAuthRow } from '../projects/store.ts';
 import type { JobsTables } from './tables.ts';
 
 export type JobRow = Selectable<JobsTables['jobs']>;
@@ -44,6 +45,32 @@ const jobViewInProject = reusableQuery<[projectId: string, id: string], JobViewR
   db.selectFrom('jobs').select(JOB_VIEW_COLUMNS).where('id', '=', id).where('project_id', '=', projectId),
 );
 
+/** GET job's single read: the presented key's auth columns and, when it exists in that project, the job. */
+export interface JobViewForKey {
+  key: KeyAuthRow;
+  job: JobViewRow | undefined;
+}
+
+// The key (by hash, unique) left-joined with the job (by primary key and project): one statement, one
+// round trip on PostgreSQL, for authentication and the read. Key columns are aliased key_*.
+const keyAndJobView = reusableQuery<[hash: string, projectId: string, id: string], Record<string, unknown>>(
+  'key_and_job_view',
+  3,
+  (db: Kysely<DB>, hash, projectId, id) =>
+    db
+      .selectFrom('api_keys')
+      .leftJoin('jobs', (join) => join.on('jobs.id', '=', id).on('jobs.project_id', '=', projectId))
+      .select([
+        'api_keys.id as key_id',
+        'api_keys.project_id as key_project_id',
+        'api_keys.kind as key_kind',
+        'api_keys.last_used_at as key_last_used_at',
+        'api_keys.revoked_at as key_revoked_at',
+        ...JOB_VIEW_COLUMNS.map((c) => `jobs.${c}` as const),
+      ])
+      .where('api_keys.hash', '=', hash),
+);
+
 function storeOver(db: Kysely<DB>, caps: DialectCaps) {
   return {
     /** The handle these queries run on (a transaction inside `transaction`), for status hooks of other stores. */
@@ -56,6 +83,21 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
 
     async getJob(projectId: string, id: string): Promise<JobRow | undefined> {
       return db.selectFrom('jobs').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+    },
+
+    /** The key with this hash (undefined: unknown) and the job `id` of `projectId` (undefined: none), in one query. */
+    async getJobViewForKey(keyHash: string, projectId: string, id: string): Promise<JobViewForKey | undefined> {
+      const r = (await keyAndJobView(db, keyHash, projectId, id))[0];
+      if (!r) return undefined;
+      const key = {
+        id: r.key_id,
+        project_id: r.key_project_id,
+        kind: r.key_kind,
+        last_used_at: r.key_last_used_at,
+        revoked_at: r.key_revoked_at,
+      } as KeyAuthRow;
+      // The row carries every view column under its own name (and the key_* ones, which views ignore).
+      return { key, job: r.id === null || r.id === undefined ? undefined : (r as unknown as JobViewRow) };
     },
 
     /** What the API shows of a job of this project (the hot read of GET job). */

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { base62, generateKey, hashKey, type KeyKind, keyKindOf, keyPrefix } from '../lib/ids.ts';
 import { iso, isoOrNull } from '../lib/time.ts';
-import type { KeyRow, ProjectRow, ProjectsStore } from './store.ts';
+import type { KeyAuthRow, KeyRow, ProjectRow, ProjectsStore } from './store.ts';
 import { type ProjectInput, validateProjectInput } from './validate.ts';
 
 export { ProjectInputError } from './validate.ts';
@@ -33,6 +33,12 @@ export interface KeyInfo {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+}
+
+export interface PresentedKey {
+  kind: KeyKind;
+  /** sha256 of the key: what keys are stored and looked up by. */
+  hash: string;
 }
 
 export interface AuthenticatedKey {
@@ -155,19 +161,37 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
 
     /** The key's identity, or null when it is malformed, unknown or revoked. */
     async authenticate(key: string): Promise<AuthenticatedKey | null> {
-      const kind = keyKindOf(key);
-      if (!kind) return null;
-      const row = await store.findKeyByHash(hashKey(key));
-      if (!row || row.revoked_at !== null || row.kind !== kind) return null;
-      const t = now();
-      const prev = lastTouched.get(row.id) ?? row.last_used_at ?? 0;
-      if (t - prev >= TOUCH_INTERVAL_MS) {
-        lastTouched.set(row.id, t);
-        await store.touchKey(row.id, t);
-      }
-      return { keyId: row.id, projectId: row.project_id, kind };
+      const presented = presentedKey(key);
+      if (!presented) return null;
+      return admitKey(presented, await store.findKeyByHash(presented.hash));
     },
+
+    /** What a presented key claims (its kind) and the hash it is looked up by; null when malformed. */
+    presentedKey,
+
+    /**
+     * The identity of a presented key given its stored row (looked up by `presented.hash`, possibly by a
+     * query that also reads what the request is about): null when unknown, revoked or of another kind.
+     * Records when the key was last used (at most once a minute per key).
+     */
+    admitKey,
   };
+
+  function presentedKey(key: string): PresentedKey | null {
+    const kind = keyKindOf(key);
+    return kind ? { kind, hash: hashKey(key) } : null;
+  }
+
+  async function admitKey(presented: PresentedKey, row: KeyAuthRow | undefined): Promise<AuthenticatedKey | null> {
+    if (!row || row.revoked_at !== null || row.kind !== presented.kind) return null;
+    const t = now();
+    const prev = lastTouched.get(row.id) ?? row.last_used_at ?? 0;
+    if (t - prev >= TOUCH_INTERVAL_MS) {
+      lastTouched.set(row.id, t);
+      await store.touchKey(row.id, t);
+    }
+    return { keyId: row.id, projectId: row.project_id, kind: presented.kind };
+  }
 }
 
 export type ProjectService = ReturnType<typeof createProjectService>;

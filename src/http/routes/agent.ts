@@ -7,9 +7,9 @@ import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
 import { notifierFor } from '../../jobs/notify.ts';
 import { createJobService, type Idempotency } from '../../jobs/service.ts';
 import { isValidBranchName, JOB_STATUSES, type JobStatus } from '../../jobs/state.ts';
-import { createJobsStore } from '../../jobs/store.ts';
+import { createJobsStore, type JobViewRow } from '../../jobs/store.ts';
 import type { App } from '../app.ts';
-import { requireKey } from '../auth.ts';
+import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 
@@ -169,13 +169,25 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   );
 
+  // GET job is the API's hot read: the key and the job are read by one query (same rules as `auth`).
+  const jobRead = new WeakMap<FastifyRequest, JobViewRow | undefined>();
+  const authWithJob = requireKeyWith(
+    ctx.projects,
+    ['admin'],
+    async (presented, request) => {
+      const { projectId, id } = request.params as { projectId: string; id: string };
+      const found = await jobs.getJobViewForKey(presented.hash, projectId, id);
+      return found && { key: found.key, value: found.job };
+    },
+    (request, job) => jobRead.set(request, job),
+  );
   app.get(
     '/v2/agent/:projectId/job/:id',
     {
-      onRequest: auth,
+      onRequest: authWithJob,
       schema: { tags, security, summary: 'Get an agent job', params: JobParams, response: { 200: AgentJobSchema, ...errors(401, 403, 404) } },
     },
-    async (request) => jobs.getJob(request.params.projectId, request.params.id),
+    async (request) => jobs.jobView(jobRead.get(request)),
   );
 
   app.post(
