@@ -1,5 +1,5 @@
 // Job rows → the API's job object (SPEC 3.1; wire-compatible with the hosted AgentJob schema). Pure.
-import { iso, isoOrNull } from '../lib/time.ts';
+import { iso } from '../lib/time.ts';
 import { type JobStatus, visiblePrLink } from './state.ts';
 import type { JobViewRow } from './store.ts';
 
@@ -17,6 +17,20 @@ export interface JobView {
   usage: { inputTokens: number; outputTokens: number };
 }
 
+// Formatting dates is the costliest part of a view, and a job's times repeat across reads (clients poll
+// GET job): formatted times are memoised (bounded; cleared when full).
+const ISO_MEMO_MAX = 4096;
+const isoMemo = new Map<number, string>();
+function isoOf(ms: number): string {
+  let text = isoMemo.get(ms);
+  if (text === undefined) {
+    text = iso(ms);
+    if (isoMemo.size >= ISO_MEMO_MAX) isoMemo.clear();
+    isoMemo.set(ms, text);
+  }
+  return text;
+}
+
 export function toJobView(r: JobViewRow): JobView {
   const status = r.status as JobStatus;
   return {
@@ -25,10 +39,10 @@ export function toJobView(r: JobViewRow): JobView {
     source: { repository: r.repository, ref: r.ref },
     model: r.model,
     prLink: visiblePrLink(status, r.pr_url),
-    createdAt: iso(Number(r.created_at)),
-    archivedAt: isoOrNull(r.archived_at === null ? null : Number(r.archived_at)),
+    createdAt: isoOf(Number(r.created_at)),
+    archivedAt: r.archived_at === null ? null : isoOf(Number(r.archived_at)),
     branch: r.branch,
-    updatedAt: iso(Number(r.updated_at)),
+    updatedAt: isoOf(Number(r.updated_at)),
     error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
     usage: { inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens) },
   };
