@@ -1,11 +1,11 @@
 // API benchmark: GET /v2/agent/{projectId}/job/{id} with auth (autocannon), req/s and p99 latency, against a bare
 // Fastify route of the same shape that does no work, measured in the same run.
 //
-//   npm run bench:api -- [--duration 15] [--connections 10] [--backends sqlite,postgres]
+//   npm run bench:api -- [--duration 15] [--rounds 3] [--connections 10] [--backends sqlite,postgres]
 import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
-import { type LoadResult, load, startBareServer } from './lib/load.ts';
+import { type LoadRequest, type LoadResult, load, startBareServer } from './lib/load.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { round } from './lib/stats.ts';
@@ -13,19 +13,17 @@ import { round } from './lib/stats.ts';
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 const durationS = intArg(args, 'duration') ?? 15;
+const rounds = Math.max(1, intArg(args, 'rounds') ?? 3);
 const connections = intArg(args, 'connections') ?? 10;
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
+const roundS = Math.max(1, Math.round(durationS / rounds));
 
-const bare = await startBareServer();
-let bareResult: LoadResult;
-try {
-  // Warm-up, then the measured run.
-  await load(bare.baseUrl, { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, { connections, durationS: 2 });
-  bareResult = await load(bare.baseUrl, { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, { connections, durationS });
-} finally {
-  await bare.stop();
+interface System {
+  name: string;
+  baseUrl: string;
+  req: LoadRequest;
+  runs: LoadResult[];
 }
-log(`bare Fastify route: ${bareResult.requestsPerSecond.toLocaleString('en')} req/s, p99 ${bareResult.latencyMs.p99} ms`);
 
 interface BackendResult {
   backend: Backend;
@@ -33,24 +31,39 @@ interface BackendResult {
   ratioToBare?: number;
   p99Ms?: number;
   load?: LoadResult;
+  rounds?: { requestsPerSecond: number; p99Ms: number; bareRequestsPerSecond: number; ratioToBare: number }[];
   peakRssMb?: number | null;
   error?: string;
 }
 
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+// Every system is started first and measured in turn, round after round (the order rotates each round):
+// on a shared machine the load changes over a minute, so each Inkwell round is compared with the bare
+// round measured just before or after it, and medians over rounds are reported.
+const bare = await startBareServer();
+const systems: System[] = [{ name: 'bare', baseUrl: bare.baseUrl, req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, runs: [] }];
 const results: BackendResult[] = [];
-for (const backend of backends) {
-  const out: BackendResult = { backend };
-  // The job is created through the API and never run (API role only, no worker), so GET reads a stored job.
-  const s: ServiceEnv = {
-    backend,
-    dataDir: tempDir(`api-${backend}`),
-    extraEnv: { INKWELL_MODEL: 'openai-compatible/bench', OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1' },
-  };
-  try {
-    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
-    const project = await createProject(s);
-    const svc = await startService(s, 'api');
+const services: { backend: Backend; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
+try {
+  for (const backend of backends) {
+    const out: BackendResult = { backend };
+    results.push(out);
+    // The job is created through the API and never run (API role only, no worker), so GET reads a stored job.
+    const s: ServiceEnv = {
+      backend,
+      dataDir: tempDir(`api-${backend}`),
+      extraEnv: { INKWELL_MODEL: 'openai-compatible/bench', OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1' },
+    };
     try {
+      if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
+      const project = await createProject(s);
+      const svc = await startService(s, 'api');
+      services.push({ backend, s, stop: () => svc.stop() });
       const r = await fetch(`${svc.baseUrl}/v2/agent/${project.projectId}/job`, {
         method: 'POST',
         headers: { authorization: `Bearer ${project.adminKey}`, 'content-type': 'application/json' },
@@ -62,25 +75,55 @@ for (const backend of backends) {
       const req = { method: 'GET' as const, path: `/v2/agent/${project.projectId}/job/${job.id}`, headers: { authorization: `Bearer ${project.adminKey}` } };
       const check = await fetch(`${svc.baseUrl}${req.path}`, { headers: req.headers });
       if (check.status !== 200) throw new Error(`job get returned ${check.status}: ${(await check.text()).slice(0, 300)}`);
-      await load(svc.baseUrl, req, { connections, durationS: 2 });
-      const res = await load(svc.baseUrl, req, { connections, durationS });
-      out.load = res;
-      out.requestsPerSecond = res.requestsPerSecond;
-      out.p99Ms = res.latencyMs.p99;
-      out.ratioToBare = round(res.requestsPerSecond / bareResult.requestsPerSecond, 3);
-      if (res.non2xx > 0) log(`inkwell-${backend}: ${res.non2xx} non-2xx responses`);
-      log(`inkwell-${backend}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ${out.ratioToBare} of bare`);
-    } finally {
-      out.peakRssMb = await svc.stop();
+      systems.push({ name: backend, baseUrl: svc.baseUrl, req, runs: [] });
+    } catch (err) {
+      out.error = (err as Error).message;
+      log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
     }
-  } catch (err) {
-    out.error = (err as Error).message;
-    log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
-  } finally {
-    fs.rmSync(s.dataDir, { recursive: true, force: true });
   }
-  results.push(out);
+
+  for (const sys of systems) await load(sys.baseUrl, sys.req, { connections, durationS: 2 }); // warm-up
+  for (let round = 0; round < rounds; round++) {
+    const order = systems.map((_, i) => systems[(i + round) % systems.length] as System);
+    for (const sys of order) {
+      const res = await load(sys.baseUrl, sys.req, { connections, durationS: roundS });
+      sys.runs.push(res);
+      if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
+      log(`round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms`);
+    }
+  }
+} finally {
+  for (const svc of services) {
+    const out = results.find((r) => r.backend === svc.backend) as BackendResult;
+    try {
+      out.peakRssMb = await svc.stop();
+    } finally {
+      fs.rmSync(svc.s.dataDir, { recursive: true, force: true });
+    }
+  }
+  await bare.stop();
 }
+
+const bareSys = systems[0] as System;
+const bareRps = median(bareSys.runs.map((r) => r.requestsPerSecond));
+const bareP99 = median(bareSys.runs.map((r) => r.latencyMs.p99));
+log(`bare Fastify route: ${bareRps.toLocaleString('en')} req/s (median of ${rounds}), p99 ${bareP99} ms`);
+for (const out of results) {
+  const sys = systems.find((x) => x.name === out.backend);
+  if (!sys || out.error) continue;
+  out.rounds = sys.runs.map((r, i) => {
+    const b = (bareSys.runs[i] as LoadResult).requestsPerSecond;
+    return { requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99, bareRequestsPerSecond: b, ratioToBare: round(r.requestsPerSecond / b, 3) };
+  });
+  out.requestsPerSecond = median(sys.runs.map((r) => r.requestsPerSecond));
+  out.p99Ms = median(sys.runs.map((r) => r.latencyMs.p99));
+  out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
+  out.load = sys.runs[sys.runs.length - 1];
+  log(
+    `inkwell-${out.backend}: ${out.requestsPerSecond.toLocaleString('en')} req/s, p99 ${out.p99Ms} ms, ${out.ratioToBare} of bare (median of per-round ratios)`,
+  );
+}
+const bareResult = { requestsPerSecond: bareRps, latencyMs: { p99: bareP99 } };
 
 const result = {
   benchmark: 'api',
@@ -88,13 +131,21 @@ const result = {
   method: {
     connections,
     durationS,
+    rounds,
+    roundS,
     notes: [
       'autocannon GET /v2/agent/{projectId}/job/{id} with an admin key (Bearer) on `inkwell serve --role api`, after a 2 s warm-up.',
       'bare = the same framework and route shape returning a constant job, no auth, no database, in its own process, same run.',
+      'All systems run at once and are measured in turn, `rounds` rounds of `roundS` seconds each (order rotating): req/s and p99 are medians over rounds; ratioToBare is the median of per-round ratios (each Inkwell round over the bare round of the same round).',
       'Rate limits are raised for the run (the read path has no limiter; the env only matters for other families).',
     ],
   },
-  bare: { requestsPerSecond: bareResult.requestsPerSecond, p99Ms: bareResult.latencyMs.p99, load: bareResult },
+  bare: {
+    requestsPerSecond: bareRps,
+    p99Ms: bareP99,
+    rounds: bareSys.runs.map((r) => ({ requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99 })),
+    load: bareSys.runs[bareSys.runs.length - 1],
+  },
   inkwell: results,
   targets: Object.fromEntries(results.map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
 };
