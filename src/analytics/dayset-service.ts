@@ -18,6 +18,7 @@ import {
   countWindow,
   type DaySet,
   DaySetFormatError,
+  DaySetIdRangeError,
   daySetBytes,
   decodeDaySet,
   encodeDaySet,
@@ -108,6 +109,8 @@ export function createDaySetService(deps: DaySetServiceDeps) {
   const sealBatch = deps.sealBatch ?? 16;
   /** Stale days seen by the previous seal tick, with their version then. */
   let lastStale = new Map<string, number>();
+  /** Days whose ids do not fit a day set, with the version that failed. */
+  const unsealable = new Map<string, number>();
   const stats = { loads: 0, fromMemory: 0, fromBlob: 0, rebuilt: 0, sealed: 0 };
 
   function cached(projectOrd: number, day: number, version: number): DaySet | undefined {
@@ -231,17 +234,25 @@ export function createDaySetService(deps: DaySetServiceDeps) {
     for (const d of stale) {
       const key = dayKey(d.projectOrd, d.day);
       seen.set(key, d.version);
-      if (sealed >= sealBatch || lastStale.get(key) !== d.version) continue;
+      if (sealed >= sealBatch || lastStale.get(key) !== d.version || unsealable.get(key) === d.version) continue;
       let s = cached(d.projectOrd, d.day, d.version);
       if (!s) {
-        s = await deps.db.kysely
-          .transaction()
-          .setIsolationLevel('repeatable read')
-          .execute(async (trx) => {
-            const v = await ds.selectDayVersions(trx, d.projectOrd, { fromDay: d.day, toDay: d.day + 1 });
-            const version = v[0]?.version ?? 0;
-            return buildFromVisits(trx, d.projectOrd, d.day, version);
-          });
+        try {
+          s = await deps.db.kysely
+            .transaction()
+            .setIsolationLevel('repeatable read')
+            .execute(async (trx) => {
+              const v = await ds.selectDayVersions(trx, d.projectOrd, { fromDay: d.day, toDay: d.day + 1 });
+              const version = v[0]?.version ?? 0;
+              return buildFromVisits(trx, d.projectOrd, d.day, version);
+            });
+        } catch (err) {
+          // Ids beyond a day set's range: this day is counted in SQL; do not retry it until it changes.
+          if (!(err instanceof DaySetIdRangeError)) throw err;
+          if (unsealable.size > 10_000) unsealable.clear();
+          unsealable.set(key, d.version);
+          continue;
+        }
         remember(d.projectOrd, s);
       }
       await ds.upsertDaySet(deps.db.kysely, d.projectOrd, d.day, s.version, s.visitors.length, encodeDaySet(s));
