@@ -4,6 +4,7 @@
 // The worker starts on the first write, holds the process open only while writes are outstanding (so a CLI
 // command or a test can exit without closing it), and is started again on the next write if it died; the
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { IngestSource, IngestWriter, WriteEvent } from './ingest-writer.ts';
 
@@ -32,8 +33,48 @@ export class IngestWorkerError extends Error {
 
 const BOOT_URL = new URL('./ingest-worker-boot.js', import.meta.url);
 
+/** How often the checkpointer copies committed WAL frames into the database file. */
+export const CHECKPOINT_INTERVAL_MS = 200;
+
+/**
+ * The checkpointer: a small thread with its own connection that runs PASSIVE checkpoints (which neither wait
+ * for nor block readers and writers), so the WAL frames the ingest writer commits reach the database file in
+ * the background. Without it, every commit that finds the WAL past its threshold does that copy (random
+ * writes into the database file plus an fsync) synchronously: the writer's, or a small one on the thread that
+ * serves requests. Plain JavaScript (no TypeScript loader needed), the driver passed in by path.
+ */
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+const timer = setInterval(() => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // Busy (another checkpoint is running) or the file went away: try again next time.
+  }
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+function startCheckpointer(file: string): Worker {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const w = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { driver, file, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  w.on('error', () => {
+    // Checkpoints are an optimisation: without them the writers' automatic checkpoints still run.
+  });
+  w.unref();
+  return w;
+}
+
 export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
   let worker: Worker | null = null;
+  let checkpointer: Worker | null = null;
   let nextId = 1;
   const pending = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
   let closing: Promise<void> | null = null;
@@ -48,6 +89,7 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
   let readyWaiters: (() => void)[] = [];
 
   function start(): Worker {
+    checkpointer ??= startCheckpointer(setup.sqlitePath);
     const w = new Worker(BOOT_URL, { workerData: setup satisfies WorkerSetup });
     w.on('message', (msg: WorkerReply) => {
       if (msg.t === 'ready') {
@@ -107,6 +149,12 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
 
     close() {
       closing ??= (async () => {
+        const c = checkpointer;
+        checkpointer = null;
+        if (c) {
+          c.postMessage('stop');
+          await new Promise<void>((resolve) => c.once('exit', () => resolve()));
+        }
         const w = worker;
         if (!w) return;
         w.ref();
