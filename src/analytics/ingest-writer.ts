@@ -28,6 +28,7 @@ import { daysetStore } from './dayset-store.ts';
 import { GenerationCache, Lru } from './lru.ts';
 import { chunkRows, analyticsStore as store } from './store.ts';
 import { CLS_AI, CLS_HUMAN } from './tables.ts';
+import { VisitorHashIndex } from './visitor-index.ts';
 
 export type IngestSource = 'api' | 'collect' | 'import';
 
@@ -90,9 +91,18 @@ export interface GroupWriterOptions {
 
 interface ProjectCache {
   paths: GenerationCache<string, number>;
+  /** Exact visitor key → ordinal, for recently seen visitors. */
   visitors: GenerationCache<string, number>;
   userAgents: GenerationCache<string, number>;
+  /**
+   * One writer at a time (SQLite): every visitor of the project by key hash (visitor-index.ts), complete up to
+   * ordinal `upTo`. Loaded on the project's first write; caught up under the write lock in every transaction.
+   */
+  visitorIndex?: { index: VisitorHashIndex; upTo: number };
 }
+
+/** Rows read per query when loading or catching up a visitor index. */
+const VISITOR_LOAD_CHUNK = 50_000;
 
 /** User agents cached per project (a site sees a few thousand distinct ones in a day). */
 const USER_AGENT_CACHE = 20_000;
@@ -188,6 +198,98 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return found;
   }
 
+  /**
+   * With one writer at a time, visitors are found in the in-memory index and added append-only: the caller
+   * holds the write lock (the version bump came first), so after catching up on visitors committed by other
+   * processes, a key absent from the index is absent from the table. Index candidates are confirmed by their
+   * stored key. The entries added here join the index after the commit (`indexed` lists them).
+   */
+  const appendOnlyVisitors = !db.caps.concurrentWriters;
+
+  /** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
+  async function catchUp(q: Kysely<DB>, ord: number, vi: { index: VisitorHashIndex; upTo: number }): Promise<void> {
+    for (;;) {
+      const rows = await store.selectVisitorsAfter(q, ord, vi.upTo, VISITOR_LOAD_CHUNK);
+      for (const r of rows) vi.index.add(r.visitor_key, r.ord);
+      if (rows.length > 0) vi.upTo = (rows[rows.length - 1] as { ord: number }).ord;
+      if (rows.length < VISITOR_LOAD_CHUNK) break;
+    }
+  }
+
+  const loading = new Map<number, Promise<void>>();
+  /**
+   * Loads a project's visitor index before its first write, outside any transaction (it reads the whole
+   * dictionary once, which should not hold the write lock). Should the index be evicted with its project's
+   * caches meanwhile, the transaction loads it again itself.
+   */
+  function loadVisitorIndex(ord: number): Promise<void> {
+    if (cacheFor(ord).visitorIndex) return Promise.resolve();
+    let p = loading.get(ord);
+    if (!p) {
+      p = (async () => {
+        const vi = { index: new VisitorHashIndex(), upTo: 0 };
+        await catchUp(db.kysely, ord, vi);
+        const cache = cacheFor(ord);
+        cache.visitorIndex ??= vi;
+      })().finally(() => loading.delete(ord));
+      loading.set(ord, p);
+    }
+    return p;
+  }
+
+  async function resolveVisitorsAppendOnly(
+    trx: Kysely<DB>,
+    ord: number,
+    misses: Set<string>,
+    added: { key: string; ord: number }[],
+  ): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (misses.size === 0) return found;
+    const cache = cacheFor(ord);
+    cache.visitorIndex ??= { index: new VisitorHashIndex(), upTo: 0 };
+    const vi = cache.visitorIndex;
+    // Visitors other processes committed since we last looked (they exist: safe to index at once).
+    await catchUp(trx, ord, vi);
+    const candidates: number[] = [];
+    const toConfirm = new Set<number>();
+    const fresh: string[] = [];
+    const withCandidates: string[] = [];
+    for (const key of misses) {
+      candidates.length = 0;
+      vi.index.candidates(key, candidates);
+      if (candidates.length === 0) fresh.push(key);
+      else {
+        withCandidates.push(key);
+        for (const c of candidates) toConfirm.add(c);
+      }
+    }
+    if (toConfirm.size > 0) {
+      const stored = new Map<string, number>();
+      for (const chunk of chunkRows([...toConfirm], 1, db.caps.maxParams - 1, 5000)) {
+        for (const r of await store.selectVisitorsByOrd(trx, chunk)) stored.set(r.visitor_key, r.ord);
+      }
+      for (const key of withCandidates) {
+        const o = stored.get(key);
+        if (o === undefined) fresh.push(key);
+        else found.set(key, o);
+      }
+    }
+    if (fresh.length > 0) {
+      fresh.sort();
+      const rows = await store.bulkInsertVisitorsReturning(
+        bulk,
+        trx,
+        fresh.map((k) => [ord, k]),
+      );
+      for (const r of rows) {
+        found.set(r.visitor_key, r.ord);
+        added.push({ key: r.visitor_key, ord: r.ord });
+      }
+      if (rows.length !== fresh.length) throw new Error(`visitor dictionary: ${fresh.length - rows.length} of ${fresh.length} new visitors not inserted`);
+    }
+    return found;
+  }
+
   async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (misses.size === 0) return found;
@@ -207,7 +309,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   async function writeGroup(jobs: Job[]): Promise<number[]> {
     const inserted = jobs.map(() => 0);
     const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
-    const newEntries = new Map<number, { paths: Map<string, number>; visitors: Map<string, number>; userAgents: Map<string, number> }>();
+    const newEntries = new Map<
+      number,
+      { paths: Map<string, number>; visitors: Map<string, number>; userAgents: Map<string, number>; indexed: { key: string; ord: number }[] }
+    >();
     await db.kysely.transaction().execute(async (trx) => {
       // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
       // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
@@ -272,9 +377,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
           }
         }
         const paths = await resolvePaths(trx, ord, pathMiss);
-        const visitors = await resolveVisitors(trx, ord, visitorMiss);
+        const indexed: { key: string; ord: number }[] = [];
+        const visitors = appendOnlyVisitors ? await resolveVisitorsAppendOnly(trx, ord, visitorMiss, indexed) : await resolveVisitors(trx, ord, visitorMiss);
         const userAgents = await resolveUserAgents(trx, ord, uaMiss);
-        newEntries.set(ord, { paths, visitors, userAgents });
+        newEntries.set(ord, { paths, visitors, userAgents, indexed });
         for (const [k, v] of paths) pathIds.set(k, v);
         for (const [k, v] of visitors) visitorOrds.set(k, v);
         for (const [k, v] of userAgents) uaIds.set(k, v);
@@ -336,6 +442,13 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       for (const [k, v] of e.paths) cache.paths.set(k, v);
       for (const [k, v] of e.visitors) cache.visitors.set(k, v);
       for (const [k, v] of e.userAgents) cache.userAgents.set(k, v);
+      const vi = cache.visitorIndex;
+      if (vi) {
+        for (const { key, ord: o } of e.indexed) {
+          vi.index.add(key, o);
+          if (o > vi.upTo) vi.upTo = o;
+        }
+      }
     }
     return inserted;
   }
@@ -385,6 +498,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     async write(projectId, source, events) {
       if (events.length === 0) return 0;
       const ord = await projectOrd(projectId);
+      if (appendOnlyVisitors) await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
         queue.push({ ord, source, events, resolve, reject });
         drain();
@@ -393,6 +507,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
 
     clearCaches() {
       caches.clear();
+      loading.clear();
       projectOrds.clear();
     },
 

@@ -158,7 +158,8 @@ export const analyticsStore = {
     await db
       .insertInto('analytics_visitors')
       .values(rows)
-      .onConflict((oc) => oc.columns(['project_ord', 'visitor_key']).doNothing())
+      // No conflict target: on the embedded database the key has no unique index (migration 0008).
+      .onConflict((oc) => oc.doNothing())
       .execute();
   },
 
@@ -192,6 +193,35 @@ export const analyticsStore = {
   async selectUserAgentIds(db: Q, projectOrd: number, hashes: string[]): Promise<{ id: number; ua_hash: string }[]> {
     if (hashes.length === 0) return [];
     return db.selectFrom('analytics_user_agents').select(['id', 'ua_hash']).where('project_ord', '=', projectOrd).where('ua_hash', 'in', hashes).execute();
+  },
+
+  /**
+   * Inserts dictionary visitors [project_ord, visitor_key] and returns the ordinals given to those inserted
+   * (where a unique index exists, existing ones are skipped and return nothing).
+   */
+  async bulkInsertVisitorsReturning(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<{ ord: number; visitor_key: string }[]> {
+    const out = await bulk.insertReturning(trx, VISITOR_TABLE, rows, ['ord', 'visitor_key']);
+    return out.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key as string }));
+  },
+
+  /** A project's visitors with an ordinal above `afterOrd`, in ordinal order (loading and catching up an in-memory index). */
+  async selectVisitorsAfter(db: Q, projectOrd: number, afterOrd: number, limit: number): Promise<{ ord: number; visitor_key: string }[]> {
+    const rows = await db
+      .selectFrom('analytics_visitors')
+      .select(['ord', 'visitor_key'])
+      .where('ord', '>', afterOrd)
+      .where('project_ord', '=', projectOrd)
+      .orderBy('ord')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
+  },
+
+  /** Visitors by ordinal (confirming in-memory index candidates). */
+  async selectVisitorsByOrd(db: Q, ords: number[]): Promise<{ ord: number; visitor_key: string }[]> {
+    if (ords.length === 0) return [];
+    const rows = await db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('ord', 'in', ords).execute();
+    return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
   },
 
   /** Inserts dictionary visitors [project_ord, visitor_key]; existing ones are skipped. */

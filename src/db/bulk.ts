@@ -25,6 +25,11 @@ export type BulkRow = readonly unknown[];
 export interface BulkWriter {
   /** Inserts rows (values in column order) inside the transaction `trx`; returns rows inserted. */
   insert(trx: Kysely<any>, spec: BulkTable, rows: readonly BulkRow[]): Promise<number>;
+  /**
+   * Like insert, and returns the given columns of the rows actually inserted (`RETURNING`; rows skipped by
+   * `onConflict: 'ignore'` return nothing), in no particular order.
+   */
+  insertReturning(trx: Kysely<any>, spec: BulkTable, rows: readonly BulkRow[], returning: readonly string[]): Promise<Record<string, unknown>[]>;
 }
 
 const SQLITE_MULTI_ROWS = 64;
@@ -42,58 +47,84 @@ function conflictTail(spec: BulkTable): string {
   return spec.onConflict === 'ignore' ? ' on conflict do nothing' : '';
 }
 
+function returningTail(columns: readonly string[]): string {
+  return columns.length === 0 ? '' : ` returning ${columns.map(quoteIdent).join(', ')}`;
+}
+
 export function createBulkWriter(db: Database): BulkWriter {
   const handle = db.sqliteHandle;
   if (handle) {
     const statements = new Map<string, Statement>();
-    const statement = (spec: BulkTable, rows: number): Statement => {
-      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${spec.onConflict}\u0000${rows}`;
+    const statement = (spec: BulkTable, rows: number, returning: readonly string[] = []): Statement => {
+      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${spec.onConflict}\u0000${rows}\u0000${returning.join(',')}`;
       let s = statements.get(key);
       if (!s) {
         const tuple = `(${spec.columns.map(() => '?').join(', ')})`;
-        s = handle.prepare(`${insertHead(spec)} values ${Array.from({ length: rows }, () => tuple).join(', ')}${conflictTail(spec)}`);
+        s = handle.prepare(
+          `${insertHead(spec)} values ${Array.from({ length: rows }, () => tuple).join(', ')}${conflictTail(spec)}${returningTail(returning)}`,
+        );
         statements.set(key, s);
       }
       return s;
     };
+    /** Runs the rows through a multi-row statement (SQLITE_MULTI_ROWS at a time) and single-row ones. */
+    const each = (spec: BulkTable, rows: readonly BulkRow[], returning: readonly string[] | null, run: (s: Statement, params: unknown[]) => void) => {
+      let i = 0;
+      if (rows.length >= SQLITE_MULTI_ROWS) {
+        const multi = statement(spec, SQLITE_MULTI_ROWS, returning ?? []);
+        const width = spec.columns.length;
+        const params = new Array<unknown>(SQLITE_MULTI_ROWS * width);
+        for (; i + SQLITE_MULTI_ROWS <= rows.length; i += SQLITE_MULTI_ROWS) {
+          for (let r = 0; r < SQLITE_MULTI_ROWS; r++) {
+            const row = rows[i + r] as BulkRow;
+            for (let c = 0; c < width; c++) params[r * width + c] = row[c];
+          }
+          run(multi, params);
+        }
+      }
+      if (i < rows.length) {
+        const single = statement(spec, 1, returning ?? []);
+        for (; i < rows.length; i++) run(single, rows[i] as unknown[]);
+      }
+    };
     return {
       async insert(_trx, spec, rows) {
         let changes = 0;
-        let i = 0;
-        if (rows.length >= SQLITE_MULTI_ROWS) {
-          const multi = statement(spec, SQLITE_MULTI_ROWS);
-          const width = spec.columns.length;
-          const params = new Array<unknown>(SQLITE_MULTI_ROWS * width);
-          for (; i + SQLITE_MULTI_ROWS <= rows.length; i += SQLITE_MULTI_ROWS) {
-            for (let r = 0; r < SQLITE_MULTI_ROWS; r++) {
-              const row = rows[i + r] as BulkRow;
-              for (let c = 0; c < width; c++) params[r * width + c] = row[c];
-            }
-            changes += multi.run(params).changes;
-          }
-        }
-        if (i < rows.length) {
-          const single = statement(spec, 1);
-          for (; i < rows.length; i++) changes += single.run(rows[i] as unknown[]).changes;
-        }
+        each(spec, rows, null, (s, params) => {
+          changes += s.run(params).changes;
+        });
         return changes;
+      },
+      async insertReturning(_trx, spec, rows, returning) {
+        const out: Record<string, unknown>[] = [];
+        each(spec, rows, returning, (s, params) => {
+          for (const r of s.all(params) as Record<string, unknown>[]) out.push(r);
+        });
+        return out;
       },
     };
   }
 
   const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]' };
+  const pgInsert = (spec: BulkTable, rows: readonly BulkRow[], returning: readonly string[]) => {
+    const columns: unknown[][] = spec.columns.map(() => new Array(rows.length));
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r] as BulkRow;
+      for (let c = 0; c < spec.columns.length; c++) (columns[c] as unknown[])[r] = row[c];
+    }
+    const args = spec.columns.map((c, i) => `$${i + 1}::${pgArrayType[c.type]}`).join(', ');
+    return CompiledQuery.raw(`${insertHead(spec)} select * from unnest(${args})${conflictTail(spec)}${returningTail(returning)}`, columns);
+  };
   return {
     async insert(trx, spec, rows) {
       if (rows.length === 0) return 0;
-      const columns: unknown[][] = spec.columns.map(() => new Array(rows.length));
-      for (let r = 0; r < rows.length; r++) {
-        const row = rows[r] as BulkRow;
-        for (let c = 0; c < spec.columns.length; c++) (columns[c] as unknown[])[r] = row[c];
-      }
-      const args = spec.columns.map((c, i) => `$${i + 1}::${pgArrayType[c.type]}`).join(', ');
-      const text = `${insertHead(spec)} select * from unnest(${args})${conflictTail(spec)}`;
-      const result = await trx.executeQuery(CompiledQuery.raw(text, columns));
+      const result = await trx.executeQuery(pgInsert(spec, rows, []));
       return Number(result.numAffectedRows ?? 0n);
+    },
+    async insertReturning(trx, spec, rows, returning) {
+      if (rows.length === 0) return [];
+      const result = await trx.executeQuery<Record<string, unknown>>(pgInsert(spec, rows, returning));
+      return result.rows;
     },
   };
 }

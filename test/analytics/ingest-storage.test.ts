@@ -151,6 +151,33 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     await svc.close();
   });
 
+  it('a visitor another process added is found by its ordinal and never added twice', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const ev = (visitorId: string, minute: number) => ({
+      path: '/docs/a',
+      timestamp: `2026-05-01T10:${String(minute).padStart(2, '0')}:00Z`,
+      userAgent: UA_FIREFOX,
+      visitorId,
+    });
+    await svc.ingest.ingest(p.id, [ev('one', 0)], { source: 'api' });
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    // "Another process" adds visitor two (a large ordinal, as after many other projects' visitors).
+    await t.db.kysely.insertInto('analytics_visitors').values({ ord: 5_000_000, project_ord: ord, visitor_key: 'v:two' }).execute();
+    await svc.ingest.ingest(p.id, [ev('two', 1), ev('three', 2), ev('one', 3)], { source: 'api' });
+    await svc.close();
+    const other = services(t.reopen());
+    await other.svc.ingest.ingest(p.id, [ev('three', 4), ev('two', 5), ev('four', 6)], { source: 'api' });
+    await other.svc.close();
+
+    const visitors = await t.db.kysely.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('project_ord', '=', ord).orderBy('ord').execute();
+    expect(visitors.map((v) => v.visitor_key).sort()).toEqual(['v:four', 'v:one', 'v:three', 'v:two']);
+    const ordOf = new Map(visitors.map((v) => [v.visitor_key, Number(v.ord)]));
+    expect(ordOf.get('v:two')).toBe(5_000_000);
+    const events = await t.db.kysely.selectFrom('analytics_events').select('visitor_ord').orderBy('id').execute();
+    expect(events.map((e) => Number(e.visitor_ord))).toEqual(['v:one', 'v:two', 'v:three', 'v:one', 'v:three', 'v:two', 'v:four'].map((k) => ordOf.get(k)));
+  });
+
   it('import stays idempotent with the dictionary form: a second import of the same lines adds nothing', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'd', repository: 'r' });

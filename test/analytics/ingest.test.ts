@@ -95,6 +95,14 @@ describeEachDialect('analytics ingest', (dialect) => {
       .having((eb) => eb.fn.countAll(), '>', 1)
       .execute();
     expect(dupes).toEqual([]);
+    // Visitors too (on SQLite no unique index guards them: the writers' own protocol does).
+    const visitorDupes = await t.db.kysely
+      .selectFrom('analytics_visitors')
+      .select(['visitor_key', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('visitor_key')
+      .having((eb) => eb.fn.countAll(), '>', 1)
+      .execute();
+    expect(visitorDupes).toEqual([]);
   });
 
   it('a batch that fails rolls back whole and leaves no stale dictionary ids in the cache', async () => {

@@ -56,14 +56,56 @@ describeEachDialect('analytics store', (dialect) => {
     expect(second).toHaveLength(3);
     for (const r of first) expect(second.find((s) => s.path_hash === r.path_hash)?.id).toBe(r.id);
 
+    // Visitors: insert-or-select where a unique index guards them (concurrent writers); on the embedded
+    // database the ingest writer keeps them unique itself (migration 0008, visitor-index.ts).
     await store.insertVisitors(t.db.kysely, [{ project_ord: ord, visitor_key: 'v:1' }]);
-    await store.insertVisitors(t.db.kysely, [
-      { project_ord: ord, visitor_key: 'v:1' },
-      { project_ord: ord, visitor_key: 'v:2' },
-    ]);
+    await store.insertVisitors(
+      t.db.kysely,
+      t.db.caps.concurrentWriters
+        ? [
+            { project_ord: ord, visitor_key: 'v:1' },
+            { project_ord: ord, visitor_key: 'v:2' },
+          ]
+        : [{ project_ord: ord, visitor_key: 'v:2' }],
+    );
     const vs = await store.selectVisitorOrds(t.db.kysely, ord, ['v:1', 'v:2', 'v:3']);
     expect(vs.map((v) => v.visitor_key).sort()).toEqual(['v:1', 'v:2']);
     expect(new Set(vs.map((v) => v.ord)).size).toBe(2);
+  });
+
+  it('visitors: insert returning ordinals, read back by ordinal and in ordinal order after a watermark', async () => {
+    await t.db.kysely
+      .insertInto('projects')
+      .values({ id: 'prj_b', name: 'b', repository: 'r', ref: 'main', model: null, settings: '{}', visitor_secret: 's', created_at: 1 })
+      .execute();
+    await store.insertProjectOrd(t.db.kysely, 'prj_b');
+    const other = (await store.selectProjectOrd(t.db.kysely, 'prj_b')) as number;
+    const keys = Array.from({ length: 150 }, (_, i) => `v:${i}`);
+    const inserted = await t.db.kysely.transaction().execute(async (trx) => {
+      const { createBulkWriter } = await import('../../src/db/bulk.ts');
+      const bulk = createBulkWriter(t.db);
+      const mine = await store.bulkInsertVisitorsReturning(
+        bulk,
+        trx,
+        keys.map((k) => [ord, k]),
+      );
+      await store.bulkInsertVisitorsReturning(bulk, trx, [[other, 'v:elsewhere']]);
+      return mine;
+    });
+    expect(inserted.map((r) => r.visitor_key).sort()).toEqual([...keys].sort());
+    expect(new Set(inserted.map((r) => r.ord)).size).toBe(keys.length);
+    const byOrd = new Map(inserted.map((r) => [r.ord, r.visitor_key]));
+
+    const all = await store.selectVisitorsAfter(t.db.kysely, ord, 0, 1000);
+    expect(all.map((r) => r.ord)).toEqual([...byOrd.keys()].sort((a, b) => a - b));
+    for (const r of all) expect(r.visitor_key).toBe(byOrd.get(r.ord));
+    const tail = await store.selectVisitorsAfter(t.db.kysely, ord, all[99]!.ord, 20);
+    expect(tail).toEqual(all.slice(100, 120));
+    expect((await store.selectVisitorsAfter(t.db.kysely, other, 0, 10)).map((r) => r.visitor_key)).toEqual(['v:elsewhere']);
+
+    const some = [all[3]!.ord, all[77]!.ord, 10 ** 9];
+    expect((await store.selectVisitorsByOrd(t.db.kysely, some)).sort((a, b) => a.ord - b.ord)).toEqual([all[3], all[77]]);
+    expect(await store.selectVisitorsByOrd(t.db.kysely, [])).toEqual([]);
   });
 
   it('skips raw events whose dedup key was stored before, and keeps every live event', async () => {

@@ -8,6 +8,7 @@ import * as m0004 from './0004_jobs_production.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_analytics_daysets.ts';
 import * as m0007 from './0007_analytics_ingest.ts';
+import * as m0008 from './0008_analytics_visitor_index.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -19,4 +20,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0005_webhooks': m0005.up,
   '0006_analytics_daysets': m0006.up,
   '0007_analytics_ingest': m0007.up,
+  '0008_analytics_visitor_index': m0008.up,
 };

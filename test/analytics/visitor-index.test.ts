@@ -1,0 +1,63 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { VisitorHashIndex } from '../../src/analytics/visitor-index.ts';
+
+function candidates(index: VisitorHashIndex, key: string): number[] {
+  const out: number[] = [];
+  index.candidates(key, out);
+  return out;
+}
+
+describe('VisitorHashIndex', () => {
+  it('finds every key added, through many growths, and almost never offers a candidate for an absent key', () => {
+    const index = new VisitorHashIndex(16);
+    const n = 60_000;
+    for (let i = 1; i <= n; i++) index.add(`v:${i.toString(36)}-visitor`, i);
+    expect(index.size).toBe(n);
+    for (let i = 1; i <= n; i++) expect(candidates(index, `v:${i.toString(36)}-visitor`)).toContain(i);
+    let false_ = 0;
+    for (let i = 0; i < 20_000; i++) false_ += candidates(index, `h:absent-${i}`).length;
+    // 64-bit hashes: a false candidate among 20k lookups would be a ~1e-10 event.
+    expect(false_).toBe(0);
+    expect(index.bytes).toBeLessThanOrEqual(16 * 2 * Math.ceil(n / 0.7));
+  });
+
+  it('keeps several entries under one hash: every one is a candidate (callers confirm the stored key)', () => {
+    const index = new VisitorHashIndex(4, [1, 2]);
+    index.add('v:same', 5);
+    index.add('v:same', 9);
+    index.add('v:other', 7);
+    expect(candidates(index, 'v:same').sort()).toEqual([5, 9]);
+    expect(candidates(index, 'v:other')).toEqual([7]);
+    expect(candidates(index, 'v:none')).toEqual([]);
+  });
+
+  it('is seeded: two instances hash differently, both find their keys', () => {
+    const a = new VisitorHashIndex(8, [1, 2]);
+    const b = new VisitorHashIndex(8, [3, 4]);
+    a.add('v:x', 1);
+    b.add('v:x', 1);
+    expect(candidates(a, 'v:x')).toEqual([1]);
+    expect(candidates(b, 'v:x')).toEqual([1]);
+  });
+
+  it('refuses ordinals that are not positive safe integers', () => {
+    const index = new VisitorHashIndex();
+    expect(() => index.add('v:a', 0)).toThrow();
+    expect(() => index.add('v:a', 1.5)).toThrow();
+    expect(() => index.add('v:a', 2 ** 53)).toThrow();
+    index.add('v:big', 2 ** 32 + 7);
+    expect(candidates(index, 'v:big')).toEqual([2 ** 32 + 7]);
+  });
+
+  it('agrees with a Map on arbitrary keys (unicode, empty, long)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ maxLength: 300 }), { maxLength: 400 }), (keys) => {
+        const index = new VisitorHashIndex(1);
+        keys.forEach((k, i) => index.add(k, i + 1));
+        keys.forEach((k, i) => expect(candidates(index, k)).toContain(i + 1));
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
