@@ -37,9 +37,11 @@ export interface OpenOptions {
 
 // int8 and numeric come back as JavaScript numbers: our 64-bit values (epoch ms, counts, ids) stay far
 // below 2^53.
+const toNumber = (v: string) => (v === null ? null : Number(v));
 const pgTypes = {
+  // Called for every field of every result: one shared parser, no closure per call.
   getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === 20 || oid === 1700) return (v: string) => (v === null ? null : Number(v));
+    if (oid === 20 || oid === 1700) return toNumber;
     return pg.types.getTypeParser(oid, format);
   },
 };
