@@ -31,7 +31,7 @@ export class IngestWorkerError extends Error {
   }
 }
 
-const BOOT_URL = new URL('./ingest-worker-boot.js', import.meta.url);
+const BOOT_URL = new URL('./ingest-worker-boot.cjs', import.meta.url);
 
 /** How often the checkpointer copies committed WAL frames into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -124,6 +124,8 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
   }
 
   return {
+    mode: 'worker',
+
     write(projectId, source, events) {
       if (events.length === 0) return Promise.resolve(0);
       if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
@@ -143,15 +145,25 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
 
     warmUp() {
       if (closing || worker) return Promise.resolve();
-      worker = start();
-      return new Promise<void>((resolve) => readyWaiters.push(resolve));
+      const w = start();
+      worker = w;
+      // Held open until the worker is up (a caller may await this with nothing else keeping the process alive).
+      w.ref();
+      return new Promise<void>((resolve) =>
+        readyWaiters.push(() => {
+          if (pending.size === 0) w.unref();
+          resolve();
+        }),
+      );
     },
 
     close() {
       closing ??= (async () => {
         const c = checkpointer;
         checkpointer = null;
+        worker?.ref();
         if (c) {
+          c.ref();
           c.postMessage('stop');
           await new Promise<void>((resolve) => c.once('exit', () => resolve()));
         }

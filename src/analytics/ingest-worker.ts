@@ -1,5 +1,5 @@
 // Worker-thread entry of the SQLite ingest writer (started by createWorkerWriter in ingest-worker-client.ts,
-// through ingest-worker-boot.js, which registers the TypeScript loader in this thread first).
+// through ingest-worker-boot.cjs, which registers the TypeScript loader in this thread first).
 //
 // It opens its own connection to the same SQLite file and runs the group writer there: the inserts, the
 // commit's fsync (synchronous=FULL) and WAL checkpoints happen in this thread, while the main thread keeps

@@ -74,6 +74,8 @@ export const W_DEDUP = 14;
 export const GROUP_MAX_EVENTS = 10_000;
 
 export interface IngestWriter {
+  /** Where the writes happen: a worker thread (SQLite file) or the caller's thread. */
+  readonly mode: 'worker' | 'thread';
   /** Stores the events of one batch durably; resolves with the raw events inserted (import duplicates skipped). */
   write(projectId: string, source: IngestSource, events: WriteEvent[]): Promise<number>;
   /** Forgets cached dictionary entries and project ordinals. */
@@ -495,6 +497,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   }
 
   return {
+    mode: 'thread',
+
     async write(projectId, source, events) {
       if (events.length === 0) return 0;
       const ord = await projectOrd(projectId);

@@ -55,6 +55,8 @@ function createWriter(deps: IngestDeps): IngestWriter {
 export function createIngestService(deps: IngestDeps) {
   const writer = createWriter(deps);
   const preparer = createEventPreparer();
+  const inFlight = new Set<Promise<IngestResult>>();
+  let closing = false;
 
   /**
    * Projects (visitor secret, rotation setting) are cached for PROJECT_CACHE_MS: besides saving a query
@@ -74,28 +76,21 @@ export function createIngestService(deps: IngestDeps) {
     return project;
   }
 
-  return {
+  const service = {
+    /** Where batches are written: a worker thread (SQLite file) or this thread. */
+    writerMode: writer.mode,
+
     /**
      * Ingests a batch for a project. Invalid events are rejected one by one; the rest are stored durably
      * before this resolves. Throws UnknownProjectError for a project that does not exist.
      */
-    async ingest(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
-      const project = await getProject(projectId);
-      if (!project) throw new UnknownProjectError(`Project ${projectId} not found`);
-      const now = deps.now();
-      const rejected: { index: number; error: string }[] = [];
-      const ok: WriteEvent[] = [];
-      const pp = { id: projectId, visitorSecret: project.visitorSecret, rotation: project.settings.visitorIdRotation ?? 'none' };
-      const gen = preparer.beginBatch(pp);
-      const keys = opts.dedupKeys;
-      for (let i = 0; i < events.length; i++) {
-        const r = preparer.prepare(events[i], pp, gen, now, keys ? (keys[i] ?? null) : null);
-        if (typeof r === 'string') rejected.push({ index: i, error: r });
-        else ok.push(r);
-      }
-      if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
-      const inserted = await writer.write(projectId, opts.source, ok);
-      return { accepted: ok.length, inserted, rejected };
+    ingest(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
+      if (closing) return Promise.reject(new Error('ingest service is closed'));
+      const p = ingestBatch(projectId, events, opts);
+      inFlight.add(p);
+      const done = () => inFlight.delete(p);
+      p.then(done, done);
+      return p;
     },
 
     /** Forgets cached dictionary entries (tests; after a restore). */
@@ -110,11 +105,34 @@ export function createIngestService(deps: IngestDeps) {
       return writer.warmUp();
     },
 
-    /** Waits for queued writes and stops the writer (its worker thread). */
-    close(): Promise<void> {
-      return writer.close();
+    /** Waits for the batches being ingested, then stops the writer (its worker thread). */
+    async close(): Promise<void> {
+      closing = true;
+      await Promise.allSettled([...inFlight]);
+      await writer.close();
     },
   };
+
+  return service;
+
+  async function ingestBatch(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
+    const project = await getProject(projectId);
+    if (!project) throw new UnknownProjectError(`Project ${projectId} not found`);
+    const now = deps.now();
+    const rejected: { index: number; error: string }[] = [];
+    const ok: WriteEvent[] = [];
+    const pp = { id: projectId, visitorSecret: project.visitorSecret, rotation: project.settings.visitorIdRotation ?? 'none' };
+    const gen = preparer.beginBatch(pp);
+    const keys = opts.dedupKeys;
+    for (let i = 0; i < events.length; i++) {
+      const r = preparer.prepare(events[i], pp, gen, now, keys ? (keys[i] ?? null) : null);
+      if (typeof r === 'string') rejected.push({ index: i, error: r });
+      else ok.push(r);
+    }
+    if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
+    const inserted = await writer.write(projectId, opts.source, ok);
+    return { accepted: ok.length, inserted, rejected };
+  }
 }
 
 export type IngestService = ReturnType<typeof createIngestService>;

@@ -1,0 +1,8 @@
+// Bootstrap of the ingest worker thread. Loader hooks are per thread, so the TypeScript loader (tsx) is
+// registered here too. Its CommonJS hooks run in this thread; the ESM ones (module.register) answer every
+// import through a separate hooks thread, which made loading the writer's dependencies (Kysely's ~400
+// modules) take about twice as long. The modules the worker loads use no ESM-only syntax.
+const { register } = require('tsx/cjs/api');
+
+register();
+require('./ingest-worker.ts');

@@ -1,0 +1,91 @@
+// The SQLite ingest writer in a worker thread (ingest-worker-client.ts): acknowledged batches are committed,
+// close drains what is outstanding, and the configuration switch keeps the writer in-thread. The worker
+// exists only for a SQLite file; PostgreSQL (in-thread writer) is covered by the dialect-wide ingest tests.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { testConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/index.ts';
+import { createProjectService } from '../../src/projects/service.ts';
+import { createProjectsStore } from '../../src/projects/store.ts';
+import { openTestDb, type TestDb } from '../helpers/db.ts';
+
+function services(db: Database, ingestWorker = true) {
+  const projects = createProjectService(createProjectsStore(db.kysely));
+  const config = testConfig();
+  return { projects, svc: createAnalyticsService({ config: { analytics: { ...config.analytics, ingestWorker } }, db, projects, now: Date.now }) };
+}
+
+const batch = (n: number, offset: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    path: `/p/${(offset + i) % 37}`,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + (offset + i) * 1000).toISOString(),
+    userAgent: 'Mozilla/5.0 Firefox/125.0',
+    visitorId: `v${(offset + i) % 101}`,
+  }));
+
+async function countEvents(db: Database): Promise<number> {
+  const r = await db.kysely
+    .selectFrom('analytics_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+describe('analytics ingest worker (SQLite file)', () => {
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb('sqlite');
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it('writes from a worker thread; every acknowledged batch is visible to another connection at once', async () => {
+    const { projects, svc } = services(t.db);
+    expect(svc.ingest.writerMode).toBe('worker');
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    await svc.ingest.warmUp();
+    const other = t.reopen();
+    let expected = 0;
+    for (let i = 0; i < 5; i++) {
+      const r = await svc.ingest.ingest(p.id, batch(200, i * 200), { source: 'api' });
+      expected += r.inserted;
+      expect(await countEvents(other)).toBe(expected);
+    }
+    expect(expected).toBe(1000);
+    await svc.close();
+  });
+
+  it('close waits for the writes it was handed, then refuses new ones', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const writes = [0, 1, 2, 3].map((i) => svc.ingest.ingest(p.id, batch(250, i * 250), { source: 'api' }));
+    const closed = svc.close();
+    const results = await Promise.all(writes);
+    await closed;
+    expect(results.map((r) => r.inserted)).toEqual([250, 250, 250, 250]);
+    expect(await countEvents(t.reopen())).toBe(1000);
+    await expect(svc.ingest.ingest(p.id, batch(1, 0), { source: 'api' })).rejects.toThrow(/closed/);
+    await expect(svc.ingest.ingest(p.id, [], { source: 'api' })).rejects.toThrow(/closed/);
+  });
+
+  it('a service that never wrote closes at once, warmed up or not', async () => {
+    const a = services(t.db);
+    await a.svc.close();
+    const b = services(t.db);
+    await b.svc.ingest.warmUp();
+    await b.svc.close();
+    expect(await countEvents(t.db)).toBe(0);
+  });
+
+  it('INKWELL_ANALYTICS_INGEST_WORKER=0 keeps the writer in the calling thread, with the same results', async () => {
+    expect(testConfig({}, { INKWELL_ANALYTICS_INGEST_WORKER: '0' }).analytics.ingestWorker).toBe(false);
+    const { projects, svc } = services(t.db, false);
+    expect(svc.ingest.writerMode).toBe('thread');
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const r = await svc.ingest.ingest(p.id, batch(300, 0), { source: 'api' });
+    expect(r).toEqual({ accepted: 300, inserted: 300, rejected: [] });
+    expect(await countEvents(t.reopen())).toBe(300);
+    await svc.close();
+  });
+});
