@@ -1,0 +1,160 @@
+// The memoised event preparation (prepare.ts) and its caches: the result must always equal what the pure
+// functions compute — with tiny caches (constant eviction), across visitor-id rotation and secret changes,
+// and in two independent instances.
+import { describe, expect, it } from 'vitest';
+import { classify } from '../../src/analytics/classify.ts';
+import { utcDay } from '../../src/analytics/dates.ts';
+import { validateIngestEvent } from '../../src/analytics/event.ts';
+import { type VisitorIdRotation, visitorKey } from '../../src/analytics/identity.ts';
+import type { WriteEvent } from '../../src/analytics/ingest-writer.ts';
+import { GenerationCache } from '../../src/analytics/lru.ts';
+import { createEventPreparer } from '../../src/analytics/prepare.ts';
+import { isQualifyingView } from '../../src/analytics/qualify.ts';
+import { generate, prng } from './dataset.ts';
+
+const NOW = Date.UTC(2026, 5, 1);
+
+/** What prepare must produce, from the pure functions alone. */
+function reference(raw: unknown, secret: string, rotation: VisitorIdRotation): WriteEvent | string {
+  const v = validateIngestEvent(raw, NOW);
+  if (!v.ok) return v.error;
+  const e = v.event;
+  const rawPath = (e.path ?? e.url) as string;
+  const c = classify({ userAgent: e.userAgent ?? null, path: rawPath, accept: e.accept ?? null });
+  return [
+    v.timestampMs,
+    utcDay(v.timestampMs),
+    rawPath,
+    v.path,
+    visitorKey({ secret, rotation, visitorId: e.visitorId ?? null, ip: e.ip ?? null, userAgent: e.userAgent ?? null, timestampMs: v.timestampMs }),
+    e.userAgent ?? null,
+    e.accept ?? null,
+    e.method ?? null,
+    e.status ?? null,
+    e.referrer ?? null,
+    c.class,
+    c.category,
+    c.rule,
+    isQualifyingView({ method: e.method ?? null, status: e.status ?? null, path: v.path, class: c.class }) ? 1 : 0,
+    null,
+  ];
+}
+
+/** Generated events, half of them identified by IP + user agent instead of a visitor id, plus edge cases. */
+function events(seed: number, n: number): unknown[] {
+  const rnd = prng(seed);
+  const out: unknown[] = generate({ seed, events: n, days: 40 }).map((d, i) => {
+    const w: Record<string, unknown> = { ...d.wire };
+    if (i % 2 === 0) {
+      delete w.visitorId;
+      w.ip = `203.0.113.${Math.floor(rnd() * 40)}`;
+    }
+    return w;
+  });
+  out.push(
+    { path: '/x', ip: '::FFFF:203.0.113.9', userAgent: 'Mozilla/5.0 Firefox/125.0' },
+    { path: '/x', ip: '203.0.113.9', userAgent: 'Mozilla/5.0 Firefox/125.0' },
+    { path: '/x', visitorId: '  ', ip: '203.0.113.9' },
+    { path: '/docs/a.md', userAgent: 'Mozilla/5.0 Firefox/125.0' },
+    { path: '/docs/a', userAgent: 'curl/8', accept: 'text/markdown' },
+    { path: '/docs/a', userAgent: '' },
+    { path: '/docs/a', userAgent: ' - ' },
+    { path: '/img/a.png', method: 'get' },
+    { path: '/a', userAgent: 'x'.repeat(600), ip: '1.2.3.4' },
+    { url: `https://e.com/${'p'.repeat(700)}` },
+    { path: '/a', timestamp: '2026-02-30T00:00:00Z' },
+    { path: '/a', unknown: 1 },
+    { path: '?' },
+  );
+  return out;
+}
+
+describe('event preparation with memo caches', () => {
+  const data = events(11, 3000);
+
+  it('equals the pure functions for every event, with default and with tiny caches (constant eviction)', () => {
+    for (const sizes of [{}, { paths: 4, classes: 4, visitors: 4 }]) {
+      const p = createEventPreparer(sizes);
+      const project = { id: 'prj', visitorSecret: 's1', rotation: 'daily' as const };
+      for (let pass = 0; pass < 2; pass++) {
+        const gen = p.beginBatch(project);
+        for (const raw of data) expect(p.prepare(raw, project, gen, NOW, null)).toEqual(reference(raw, 's1', 'daily'));
+      }
+    }
+  });
+
+  it('a rotation or secret change applies to the very next batch: no visitor key computed under the old settings is reused', () => {
+    const p = createEventPreparer();
+    const settings: [string, VisitorIdRotation][] = [
+      ['s1', 'none'],
+      ['s1', 'daily'],
+      ['s1', 'monthly'],
+      ['s2', 'monthly'],
+      ['s1', 'none'],
+    ];
+    for (const [secret, rotation] of settings) {
+      const project = { id: 'prj', visitorSecret: secret, rotation };
+      const gen = p.beginBatch(project);
+      for (const raw of data.slice(0, 600)) expect(p.prepare(raw, project, gen, NOW, null)).toEqual(reference(raw, secret, rotation));
+    }
+  });
+
+  it('projects do not share visitor keys; two instances agree', () => {
+    const a = createEventPreparer();
+    const b = createEventPreparer({ visitors: 16 });
+    const p1 = { id: 'p1', visitorSecret: 'one', rotation: 'none' as const };
+    const p2 = { id: 'p2', visitorSecret: 'two', rotation: 'none' as const };
+    const ip = { path: '/a', ip: '198.51.100.7', userAgent: 'Mozilla/5.0 Firefox/125.0', timestamp: '2026-05-01T00:00:00Z' };
+    const k1 = a.prepare(ip, p1, a.beginBatch(p1), NOW, null) as WriteEvent;
+    const k2 = a.prepare(ip, p2, a.beginBatch(p2), NOW, null) as WriteEvent;
+    expect(k1[4]).not.toBe(k2[4]);
+    for (const raw of data) expect(b.prepare(raw, p1, b.beginBatch(p1), NOW, null)).toEqual(a.prepare(raw, p1, a.beginBatch(p1), NOW, null));
+  });
+
+  it('carries the dedup key and refuses NUL characters before anything is cached', () => {
+    const p = createEventPreparer();
+    const project = { id: 'prj', visitorSecret: 's', rotation: 'none' as const };
+    const gen = p.beginBatch(project);
+    expect((p.prepare({ path: '/a' }, project, gen, NOW, 'k1') as WriteEvent)[14]).toBe('k1');
+    expect(p.prepare({ path: '/a', userAgent: 'a\u0000b' }, project, gen, NOW, null)).toMatch(/userAgent must not contain NUL/);
+    expect(p.prepare({ path: '/a', userAgent: 'a' }, project, gen, NOW, null)).toEqual(reference({ path: '/a', userAgent: 'a' }, 's', 'none'));
+  });
+});
+
+describe('GenerationCache', () => {
+  it('keeps entries used within the last max/2 insertions and drops ones unused for max insertions', () => {
+    const c = new GenerationCache<string, number>(10);
+    for (let i = 0; i < 5; i++) c.set(`k${i}`, i);
+    // The first generation is full: it became the previous one.
+    expect(c.get('k0')).toBe(0); // promoted to the current generation
+    // k0 and k5..k8 fill the current generation: it rotates, and k1..k4 (never used again) are dropped.
+    for (let i = 5; i < 9; i++) c.set(`k${i}`, i);
+    c.set('k9', 9);
+    expect(c.get('k1')).toBeUndefined();
+    expect(c.get('k4')).toBeUndefined();
+    expect(c.get('k0')).toBe(0);
+    expect(c.get('k9')).toBe(9);
+    expect(c.size).toBeLessThanOrEqual(10);
+  });
+
+  it('never holds more than max entries and always returns the latest value', () => {
+    const c = new GenerationCache<number, number>(64);
+    const rnd = prng(3);
+    const truth = new Map<number, number>();
+    for (let i = 0; i < 20_000; i++) {
+      const k = Math.floor(rnd() * 200);
+      if (rnd() < 0.5) {
+        c.set(k, i);
+        truth.set(k, i);
+      } else {
+        const v = c.get(k);
+        if (v !== undefined) expect(v).toBe(truth.get(k));
+      }
+      expect(c.size).toBeLessThanOrEqual(64);
+    }
+    c.delete(1);
+    expect(c.get(1)).toBeUndefined();
+    c.clear();
+    expect(c.size).toBe(0);
+  });
+});
