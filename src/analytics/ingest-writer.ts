@@ -97,8 +97,8 @@ interface ProjectCache {
   visitors: GenerationCache<string, number>;
   userAgents: GenerationCache<string, number>;
   /**
-   * One writer at a time (SQLite): every visitor of the project by key hash (visitor-index.ts), complete up to
-   * ordinal `upTo`. Loaded on the project's first write; caught up under the write lock in every transaction.
+   * Every visitor of the project by key hash (visitor-index.ts), complete up to ordinal `upTo`. Loaded on the
+   * project's first write; caught up under the project's write lock in every transaction.
    */
   visitorIndex?: { index: VisitorHashIndex; upTo: number };
 }
@@ -201,13 +201,13 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   }
 
   /**
-   * With one writer at a time, visitors are found in the in-memory index and added append-only: the caller
-   * holds the write lock (the version bump came first), so after catching up on visitors committed by other
-   * processes, a key absent from the index is absent from the table. Index candidates are confirmed by their
-   * stored key. The entries added here join the index after the commit (`indexed` lists them).
+   * Visitors are found in the in-memory index and added append-only: the caller holds the project's write
+   * lock (the version bump came first: SQLite's single writer, a row lock on PostgreSQL, so writers of one
+   * project take turns and each statement after the bump sees what the previous one committed). After
+   * catching up on visitors committed by other processes, a key absent from the index is absent from the
+   * table. Index candidates are confirmed by their stored key. The entries added here join the index after
+   * the commit (`indexed` lists them).
    */
-  const appendOnlyVisitors = !db.caps.concurrentWriters;
-
   /** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
   async function catchUp(q: Kysely<DB>, ord: number, vi: { index: VisitorHashIndex; upTo: number }): Promise<void> {
     for (;;) {
@@ -239,12 +239,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return p;
   }
 
-  async function resolveVisitorsAppendOnly(
-    trx: Kysely<DB>,
-    ord: number,
-    misses: Set<string>,
-    added: { key: string; ord: number }[],
-  ): Promise<Map<string, number>> {
+  async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>, added: { key: string; ord: number }[]): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (misses.size === 0) return found;
     const cache = cacheFor(ord);
@@ -288,21 +283,6 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         added.push({ key: r.visitor_key, ord: r.ord });
       }
       if (rows.length !== fresh.length) throw new Error(`visitor dictionary: ${fresh.length - rows.length} of ${fresh.length} new visitors not inserted`);
-    }
-    return found;
-  }
-
-  async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    if (misses.size === 0) return found;
-    const keys = [...misses].sort();
-    await store.bulkInsertVisitors(
-      bulk,
-      trx,
-      keys.map((k) => [ord, k]),
-    );
-    for (const chunk of chunkRows(keys, 1, db.caps.maxParams - 1, 5000)) {
-      for (const r of await store.selectVisitorOrds(trx, ord, chunk)) found.set(r.visitor_key, Number(r.ord));
     }
     return found;
   }
@@ -380,7 +360,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
         const paths = await resolvePaths(trx, ord, pathMiss);
         const indexed: { key: string; ord: number }[] = [];
-        const visitors = appendOnlyVisitors ? await resolveVisitorsAppendOnly(trx, ord, visitorMiss, indexed) : await resolveVisitors(trx, ord, visitorMiss);
+        const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
         const userAgents = await resolveUserAgents(trx, ord, uaMiss);
         newEntries.set(ord, { paths, visitors, userAgents, indexed });
         for (const [k, v] of paths) pathIds.set(k, v);
@@ -502,7 +482,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     async write(projectId, source, events) {
       if (events.length === 0) return 0;
       const ord = await projectOrd(projectId);
-      if (appendOnlyVisitors) await loadVisitorIndex(ord);
+      await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
         queue.push({ ord, source, events, resolve, reject });
         drain();

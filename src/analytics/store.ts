@@ -158,7 +158,7 @@ export const analyticsStore = {
     await db
       .insertInto('analytics_visitors')
       .values(rows)
-      // No conflict target: on the embedded database the key has no unique index (migration 0008).
+      // No conflict target: the key has no unique index (migration 0008); the ingest writer keeps keys unique.
       .onConflict((oc) => oc.doNothing())
       .execute();
   },
@@ -222,11 +222,6 @@ export const analyticsStore = {
     if (ords.length === 0) return [];
     const rows = await db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('ord', 'in', ords).execute();
     return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
-  },
-
-  /** Inserts dictionary visitors [project_ord, visitor_key]; existing ones are skipped. */
-  async bulkInsertVisitors(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
-    return bulk.insert(trx, VISITOR_TABLE, rows);
   },
 
   // ---- events and daily visits ---------------------------------------------------------------------
