@@ -117,13 +117,6 @@ interface Job {
   reject(err: unknown): void;
 }
 
-/** Distinct days of visit rows sorted by day (VISIT_TABLE order: day is column 1). */
-function daysOf(rows: readonly BulkRow[]): number[] {
-  const days: number[] = [];
-  for (const r of rows) if (days[days.length - 1] !== r[1]) days.push(r[1] as number);
-  return days;
-}
-
 function sha256(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
 }
@@ -329,6 +322,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
 
         // Ids known now are copied out: other batches may evict them from the cache while this one awaits.
+        // Per event, the ids found in the caches go into typed arrays (0 = resolved after the misses).
         const cache = cacheFor(ord);
         const pathIds = new Map<string, number>();
         const visitorOrds = new Map<string, number>();
@@ -336,45 +330,62 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const pathMiss = new Set<string>();
         const visitorMiss = new Set<string>();
         const uaMiss = new Set<string>();
-        for (const { events } of todo) {
-          for (const e of events) {
-            const ua = e[W_UA];
-            if (ua !== null && !uaIds.has(ua)) {
-              const id = cache.userAgents.get(ua);
-              if (id === undefined) uaMiss.add(ua);
-              else uaIds.set(ua, id);
-            }
+        const known = todo.map(({ events }) => {
+          const n = events.length;
+          const pids = new Float64Array(n);
+          const vords = new Float64Array(n);
+          const uas = new Float64Array(n);
+          for (let i = 0; i < n; i++) {
+            const e = events[i] as WriteEvent;
             const path = e[W_PATH];
-            if (!pathIds.has(path)) {
-              const id = cache.paths.get(path);
-              if (id === undefined) pathMiss.add(path);
-              else pathIds.set(path, id);
+            let pid = pathIds.get(path);
+            if (pid === undefined && !pathMiss.has(path)) {
+              pid = cache.paths.get(path);
+              if (pid === undefined) pathMiss.add(path);
+              else pathIds.set(path, pid);
             }
+            if (pid !== undefined) pids[i] = pid;
             const vkey = e[W_VKEY];
-            if (!visitorOrds.has(vkey)) {
-              const o = cache.visitors.get(vkey);
-              if (o === undefined) visitorMiss.add(vkey);
-              else visitorOrds.set(vkey, o);
+            let vord = visitorOrds.get(vkey);
+            if (vord === undefined && !visitorMiss.has(vkey)) {
+              vord = cache.visitors.get(vkey);
+              if (vord === undefined) visitorMiss.add(vkey);
+              else visitorOrds.set(vkey, vord);
+            }
+            if (vord !== undefined) vords[i] = vord;
+            const ua = e[W_UA];
+            if (ua !== null) {
+              let id = uaIds.get(ua);
+              if (id === undefined && !uaMiss.has(ua)) {
+                id = cache.userAgents.get(ua);
+                if (id === undefined) uaMiss.add(ua);
+                else uaIds.set(ua, id);
+              }
+              if (id !== undefined) uas[i] = id;
             }
           }
-        }
+          return { pids, vords, uas };
+        });
         const paths = await resolvePaths(trx, ord, pathMiss);
         const indexed: { key: string; ord: number }[] = [];
         const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
         const userAgents = await resolveUserAgents(trx, ord, uaMiss);
         newEntries.set(ord, { paths, visitors, userAgents, indexed });
-        for (const [k, v] of paths) pathIds.set(k, v);
-        for (const [k, v] of visitors) visitorOrds.set(k, v);
-        for (const [k, v] of userAgents) uaIds.set(k, v);
 
-        const visits = new Map<string, number[]>();
-        for (const { job, index, events } of todo) {
+        // One row per (day, path, visitor, class) of the group's qualifying views: the key packs path and
+        // class (paths ids < 2^50) in one number, per visitor per day. Writers of a project take turns (the
+        // version row lock), so the rows need no particular order; existing ones are skipped by the insert.
+        const visits: BulkRow[] = [];
+        const seen = new Map<number, Map<number, number[]>>();
+        for (let j = 0; j < todo.length; j++) {
+          const { job, index, events } = todo[j] as (typeof todo)[number];
           if (events.length === 0) continue;
+          const { pids, vords, uas } = known[j] as (typeof known)[number];
           const rows: BulkRow[] = new Array(events.length);
           for (let i = 0; i < events.length; i++) {
             const e = events[i] as WriteEvent;
-            const pid = pathIds.get(e[W_PATH]) as number;
-            const vord = visitorOrds.get(e[W_VKEY]) as number;
+            const pid = pids[i] || (paths.get(e[W_PATH]) as number);
+            const vord = vords[i] || (visitors.get(e[W_VKEY]) as number);
             const ua = e[W_UA];
             // EVENT_TABLE column order. The raw path is stored only when it differs from the normalised one
             // ('' = the same), the user agent by its dictionary id (migration 0007).
@@ -385,7 +396,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
               pid,
               e[W_RAW_PATH] === e[W_PATH] ? '' : e[W_RAW_PATH],
               vord,
-              ua === null ? null : (uaIds.get(ua) as number),
+              ua === null ? null : uas[i] || (userAgents.get(ua) as number),
               e[W_ACCEPT],
               e[W_METHOD],
               e[W_STATUS],
@@ -400,23 +411,31 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
             ];
             if (e[W_QUALIFYING] === 1) {
               const cls = e[W_CLASS] === 'human' ? CLS_HUMAN : CLS_AI;
-              const k = `${e[W_DAY]}:${pid}:${vord}:${cls}`;
-              if (!visits.has(k)) visits.set(k, [ord, e[W_DAY], pid, vord, cls]);
+              const day = e[W_DAY];
+              let byVisitor = seen.get(day);
+              if (!byVisitor) {
+                byVisitor = new Map();
+                seen.set(day, byVisitor);
+              }
+              const pathCls = pid * 4 + cls;
+              const mine = byVisitor.get(vord);
+              if (mine === undefined) byVisitor.set(vord, [pathCls]);
+              else if (mine.includes(pathCls)) continue;
+              else mine.push(pathCls);
+              visits.push([ord, day, pid, vord, cls]);
             }
           }
           inserted[index] = await store.bulkInsertEvents(bulk, trx, rows);
         }
-        // VISIT_TABLE order; sorted by key so that concurrent transactions take row locks in one order.
-        const visitRows = [...visits.values()].sort(
-          (a, b) =>
-            (a[1] as number) - (b[1] as number) ||
-            (a[2] as number) - (b[2] as number) ||
-            (a[3] as number) - (b[3] as number) ||
-            (a[4] as number) - (b[4] as number),
-        );
+        const visitRows = visits;
         const added = await store.bulkInsertVisits(bulk, trx, visitRows);
         // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
-        if (added > 0) await daysetStore.bumpDayVersions(trx, ord, daysOf(visitRows));
+        if (added > 0)
+          await daysetStore.bumpDayVersions(
+            trx,
+            ord,
+            [...seen.keys()].sort((a, b) => a - b),
+          );
       }
     });
     for (const [ord, e] of newEntries) {
