@@ -69,6 +69,44 @@ describe('analytics ingest worker (SQLite file)', () => {
     await expect(svc.ingest.ingest(p.id, [], { source: 'api' })).rejects.toThrow(/closed/);
   });
 
+  it('two writer threads on one file (two processes) ingesting the same visitors at once agree: no key stored twice, exact counts', async () => {
+    const a = services(t.db);
+    const b = services(t.reopen());
+    const p = await a.projects.createProject({ name: 'd', repository: 'r' });
+    // Both see every visitor (v0…v100) in interleaved batches, truly concurrently (separate threads).
+    const writes = [];
+    for (let i = 0; i < 8; i++) {
+      writes.push(a.svc.ingest.ingest(p.id, batch(150, i * 150), { source: 'api' }));
+      writes.push(b.svc.ingest.ingest(p.id, batch(150, i * 150 + 75), { source: 'api' }));
+    }
+    const results = await Promise.all(writes);
+    expect(results.reduce((n, r) => n + r.inserted, 0)).toBe(16 * 150);
+    await Promise.all([a.svc.close(), b.svc.close()]);
+    const dupes = await t.db.kysely
+      .selectFrom('analytics_visitors')
+      .select(['visitor_key', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('visitor_key')
+      .having((eb) => eb.fn.countAll(), '>', 1)
+      .execute();
+    expect(dupes).toEqual([]);
+    const visitors = await t.db.kysely
+      .selectFrom('analytics_visitors')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(visitors.n)).toBe(101);
+    // Every raw event points at its visitor's one ordinal.
+    const joined = await t.db.kysely
+      .selectFrom('analytics_events as e')
+      .innerJoin('analytics_visitors as v', 'v.ord', 'e.visitor_ord')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(joined.n)).toBe(16 * 150);
+    const c = services(t.reopen());
+    const page = await c.svc.exporter.visitors({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
+    expect(page.totals.total).toBe(101);
+    await c.svc.close();
+  });
+
   it('a service that never wrote closes at once, warmed up or not', async () => {
     const a = services(t.db);
     await a.svc.close();
