@@ -255,7 +255,7 @@ export function createDaySetService(deps: DaySetServiceDeps) {
         }
         remember(d.projectOrd, s);
       }
-      await ds.upsertDaySet(deps.db.kysely, d.projectOrd, d.day, s.version, s.visitors.length, encodeDaySet(s));
+      await ds.upsertDaySet(deps.db.kysely, d.projectOrd, d.day, s.version, s.pairs.length, encodeDaySet(s));
       sealed++;
       stats.sealed++;
     }

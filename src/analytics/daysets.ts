@@ -1,15 +1,16 @@
 // Per-day visitor sets: the compact, immutable form of one (project, day) of `analytics_daily_visits`, and
 // the exact distinct count over a window of days. Pure: no I/O.
 //
-// A day set holds the day's distinct (path, visitor) pairs sorted by path, then visitor, with the visitor's
-// classes on that path as two flag bits (human, ai). It is built from the day's deduplicated visits, cached
-// decoded in memory and persisted encoded (delta + varint, about 2–3 bytes per pair) with the day's data
-// version, so a cold process reads one small blob per day instead of every visit row.
+// A day set holds the day's distinct (path, visitor) pairs sorted by path, then visitor, each packed in one
+// 32-bit word as visitor × 4 + flags (the visitor's classes on that path: human, ai). It is built from the
+// day's deduplicated visits, cached in memory and persisted (format 2: path ids as varints, the pairs as
+// raw little-endian words, so loading is a copy) with the day's data version, so a cold process reads one
+// blob per day instead of every visit row.
 //
 // Counting a window: the days' path lists are merged (they are sorted), and for each path the visitors of
-// its segments are marked in one byte-per-visitor array: bits 0–1 = seen on this path as human / ai (cleared
-// after the path), bits 2–3 = seen anywhere in the window as human / ai (site-wide totals). Each pair is
-// touched twice (mark, clear), so a window costs O(pairs + paths × days), exactly.
+// its segments are marked in one byte-per-visitor array: bits 0–1 = seen on this path as human / ai (counted
+// and cleared after the path), bits 2–3 = seen anywhere in the window as human / ai (site-wide totals, one
+// sweep at the end). Each pair is touched twice (mark, count-and-clear): O(pairs + paths × days), exact.
 
 export const FLAG_HUMAN = 1;
 export const FLAG_AI = 2;
@@ -20,30 +21,98 @@ export interface DaySet {
   version: number;
   /** Distinct path ids, ascending. */
   pathIds: Uint32Array;
-  /** Pairs of pathIds[k] are visitors[starts[k] … starts[k + 1]). Length pathIds.length + 1. */
+  /** Pairs of pathIds[k] are pairs[starts[k] … starts[k + 1]). Length pathIds.length + 1. */
   starts: Uint32Array;
-  /** Visitor ordinals, ascending within each path. */
-  visitors: Uint32Array;
-  /** FLAG_HUMAN | FLAG_AI per pair. */
-  flags: Uint8Array;
+  /** visitor × 4 + (FLAG_HUMAN | FLAG_AI), ascending within each path. */
+  pairs: Uint32Array;
   /** Smallest and largest visitor ordinal (0, -1 when empty). */
   minVisitor: number;
   maxVisitor: number;
 }
 
-/** Largest id a day set holds (ids are stored as unsigned 32-bit integers). */
-export const MAX_ID = 0xffff_ffff;
+/** Largest path id a day set holds. */
+export const MAX_PATH_ID = 0xffff_ffff;
+/** Largest visitor ordinal a day set holds (× 4 + flags must fit 32 bits). */
+export const MAX_VISITOR = 2 ** 30 - 1;
 
 export class DaySetIdRangeError extends Error {}
 
 /** Approximate bytes a decoded set occupies (for cache bounds). */
 export function daySetBytes(s: DaySet): number {
-  return 200 + s.pathIds.byteLength + s.starts.byteLength + s.visitors.byteLength + s.flags.byteLength;
+  return 200 + s.pathIds.byteLength + s.starts.byteLength + s.pairs.byteLength;
 }
+
+/** The visitor of a packed pair. */
+export const pairVisitor = (x: number): number => x >>> 2;
+/** The flags of a packed pair. */
+export const pairFlags = (x: number): number => x & 3;
+
+/** Accumulates sorted pairs into a day set (shared by the two builders). */
+class Builder {
+  pairs: Uint32Array;
+  m = 0;
+  readonly pathIds: number[] = [];
+  readonly starts: number[] = [];
+  minV = Number.POSITIVE_INFINITY;
+  maxV = -1;
+  private path = -1;
+  private pathStart = 0;
+
+  constructor(capacity: number) {
+    this.pairs = new Uint32Array(Math.max(1, capacity));
+  }
+
+  startPath(p: number): void {
+    if (!(p >= 0 && p <= MAX_PATH_ID)) throw new DaySetIdRangeError(`path id ${p} out of range for a day set`);
+    if (p <= this.path) throw new Error('visits must be sorted by path');
+    this.path = p;
+    this.pathIds.push(p);
+    this.starts.push(this.m);
+    this.pathStart = this.m;
+  }
+
+  add(v: number, f: number): void {
+    if (!(v >= 0 && v <= MAX_VISITOR)) throw new DaySetIdRangeError(`visitor ${v} out of range for a day set`);
+    if (f === 0) throw new Error('unknown class code');
+    const m = this.m;
+    if (m > this.pathStart) {
+      const last = (this.pairs[m - 1] as number) >>> 2;
+      if (last === v) {
+        this.pairs[m - 1] = (this.pairs[m - 1] as number) | f;
+        return;
+      }
+      if (last > v) throw new Error('visits must be sorted by visitor within a path');
+    }
+    if (m >= this.pairs.length) {
+      const next = new Uint32Array(this.pairs.length * 2);
+      next.set(this.pairs);
+      this.pairs = next;
+    }
+    this.pairs[m] = v * 4 + f;
+    this.m = m + 1;
+    if (v < this.minV) this.minV = v;
+    if (v > this.maxV) this.maxV = v;
+  }
+
+  finish(day: number, version: number): DaySet {
+    this.starts.push(this.m);
+    return {
+      day,
+      version,
+      pathIds: Uint32Array.from(this.pathIds),
+      starts: Uint32Array.from(this.starts),
+      pairs: this.pairs.slice(0, this.m),
+      minVisitor: this.m === 0 ? 0 : this.minV,
+      maxVisitor: this.m === 0 ? -1 : this.maxV,
+    };
+  }
+}
+
+const flagOf = (code: number, clsHuman: number, clsAi: number): number => (code === clsHuman ? FLAG_HUMAN : code === clsAi ? FLAG_AI : 0);
 
 /**
  * Builds a day set from visit rows sorted by (path, visitor, class) — parallel arrays of path ids, visitor
- * ordinals and class codes (clsHuman / clsAi). Throws DaySetIdRangeError for ids beyond MAX_ID or unsorted input.
+ * ordinals and class codes (clsHuman / clsAi). Throws DaySetIdRangeError for ids beyond a day set's range.
  */
 export function buildDaySet(
   day: number,
@@ -54,51 +123,20 @@ export function buildDaySet(
   clsHuman: number,
   clsAi: number,
 ): DaySet {
-  const n = paths.length;
-  const vis = new Uint32Array(n);
-  const flags = new Uint8Array(n);
-  const pathIds: number[] = [];
-  const starts: number[] = [];
-  let m = 0;
-  let prevPath = -1;
-  let prevVisitor = -1;
-  let minV = Number.POSITIVE_INFINITY;
-  let maxV = -1;
-  for (let i = 0; i < n; i++) {
+  const b = new Builder(paths.length);
+  let prev = -1;
+  for (let i = 0; i < paths.length; i++) {
     const p = paths[i] as number;
-    const v = visitors[i] as number;
+    if (p !== prev) {
+      b.startPath(p);
+      prev = p;
+    }
     const c = classes[i] as number;
-    if (!(p >= 0 && p <= MAX_ID && v >= 0 && v <= MAX_ID)) throw new DaySetIdRangeError(`id out of range for a day set: path ${p}, visitor ${v}`);
-    const f = c === clsHuman ? FLAG_HUMAN : c === clsAi ? FLAG_AI : 0;
+    const f = flagOf(c, clsHuman, clsAi);
     if (f === 0) throw new Error(`unknown class code ${c}`);
-    if (p === prevPath && v === prevVisitor) {
-      (flags as Uint8Array)[m - 1] = ((flags[m - 1] as number) | f) as number;
-      continue;
-    }
-    if (p < prevPath || (p === prevPath && v < prevVisitor)) throw new Error('visit rows must be sorted by path, then visitor');
-    if (p !== prevPath) {
-      pathIds.push(p);
-      starts.push(m);
-      prevPath = p;
-    }
-    prevVisitor = v;
-    vis[m] = v;
-    flags[m] = f;
-    m++;
-    if (v < minV) minV = v;
-    if (v > maxV) maxV = v;
+    b.add(visitors[i] as number, f);
   }
-  starts.push(m);
-  return {
-    day,
-    version,
-    pathIds: Uint32Array.from(pathIds),
-    starts: Uint32Array.from(starts),
-    visitors: m === n ? vis : vis.slice(0, m),
-    flags: m === n ? flags : flags.slice(0, m),
-    minVisitor: m === 0 ? 0 : minV,
-    maxVisitor: m === 0 ? -1 : maxV,
-  };
+  return b.finish(day, version);
 }
 
 /**
@@ -115,23 +153,10 @@ export function buildDaySetFromLists(
 ): DaySet {
   let cap = 0;
   for (const l of lists) cap += l.length >>> 1;
-  let vis = new Uint32Array(cap + 1);
-  let flags = new Uint8Array(cap + 1);
-  const starts = new Uint32Array(pathIds.length + 1);
-  const paths = new Uint32Array(pathIds.length);
-  let m = 0;
-  let minV = Number.POSITIVE_INFINITY;
-  let maxV = -1;
-  let prevPath = -1;
+  const b = new Builder(cap);
   for (let k = 0; k < pathIds.length; k++) {
-    const p = pathIds[k] as number;
-    if (!(p >= 0 && p <= MAX_ID)) throw new DaySetIdRangeError(`path id ${p} out of range for a day set`);
-    if (p <= prevPath) throw new Error('path lists must be sorted by path id');
-    prevPath = p;
-    paths[k] = p;
-    starts[k] = m;
+    b.startPath(pathIds[k] as number);
     const s = lists[k] as string;
-    const pathStart = m;
     let x = 0;
     let digits = 0;
     for (let i = 0; i <= s.length; i++) {
@@ -145,53 +170,26 @@ export function buildDaySetFromLists(
       }
       if (digits === 0) throw new Error('empty entry in a visit list');
       const code = x % 4;
-      const v = (x - code) / 4;
-      const f = code === clsHuman ? FLAG_HUMAN : code === clsAi ? FLAG_AI : 0;
+      const f = flagOf(code, clsHuman, clsAi);
       if (f === 0) throw new Error(`unknown class code ${code}`);
-      if (v > MAX_ID) throw new DaySetIdRangeError(`visitor ${v} out of range for a day set`);
+      b.add((x - code) / 4, f);
       x = 0;
       digits = 0;
-      if (m > pathStart && vis[m - 1] === v) {
-        flags[m - 1] = (flags[m - 1] as number) | f;
-        continue;
-      }
-      if (m > pathStart && (vis[m - 1] as number) > v) throw new Error('visit lists must be sorted by visitor');
-      if (m >= vis.length) {
-        const nv = new Uint32Array(vis.length * 2);
-        nv.set(vis);
-        vis = nv;
-        const nf = new Uint8Array(flags.length * 2);
-        nf.set(flags);
-        flags = nf;
-      }
-      vis[m] = v;
-      flags[m] = f;
-      m++;
-      if (v < minV) minV = v;
-      if (v > maxV) maxV = v;
     }
   }
-  starts[pathIds.length] = m;
-  return {
-    day,
-    version,
-    pathIds: paths,
-    starts,
-    visitors: vis.slice(0, m),
-    flags: flags.slice(0, m),
-    minVisitor: m === 0 ? 0 : minV,
-    maxVisitor: m === 0 ? -1 : maxV,
-  };
+  return b.finish(day, version);
 }
 
 // ---- encoding ----------------------------------------------------------------------------------------
 //
-// Format 1: [1] varint(pathCount) varint(pairCount)
+// Format 2 (written): [2] varint(pathCount) varint(pairCount)
 //           pathCount × (varint(pathId − previous pathId) varint(pairs of the path))
-//           pairCount × varint((visitor − previous visitor of the path) × 4 + flags)   (previous = 0 at a path start)
+//           zero bytes up to a multiple of 4, then pairCount × uint32 little-endian (visitor × 4 + flags).
+// Format 1 (still read): the same header with [1], then pairCount × varint((visitor − previous visitor of the
+//           path) × 4 + flags) (previous = 0 at a path start).
 // Varints are little-endian base-128 of non-negative integers below 2^53.
 
-const FORMAT = 1;
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 class Writer {
   buf: Uint8Array;
@@ -199,12 +197,14 @@ class Writer {
   constructor(size: number) {
     this.buf = new Uint8Array(Math.max(16, size));
   }
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf);
+    this.buf = next;
+  }
   varint(v: number): void {
-    if (this.pos + 8 > this.buf.length) {
-      const next = new Uint8Array(this.buf.length * 2);
-      next.set(this.buf);
-      this.buf = next;
-    }
+    this.ensure(8);
     const b = this.buf;
     let p = this.pos;
     while (v >= 0x80) {
@@ -217,10 +217,11 @@ class Writer {
 }
 
 export function encodeDaySet(s: DaySet): Uint8Array {
-  const w = new Writer(8 + s.pathIds.length * 4 + s.visitors.length * 3);
-  w.varint(FORMAT);
+  const n = s.pairs.length;
+  const w = new Writer(16 + s.pathIds.length * 5 + n * 4);
+  w.varint(2);
   w.varint(s.pathIds.length);
-  w.varint(s.visitors.length);
+  w.varint(n);
   let prev = 0;
   for (let k = 0; k < s.pathIds.length; k++) {
     const p = s.pathIds[k] as number;
@@ -228,15 +229,14 @@ export function encodeDaySet(s: DaySet): Uint8Array {
     prev = p;
     w.varint((s.starts[k + 1] as number) - (s.starts[k] as number));
   }
-  for (let k = 0; k < s.pathIds.length; k++) {
-    let pv = 0;
-    const end = s.starts[k + 1] as number;
-    for (let i = s.starts[k] as number; i < end; i++) {
-      const v = s.visitors[i] as number;
-      w.varint((v - pv) * 4 + (s.flags[i] as number));
-      pv = v;
-    }
+  w.pos = (w.pos + 3) & ~3;
+  w.ensure(n * 4);
+  if (LITTLE_ENDIAN) w.buf.set(new Uint8Array(s.pairs.buffer, s.pairs.byteOffset, n * 4), w.pos);
+  else {
+    const dv = new DataView(w.buf.buffer, w.buf.byteOffset);
+    for (let i = 0; i < n; i++) dv.setUint32(w.pos + i * 4, s.pairs[i] as number, true);
   }
+  w.pos += n * 4;
   return w.buf.slice(0, w.pos);
 }
 
@@ -258,7 +258,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
     }
   };
   const format = read();
-  if (format !== FORMAT) throw new DaySetFormatError(`unknown day set format ${format}`);
+  if (format !== 1 && format !== 2) throw new DaySetFormatError(`unknown day set format ${format}`);
   const nPaths = read();
   const nPairs = read();
   if (nPaths > len || nPairs > len) throw new DaySetFormatError('day set counts exceed the blob');
@@ -268,47 +268,50 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   let at = 0;
   for (let k = 0; k < nPaths; k++) {
     prev += read();
+    if (prev > MAX_PATH_ID) throw new DaySetFormatError('day set path id out of range');
     pathIds[k] = prev;
     starts[k] = at;
     at += read();
   }
   starts[nPaths] = at;
   if (at !== nPairs) throw new DaySetFormatError('day set path counts do not add up');
-  const visitors = new Uint32Array(nPairs);
-  const flags = new Uint8Array(nPairs);
+  const pairs = new Uint32Array(nPairs);
+  if (format === 2) {
+    pos = (pos + 3) & ~3;
+    if (pos + nPairs * 4 !== len) throw new DaySetFormatError('day set blob has the wrong length');
+    if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer).set(data.subarray(pos, len));
+    else {
+      const dv = new DataView(data.buffer, data.byteOffset);
+      for (let i = 0; i < nPairs; i++) pairs[i] = dv.getUint32(pos + i * 4, true);
+    }
+    pos = len;
+  } else {
+    for (let k = 0; k < nPaths; k++) {
+      let pv = 0;
+      const end = starts[k + 1] as number;
+      for (let i = starts[k] as number; i < end; i++) {
+        const x = read();
+        const f = x % 4;
+        pv += (x - f) / 4;
+        if (pv > MAX_VISITOR) throw new DaySetFormatError('day set visitor out of range');
+        pairs[i] = pv * 4 + f;
+      }
+    }
+    if (pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
+  }
+  // Visitors ascend within a path: its first and last pairs hold its extremes.
   let minV = Number.POSITIVE_INFINITY;
   let maxV = -1;
   for (let k = 0; k < nPaths; k++) {
-    let pv = 0;
-    const begin = starts[k] as number;
-    const end = starts[k + 1] as number;
-    for (let i = begin; i < end; i++) {
-      let x: number;
-      // Fast paths: one, two or three bytes (nearly every pair); values below 2^21 stay in int32 arithmetic.
-      const b0 = pos < len ? (data[pos] as number) : 0x80;
-      if (b0 < 0x80) {
-        x = b0;
-        pos++;
-      } else if (pos + 1 < len && (data[pos + 1] as number) < 0x80) {
-        x = (b0 & 0x7f) | ((data[pos + 1] as number) << 7);
-        pos += 2;
-      } else if (pos + 2 < len && (data[pos + 1] as number) >= 0x80 && (data[pos + 2] as number) < 0x80) {
-        x = (b0 & 0x7f) | (((data[pos + 1] as number) & 0x7f) << 7) | ((data[pos + 2] as number) << 14);
-        pos += 3;
-      } else x = read();
-      const f = x % 4;
-      pv += (x - f) / 4;
-      visitors[i] = pv;
-      flags[i] = f;
-    }
-    // Visitors ascend within a path: its first and last are its extremes.
-    if (end > begin) {
-      if ((visitors[begin] as number) < minV) minV = visitors[begin] as number;
-      if (pv > maxV) maxV = pv;
-    }
+    const b = starts[k] as number;
+    const e = starts[k + 1] as number;
+    if (e === b) continue;
+    const lo = (pairs[b] as number) >>> 2;
+    const hi = (pairs[e - 1] as number) >>> 2;
+    if (lo < minV) minV = lo;
+    if (hi > maxV) maxV = hi;
   }
-  if (pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
-  return { day, version, pathIds, starts, visitors, flags, minVisitor: nPairs === 0 ? 0 : minV, maxVisitor: nPairs === 0 ? -1 : maxV };
+  return { day, version, pathIds, starts, pairs, minVisitor: nPairs === 0 ? 0 : minV, maxVisitor: nPairs === 0 ? -1 : maxV };
 }
 
 // ---- counting a window -----------------------------------------------------------------------------
@@ -344,7 +347,7 @@ export class MarkBuffer {
 
 /** Exact distinct human / ai / total visitors per path and site-wide over the union of `days`. */
 export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
-  const sets = days.filter((d) => d.visitors.length > 0);
+  const sets = days.filter((d) => d.pairs.length > 0);
   const nd = sets.length;
   let base = Number.POSITIVE_INFINITY;
   let top = -1;
@@ -363,8 +366,7 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
   // Hoisted per-day arrays (monomorphic typed-array reads in the hot loops).
   const P = sets.map((s) => s.pathIds);
   const S = sets.map((s) => s.starts);
-  const V = sets.map((s) => s.visitors);
-  const F = sets.map((s) => s.flags);
+  const X = sets.map((s) => s.pairs);
   const len = Int32Array.from(sets, (s) => s.pathIds.length);
   const cur = new Int32Array(nd);
   const segStart = new Uint32Array(nd);
@@ -405,21 +407,21 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
       segEnd[nseg] = end;
       segDay[nseg] = d;
       nseg++;
-      const vis = V[d] as Uint32Array;
-      const fl = F[d] as Uint8Array;
+      const xs = X[d] as Uint32Array;
       // Mark: per-path bits (0–1) and site-wide bits (2–3) at once.
       for (let i = start; i < end; i++) {
-        const v = (vis[i] as number) - base;
-        marks[v] = (marks[v] as number) | ((fl[i] as number) * 5);
+        const x = xs[i] as number;
+        const v = (x >>> 2) - base;
+        marks[v] = (marks[v] as number) | ((x & 3) * 5);
       }
     }
     // Count and clear: a visitor's per-path bits are counted at its first pair and cleared there, so each
     // distinct visitor of the path counts once; the site-wide bits stay for the final sweep.
     for (let k = 0; k < nseg; k++) {
-      const vis = V[segDay[k] as number] as Uint32Array;
+      const xs = X[segDay[k] as number] as Uint32Array;
       const end = segEnd[k] as number;
       for (let i = segStart[k] as number; i < end; i++) {
-        const v = (vis[i] as number) - base;
+        const v = ((xs[i] as number) >>> 2) - base;
         const m = marks[v] as number;
         if ((m & 3) !== 0) {
           t++;

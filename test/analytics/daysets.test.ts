@@ -12,6 +12,8 @@ import {
   FLAG_AI,
   FLAG_HUMAN,
   MarkBuffer,
+  pairFlags,
+  pairVisitor,
 } from '../../src/analytics/daysets.ts';
 import { PathDictionary } from '../../src/analytics/path-order.ts';
 import { compareRows, type PathRow } from '../../src/analytics/rows.ts';
@@ -70,14 +72,14 @@ describe('day sets: build, encode, decode', () => {
     ]);
     expect([...s.pathIds]).toEqual([2, 5]);
     expect([...s.starts]).toEqual([0, 1, 3]);
-    expect([...s.visitors]).toEqual([9, 3, 9]);
-    expect([...s.flags]).toEqual([FLAG_HUMAN, FLAG_AI, FLAG_HUMAN | FLAG_AI]);
+    expect([...s.pairs].map(pairVisitor)).toEqual([9, 3, 9]);
+    expect([...s.pairs].map(pairFlags)).toEqual([FLAG_HUMAN, FLAG_AI, FLAG_HUMAN | FLAG_AI]);
     expect([s.minVisitor, s.maxVisitor]).toEqual([3, 9]);
   });
 
   it('builds the same set from per-path lists (visitor × 4 + class, as the database aggregates them)', () => {
     fc.assert(
-      fc.property(fc.array(visitArb(30, 500), { maxLength: 200 }), fc.integer({ min: 0, max: 2 ** 32 - 600 }), (rows, offset) => {
+      fc.property(fc.array(visitArb(30, 500), { maxLength: 200 }), fc.integer({ min: 0, max: 2 ** 30 - 600 }), (rows, offset) => {
         const v = sortedVisits(rows.map(([p, vis, c]) => [p, vis + offset, c]));
         const byPath = new Map<number, string[]>();
         for (let i = 0; i < v.paths.length; i++) {
@@ -108,13 +110,15 @@ describe('day sets: build, encode, decode', () => {
     expect(() => buildDaySet(1, 1, [2, 1], [1, 1], [H, H], H, A)).toThrow(/sorted/);
     expect(() => buildDaySet(1, 1, [1], [1], [3], H, A)).toThrow(/class/);
     expect(() => buildDaySet(1, 1, [2 ** 32], [1], [H], H, A)).toThrow(DaySetIdRangeError);
+    expect(() => buildDaySet(1, 1, [1], [2 ** 30], [H], H, A)).toThrow(DaySetIdRangeError);
+    expect(buildDaySet(1, 1, [2 ** 32 - 1], [2 ** 30 - 1], [A], H, A).maxVisitor).toBe(2 ** 30 - 1);
   });
 
   it('round-trips through the encoding for random sets, including large ids and empty days', () => {
     fc.assert(
       fc.property(
         fc.array(visitArb(50, 300), { maxLength: 300 }),
-        fc.integer({ min: 0, max: 2 ** 32 - 400 }),
+        fc.integer({ min: 0, max: 2 ** 30 - 400 }),
         fc.integer({ min: 0, max: 2 ** 32 - 60 }),
         fc.integer({ min: 0, max: 1_000_000 }),
         (rows, visitorOffset, pathOffset, version) => {
@@ -129,11 +133,52 @@ describe('day sets: build, encode, decode', () => {
     );
   });
 
-  it('encodes compactly (a few bytes per pair)', () => {
+  it('encodes pairs as 4-byte words after a small path header', () => {
     const rows: [number, number, number][] = [];
     for (let p = 1; p <= 200; p++) for (let v = 0; v < 50; v++) rows.push([p, 1000 + p * 7 + v * 13, v % 3 === 0 ? A : H]);
     const s = daySetOf(1, rows);
-    expect(encodeDaySet(s).length).toBeLessThan(s.visitors.length * 2);
+    const blob = encodeDaySet(s);
+    expect(blob.length).toBeGreaterThanOrEqual(s.pairs.length * 4);
+    expect(blob.length).toBeLessThan(s.pairs.length * 4 + s.pathIds.length * 3 + 16);
+  });
+
+  it('still reads format 1 blobs (delta varints), as written before format 2', () => {
+    fc.assert(
+      fc.property(fc.array(visitArb(40, 5000), { maxLength: 200 }), fc.integer({ min: 0, max: 2 ** 30 - 6000 }), (rows, offset) => {
+        const s = daySetOf(
+          5,
+          rows.map(([p, v, c]) => [p, v + offset, c]),
+          3,
+        );
+        const bytes: number[] = [];
+        const varint = (v: number) => {
+          while (v >= 0x80) {
+            bytes.push((v % 0x80) | 0x80);
+            v = Math.floor(v / 0x80);
+          }
+          bytes.push(v);
+        };
+        varint(1);
+        varint(s.pathIds.length);
+        varint(s.pairs.length);
+        let prev = 0;
+        for (let k = 0; k < s.pathIds.length; k++) {
+          varint((s.pathIds[k] as number) - prev);
+          prev = s.pathIds[k] as number;
+          varint((s.starts[k + 1] as number) - (s.starts[k] as number));
+        }
+        for (let k = 0; k < s.pathIds.length; k++) {
+          let pv = 0;
+          for (let i = s.starts[k] as number; i < (s.starts[k + 1] as number); i++) {
+            const v = pairVisitor(s.pairs[i] as number);
+            varint((v - pv) * 4 + pairFlags(s.pairs[i] as number));
+            pv = v;
+          }
+        }
+        expect(decodeDaySet(5, 3, new Uint8Array(bytes))).toEqual(s);
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it('refuses truncated, padded or foreign blobs with a format error', () => {
