@@ -72,18 +72,52 @@ function startCheckpointer(file: string): Worker {
   return w;
 }
 
-export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
+export interface WorkerWriterOptions {
+  /**
+   * The writer to use instead when the worker cannot start at all (it fails before it is ready): writes
+   * handed to it meanwhile — none of which it ran — go there too. Without one they are rejected.
+   */
+  fallback?: () => IngestWriter;
+  /** Told why the worker could not start (for the log). */
+  onFallback?: (err: Error) => void;
+}
+
+interface Pending {
+  projectId: string;
+  source: IngestSource;
+  events: WriteEvent[];
+  resolve(n: number): void;
+  reject(e: unknown): void;
+}
+
+export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions = {}): IngestWriter {
   let worker: Worker | null = null;
   let checkpointer: Worker | null = null;
   let nextId = 1;
-  const pending = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
+  const pending = new Map<number, Pending>();
   let closing: Promise<void> | null = null;
   let onClosed: (() => void) | null = null;
+  /** Once a worker said it is ready: later deaths are failures to report, not a reason to fall back. */
+  let everReady = false;
+  let fallback: IngestWriter | null = null;
 
   function failAll(err: unknown): void {
     const all = [...pending.values()];
     pending.clear();
     for (const p of all) p.reject(err);
+  }
+
+  /** The worker could not start: from now on (and for the writes it was handed) the fallback writes. */
+  function fallBack(err: Error): boolean {
+    if (everReady || !opts.fallback) return false;
+    fallback ??= opts.fallback();
+    opts.onFallback?.(err);
+    const all = [...pending.values()];
+    pending.clear();
+    for (const p of all) fallback.write(p.projectId, p.source, p.events).then(p.resolve, p.reject);
+    checkpointer?.postMessage('stop');
+    checkpointer = null;
+    return true;
   }
 
   let readyWaiters: (() => void)[] = [];
@@ -93,6 +127,7 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
     const w = new Worker(BOOT_URL, { workerData: setup satisfies WorkerSetup });
     w.on('message', (msg: WorkerReply) => {
       if (msg.t === 'ready') {
+        everReady = true;
         const waiters = readyWaiters;
         readyWaiters = [];
         for (const f of waiters) f();
@@ -109,7 +144,7 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
     });
     w.on('error', (err) => {
       if (worker === w) worker = null;
-      failAll(new IngestWorkerError(`ingest worker failed: ${err.message}`, null));
+      if (!fallBack(err)) failAll(new IngestWorkerError(`ingest worker failed: ${err.message}`, null));
     });
     w.on('exit', (code) => {
       if (worker === w) worker = null;
@@ -117,34 +152,40 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
       const waiters = readyWaiters;
       readyWaiters = [];
       for (const f of waiters) f();
-      if (pending.size > 0) failAll(new IngestWorkerError(`ingest worker exited (code ${code})`, null));
+      if (pending.size > 0 && !fallBack(new Error(`ingest worker exited (code ${code}) before it was ready`))) {
+        failAll(new IngestWorkerError(`ingest worker exited (code ${code})`, null));
+      }
     });
     w.unref();
     return w;
   }
 
   return {
-    mode: 'worker',
+    get mode() {
+      return fallback ? 'thread' : 'worker';
+    },
 
     write(projectId, source, events) {
       if (events.length === 0) return Promise.resolve(0);
       if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
+      if (fallback) return fallback.write(projectId, source, events);
       worker ??= start();
       const w = worker;
       const id = nextId++;
       return new Promise<number>((resolve, reject) => {
         if (pending.size === 0) w.ref();
-        pending.set(id, { resolve, reject });
+        pending.set(id, { projectId, source, events, resolve, reject });
         w.postMessage({ t: 'write', id, projectId, source, events } satisfies WorkerRequest);
       });
     },
 
     clearCaches() {
+      fallback?.clearCaches();
       worker?.postMessage({ t: 'clear' } satisfies WorkerRequest);
     },
 
     warmUp() {
-      if (closing || worker) return Promise.resolve();
+      if (closing || worker || fallback) return Promise.resolve();
       const w = start();
       worker = w;
       // Held open until the worker is up (a caller may await this with nothing else keeping the process alive).
@@ -159,6 +200,7 @@ export function createWorkerWriter(setup: WorkerSetup): IngestWriter {
 
     close() {
       closing ??= (async () => {
+        await fallback?.close();
         const c = checkpointer;
         checkpointer = null;
         worker?.ref();

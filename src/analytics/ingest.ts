@@ -37,6 +37,8 @@ export interface IngestDeps {
   cacheEntries?: number;
   /** Write through a worker thread when the database is a SQLite file (default true). */
   worker?: boolean;
+  /** Told when the worker thread cannot start and the writer runs in this thread instead. */
+  onWorkerFallback?: (err: Error) => void;
 }
 
 export class UnknownProjectError extends Error {}
@@ -48,8 +50,14 @@ export const PROJECT_CACHE_MS = 5000;
 function createWriter(deps: IngestDeps): IngestWriter {
   const cacheEntries = deps.cacheEntries ?? 100_000;
   const handle = deps.db.sqliteHandle;
-  if (handle && !handle.memory && deps.worker !== false) return createWorkerWriter({ sqlitePath: handle.name, cacheEntries });
-  return createGroupWriter(deps.db, { cacheEntries });
+  const inThread = () => createGroupWriter(deps.db, { cacheEntries });
+  if (handle && !handle.memory && deps.worker !== false) {
+    return createWorkerWriter(
+      { sqlitePath: handle.name, cacheEntries },
+      { fallback: inThread, ...(deps.onWorkerFallback ? { onFallback: deps.onWorkerFallback } : {}) },
+    );
+  }
+  return inThread();
 }
 
 export function createIngestService(deps: IngestDeps) {
@@ -78,7 +86,9 @@ export function createIngestService(deps: IngestDeps) {
 
   const service = {
     /** Where batches are written: a worker thread (SQLite file) or this thread. */
-    writerMode: writer.mode,
+    get writerMode(): 'worker' | 'thread' {
+      return writer.mode;
+    },
 
     /**
      * Ingests a batch for a project. Invalid events are rejected one by one; the rest are stored durably

@@ -33,6 +33,7 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     now: deps.now,
     cacheEntries: deps.config.analytics.dictionaryCacheEntries,
     worker: deps.config.analytics.ingestWorker,
+    onWorkerFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),
   });
   const daySets = createDaySetService({
     db: deps.db,

@@ -1,13 +1,18 @@
 // The SQLite ingest writer in a worker thread (ingest-worker-client.ts): acknowledged batches are committed,
 // close drains what is outstanding, and the configuration switch keeps the writer in-thread. The worker
 // exists only for a SQLite file; PostgreSQL (in-thread writer) is covered by the dialect-wide ingest tests.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createWorkerWriter } from '../../src/analytics/ingest-worker-client.ts';
+import { createGroupWriter, type WriteEvent } from '../../src/analytics/ingest-writer.ts';
+import { createEventPreparer } from '../../src/analytics/prepare.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
-import { openTestDb, type TestDb } from '../helpers/db.ts';
+import { openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
 
 function services(db: Database, ingestWorker = true) {
   const projects = createProjectService(createProjectsStore(db.kysely));
@@ -105,6 +110,30 @@ describe('analytics ingest worker (SQLite file)', () => {
     const page = await c.svc.exporter.visitors({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
     expect(page.totals.total).toBe(101);
     await c.svc.close();
+  });
+
+  it('a worker that cannot start hands its writes to the in-thread writer, and keeps doing so', async () => {
+    const { projects } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const reasons: string[] = [];
+    // A database path the worker cannot open: its "directory" is a regular file.
+    const notADir = path.join(tempDir(), 'file');
+    fs.writeFileSync(notADir, '');
+    const writer = createWorkerWriter(
+      { sqlitePath: path.join(notADir, 'db.sqlite'), cacheEntries: 100 },
+      { fallback: () => createGroupWriter(t.db), onFallback: (err) => reasons.push(err.message) },
+    );
+    const prep = createEventPreparer();
+    const project = { id: p.id, visitorSecret: 's', rotation: 'none' as const };
+    const gen = prep.beginBatch(project);
+    const events = batch(40, 0).map((e) => prep.prepare(e, project, gen, Date.now(), null) as WriteEvent);
+    expect(writer.mode).toBe('worker');
+    expect(await Promise.all([writer.write(p.id, 'api', events.slice(0, 20)), writer.write(p.id, 'api', events.slice(20))])).toEqual([20, 20]);
+    expect(writer.mode).toBe('thread');
+    expect(reasons).toHaveLength(1);
+    expect(await writer.write(p.id, 'api', events.slice(0, 5))).toBe(5);
+    await writer.close();
+    expect(await countEvents(t.db)).toBe(45);
   });
 
   it('a service that never wrote closes at once, warmed up or not', async () => {
