@@ -3,9 +3,12 @@
 // Storage design (see ARCHITECTURE "Performance design notes"):
 // - `analytics_projects` gives each project a small integer (`ord`) used by every other analytics table,
 //   and a data `version` bumped in every ingest transaction (the export result cache keys on it).
-// - `analytics_paths` / `analytics_visitors` are dictionaries: (project, normalised path) → integer id,
-//   (project, visitor key) → integer ordinal. Raw IPs are never stored; only the keyed visitor hash.
-// - `analytics_events` keeps every accepted event (for `views`, reclassification and audits).
+// - `analytics_paths` / `analytics_visitors` / `analytics_user_agents` are dictionaries: (project, normalised
+//   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
+//   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
+//   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/visitor-index.ts).
+// - `analytics_events` keeps every accepted event (for `views`, reclassification and audits), its user agent
+//   by dictionary id and its raw path only when it differs from the normalised one (migration 0007).
 // - `analytics_daily_visits` holds one row per qualifying (project, day, path, visitor, class), deduplicated
 //   at ingest. The visitors export reads only this table. A later per-day compressed visitor-set table
 //   (e.g. Roaring bitmaps over visitor ordinals, keyed by (project, day, path, class)) can be derived from it.

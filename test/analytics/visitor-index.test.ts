@@ -50,12 +50,12 @@ describe('VisitorHashIndex', () => {
     expect(candidates(index, 'v:big')).toEqual([2 ** 32 + 7]);
   });
 
-  it('agrees with a Map on arbitrary keys (unicode, empty, long)', () => {
+  it('finds arbitrary keys (unicode, empty, long)', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.string({ maxLength: 300 }), { maxLength: 400 }), (keys) => {
         const index = new VisitorHashIndex(1);
-        keys.forEach((k, i) => index.add(k, i + 1));
-        keys.forEach((k, i) => expect(candidates(index, k)).toContain(i + 1));
+        for (const [i, k] of keys.entries()) index.add(k, i + 1);
+        for (const [i, k] of keys.entries()) expect(candidates(index, k)).toContain(i + 1);
       }),
       { numRuns: 50 },
     );
