@@ -243,7 +243,7 @@ describe('path order', () => {
         (paths, totals, split) => {
           const dict = new PathDictionary();
           const cut = Math.min(split, paths.length);
-          paths.slice(0, cut).forEach((p, i) => dict.add(i + 100, p));
+          for (const [i, p] of paths.slice(0, cut).entries()) dict.add(i + 100, p);
           // Rank once with part of the paths, then add the rest (ranks must be recomputed).
           if (cut > 0) {
             const ids = Uint32Array.from(paths.slice(0, cut), (_, i) => i + 100);
@@ -255,7 +255,7 @@ describe('path order', () => {
               total: new Uint32Array(cut).fill(1),
             });
           }
-          paths.slice(cut).forEach((p, i) => dict.add(i + cut + 100, p));
+          for (const [i, p] of paths.slice(cut).entries()) dict.add(i + cut + 100, p);
           const n = paths.length;
           const total = Uint32Array.from(paths, (_, i) => totals[i] as number);
           const human = Uint32Array.from(total, (t) => t - 1);
