@@ -42,6 +42,13 @@ export function routeTable(app: App): RouteEntry[] {
   return ROUTES.get(app) ?? [];
 }
 
+/** True when the path part of a request URL carries a NUL byte, raw or percent-encoded. */
+export function hasNulInPath(url: string): boolean {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.includes('%00') || path.includes('\u0000');
+}
+
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
 
 /** Request bodies are JSON: `application/json` and `application/<something>+json`, any parameters. */
@@ -290,6 +297,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (closing) {
       reply.header('connection', 'close');
       done(new AppError('shutting_down', undefined, undefined, { 'retry-after': '1' }));
+      return;
+    }
+    // No resource has a NUL byte in its path, and PostgreSQL text cannot hold one: such a path is answered
+    // like any other unknown path, before a route hook could hand the parameter to the database.
+    if (hasNulInPath(request.url)) {
+      done(new AppError('not_found', 'No resource at this path'));
       return;
     }
     done();

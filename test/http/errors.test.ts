@@ -30,6 +30,19 @@ describeEachDialect('request errors', (dialect) => {
     }
   });
 
+  it('a NUL byte in a path parameter → 404, never a 500 (PostgreSQL text cannot hold it)', async () => {
+    for (const url of [`/v2/agent/%00/job/job_x`, `/v2/agent/${s.project.id}/job/%00`, `/v2/agent/${s.project.id}/job/a%00b/events`, `/v1/projects/%00`]) {
+      const res = await t.request('GET', url, { key: s.adminKey });
+      expect(res.status, url).toBe(404);
+      expect(res.body.code, url).toBe('not_found');
+      expect(res.headers.get('x-request-id'), url).toBeTruthy();
+    }
+    // A NUL in the query string is not a path: it reaches validation and gets a 400 naming the parameter.
+    const q = await t.request('GET', `/v2/agent/${s.project.id}/jobs?status=%00`, { key: s.adminKey });
+    expect(q.status).toBe(400);
+    expect(JSON.stringify(q.body.details)).toContain('status');
+  });
+
   it('malformed JSON → 400 invalid_json', async () => {
     for (const raw of ['{"name":', '{name: "x"}', "{'name':'x'}", '{"name":"x",}', 'nul', '\u0000']) {
       const r = await post(raw, 'application/json');
