@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import ora from 'ora';
 import { type ImportStats, importFile, type LogFormat } from '../analytics/import.ts';
 import { createAnalyticsService } from '../analytics/service.ts';
-import { AnalyticsApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
+import { ApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
 import { registerProjectSettingsCommands } from './project-settings.ts';
@@ -107,7 +107,7 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
         spinner?.succeed(`Fetched ${rows.length} paths in ${pages} page${pages === 1 ? '' : 's'}`);
       } catch (err) {
         spinner?.stop();
-        if (err instanceof AnalyticsApiError) {
+        if (err instanceof ApiError) {
           const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
           for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
           fail(lines.join('\n'));

@@ -1,4 +1,8 @@
 // Typed HTTP client for the analytics API (used by `inkwell analytics visitors|views` and the tests).
+import type { RawEvent } from '../analytics/logparse.ts';
+import { createHttpCall, type HttpOptions } from './http.ts';
+
+export { ApiError } from './http.ts';
 export interface Counts {
   human: number;
   ai: number;
@@ -28,58 +32,17 @@ export interface ExportQuery {
   offset?: number;
 }
 
-export interface IngestEventInput {
-  path?: string;
-  url?: string;
-  timestamp?: string;
-  userAgent?: string;
-  ip?: string;
-  visitorId?: string;
-  accept?: string;
-  status?: number;
-  method?: string;
-  referrer?: string;
-}
+/** One event as `POST /v1/analytics/{projectId}/events` takes it (the same shape the log parsers produce). */
+export type IngestEventInput = RawEvent;
 
 export interface IngestResponse {
   accepted: number;
   rejected: { index: number; error: string }[];
 }
 
-/** A non-2xx answer, with the API's stable code and details. */
-export class AnalyticsApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: { message: string; path?: string }[] = [],
-  ) {
-    super(message);
-    this.name = 'AnalyticsApiError';
-  }
-}
-
-export function createAnalyticsClient(opts: { baseUrl: string; key: string; fetch?: typeof fetch }) {
-  const base = opts.baseUrl.replace(/\/+$/, '');
-  const doFetch = opts.fetch ?? fetch;
-
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${opts.key}`, accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await doFetch(base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) {
-      const e = (parsed ?? {}) as { error?: string; code?: string; details?: { message: string; path?: string }[] };
-      throw new AnalyticsApiError(res.status, e.code ?? `http_${res.status}`, e.error ?? (text.slice(0, 200) || res.statusText), e.details ?? []);
-    }
-    return parsed as T;
-  }
+export function createAnalyticsClient(opts: HttpOptions) {
+  const http = createHttpCall(opts);
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => (await http<T>(method, path, body)).body;
 
   const qs = (q: ExportQuery) => {
     const p = new URLSearchParams();

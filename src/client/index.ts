@@ -2,7 +2,10 @@
 import type { JobEvent } from '../jobs/events.ts';
 import type { JobStatus } from '../jobs/state.ts';
 import type { JobView } from '../jobs/view.ts';
+import { ApiError, createHttpCall } from './http.ts';
 import { SseParser } from './sse.ts';
+
+export { ApiError };
 
 export type Job = JobView;
 export type { JobEvent, JobStatus };
@@ -29,21 +32,6 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** A non-2xx answer from the API, with its stable code. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: { message: string; path?: string }[] = [],
-    readonly requestId: string | null = null,
-    readonly retryAfterSeconds: number | null = null,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
-
 export interface StreamOptions {
   /** Start after this seq (default 0: from the first event). */
   after?: number;
@@ -58,36 +46,7 @@ export function createClient(opts: ClientOptions) {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const doFetch = opts.fetch ?? fetch;
 
-  async function call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: T; headers: Headers }> {
-    const h: Record<string, string> = { authorization: `Bearer ${opts.key}`, accept: 'application/json', ...headers };
-    if (body !== undefined) h['content-type'] = 'application/json';
-    const res = await doFetch(base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) {
-      const e = (parsed ?? {}) as { error?: string; code?: string; details?: { message: string; path?: string }[] };
-      const retry = res.headers.get('retry-after');
-      throw new ApiError(
-        res.status,
-        e.code ?? `http_${res.status}`,
-        e.error ?? (text.slice(0, 200) || res.statusText),
-        e.details ?? [],
-        res.headers.get('x-request-id'),
-        retry && /^\d+$/.test(retry) ? Number(retry) : null,
-      );
-    }
-    return { status: res.status, body: parsed as T, headers: res.headers };
-  }
+  const call = createHttpCall(opts);
 
   const jobPath = (projectId: string, id?: string) => `/v2/agent/${encodeURIComponent(projectId)}/job${id ? `/${encodeURIComponent(id)}` : ''}`;
   const idem = (key?: string): Record<string, string> => (key ? { 'idempotency-key': key } : {});
