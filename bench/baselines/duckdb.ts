@@ -1,8 +1,8 @@
 // Baseline 1: DuckDB computing the exact export from the raw events (columnar, vectorised, all cores).
 // Standalone: `npx tsx bench/baselines/duckdb.ts [--events 200k] [--runs 5] [--naive-pages all|N]`.
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { genArgs, intArg, parseArgs } from '../lib/args.ts';
-import { type DatasetMeta, ensureDataset, genOptions } from '../lib/dataset.ts';
+import { runBaselineCli } from '../lib/baseline-cli.ts';
+import type { DatasetMeta } from '../lib/dataset.ts';
 import type { PageRow, Totals } from '../lib/export.ts';
 import { type ExportMeasurement, type ExportSource, type MeasureOptions, measureExport } from '../lib/harness.ts';
 import { since } from '../lib/stats.ts';
@@ -76,17 +76,4 @@ export async function runDuckDbBaseline(
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = parseArgs(process.argv.slice(2));
-  const { meta, csv } = ensureDataset(genOptions(genArgs(args)), console.log);
-  const naive = args.get('naive-pages') ?? '5';
-  const m = await runDuckDbBaseline(csv, meta, {
-    runs: intArg(args, 'runs') ?? 5,
-    warmups: 1,
-    naivePages: naive === 'all' ? 'all' : Number(naive),
-    skipNaive: args.has('no-naive'),
-    log: console.log,
-  });
-  const { answer: _answer, ...printed } = m;
-  console.log(JSON.stringify(printed, null, 2));
-}
+if (import.meta.url === `file://${process.argv[1]}`) await runBaselineCli(process.argv.slice(2), runDuckDbBaseline);

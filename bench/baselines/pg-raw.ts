@@ -5,8 +5,8 @@
 // Standalone: `npx tsx bench/baselines/pg-raw.ts [--events 200k] [--runs 5] [--naive-pages all|N]`.
 import { execFileSync } from 'node:child_process';
 import pg from 'pg';
-import { genArgs, intArg, parseArgs } from '../lib/args.ts';
-import { type DatasetMeta, ensureDataset, genOptions } from '../lib/dataset.ts';
+import { runBaselineCli } from '../lib/baseline-cli.ts';
+import type { DatasetMeta } from '../lib/dataset.ts';
 import type { PageRow, Totals } from '../lib/export.ts';
 import { type ExportMeasurement, type ExportSource, type MeasureOptions, measureExport } from '../lib/harness.ts';
 import { since } from '../lib/stats.ts';
@@ -163,17 +163,4 @@ export async function runPgRawBaseline(
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = parseArgs(process.argv.slice(2));
-  const { meta, csv } = ensureDataset(genOptions(genArgs(args)), console.log);
-  const naive = args.get('naive-pages') ?? '5';
-  const m = await runPgRawBaseline(csv, meta, {
-    runs: intArg(args, 'runs') ?? 5,
-    warmups: 1,
-    naivePages: naive === 'all' ? 'all' : Number(naive),
-    skipNaive: args.has('no-naive'),
-    log: console.log,
-  });
-  const { answer: _answer, ...printed } = m;
-  console.log(JSON.stringify(printed, null, 2));
-}
+if (import.meta.url === `file://${process.argv[1]}`) await runBaselineCli(process.argv.slice(2), runPgRawBaseline);
