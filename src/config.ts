@@ -57,6 +57,8 @@ export interface Config {
     leaseMs: number;
     pollIntervalMs: number;
     maxAttempts: number;
+    /** Clean worktrees kept per repository for the next job (0: every job checks out a new one). */
+    worktreePool: number;
   };
   hosts: {
     githubToken: string | undefined;
@@ -246,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
       leaseMs: int(env, 'INKWELL_LEASE_MS', 30_000, 100),
       pollIntervalMs: int(env, 'INKWELL_POLL_INTERVAL_MS', 500, 10),
       maxAttempts: int(env, 'INKWELL_MAX_ATTEMPTS', 3, 1, 100),
+      worktreePool: int(env, 'INKWELL_WORKTREE_POOL', 2, 0, 64),
     },
     hosts: {
       githubToken: str(env, 'GITHUB_TOKEN'),

@@ -81,6 +81,14 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
     const deadline = AbortSignal.timeout(config.agent.runTimeoutMs);
     const signal = AbortSignal.any([input.signal, deadline]);
     let usage: RunResult['usage'] | null = null;
+    // Wall time per phase of the run, logged with the outcome (where a slow run spends its time).
+    const phasesMs: Record<string, number> = {};
+    let phaseStart = performance.now();
+    const phase = (name: string) => {
+      const t = performance.now();
+      phasesMs[name] = Math.round((t - phaseStart) * 10) / 10;
+      phaseStart = t;
+    };
 
     const emit = async (type: RunEvent['type'], data: Record<string, unknown>): Promise<void> => {
       try {
@@ -125,8 +133,10 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
 
       log.info({ history: input.history.length }, 'agent run: preparing workspace');
       const ws = await prepareWorkspace(config, { repository: input.repository, ref: input.ref, branch: input.branch, jobId: input.jobId, signal });
+      phase('workspace');
       const root = await fs.realpath(ws.dir);
       const context = await gatherRepoContext(root);
+      phase('context');
       const system = buildSystemPrompt({ ref: input.ref, branch: input.branch, context });
       const userMessage: ModelMessage = { role: 'user', content: input.prompt };
       const executed = new Set<string>();
@@ -163,6 +173,7 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       });
       usage = loop.usage;
       signal.throwIfAborted();
+      phase('model');
 
       const summary = loop.text.trim();
       const change = describeChange(summary, input.prompt, input.jobId);
@@ -171,11 +182,13 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         authorName: config.agent.gitAuthorName,
         authorEmail: config.agent.gitAuthorEmail,
       });
+      phase('commit');
       if (commitSha) {
         await pushBranch(ws, input.branch, signal);
         await emit('commit', { sha: commitSha, branch: input.branch, message: change.title });
         log.info({ commitSha }, 'agent run: pushed');
       }
+      phase('push');
       let prLink: string | null = null;
       // A branch with commits of its own needs its pull request, even on a turn that changed nothing
       // (an earlier turn may have pushed and then crashed before opening it).
@@ -193,7 +206,8 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
           await emit('pull_request', { url: pr.url, number: pr.number, branch: input.branch, base: input.ref });
         }
       }
-      log.info({ prLink, commitSha, usage }, 'agent run: finished');
+      phase('pullRequest');
+      log.info({ prLink, commitSha, usage, phasesMs }, 'agent run: finished');
       return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: loop.usage };
     } catch (err) {
       const classified = classify(err);

@@ -1,6 +1,9 @@
 // Workspace: one bare mirror per repository (<dataDir>/mirrors/<hash>), fetched before each run, and
 // one detached worktree per job (<dataDir>/worktrees/<jobId>). Job branches exist only on the remote
 // (pushed with HEAD:refs/heads/<branch>), so concurrent jobs never fight over a local branch.
+// A finished job's worktree is cleaned and kept as a spare (<dataDir>/worktrees/.spare/<hash>/…, up to
+// INKWELL_WORKTREE_POOL per repository); the next job moves a spare into place and checks out its commit,
+// which writes only the files that differ instead of the whole tree.
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -118,7 +121,7 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
   const run = gitFor(config, input.repository, mirror, input.signal);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await fs.mkdir(path.dirname(dir), { recursive: true });
-  return withLock(
+  const { ws, reused } = await withLock(
     mirror,
     async () => {
       await ensureMirror(mirror, remoteUrl(input.repository, config), run);
@@ -129,11 +132,43 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
       const branchSha = await revParse(run, `refs/remotes/origin/${input.branch}`);
       const startSha = branchSha ?? baseSha;
       await dropWorktree(mirror, dir, run);
-      await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
-      return { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run };
+      const reused = config.worker.worktreePool > 0 && (await takeSpare(config, mirror, dir, run));
+      if (!reused) await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
+      const ws: Workspace = { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run };
+      return { ws, reused };
     },
     { signal: input.signal },
   );
+  if (reused) {
+    // The spare is this job's worktree now (only this run touches it): switch it to the start commit and
+    // drop anything not in it. Both touch the worktree's own HEAD and index only, so no mirror lock.
+    await run(['checkout', '--quiet', '--detach', '--force', ws.startSha], { cwd: dir });
+    await run(['clean', '-ffdxq'], { cwd: dir });
+  }
+  return ws;
+}
+
+/** Where clean worktrees of one mirror wait for their next job. */
+function spareRoot(config: Pick<Config, 'dataDir'>, mirror: string): string {
+  return path.join(config.dataDir, 'worktrees', '.spare', path.basename(mirror));
+}
+
+/** Moves a spare worktree of `mirror` to `dir`; false when there is none. Under the mirror lock. */
+async function takeSpare(config: Pick<Config, 'dataDir'>, mirror: string, dir: string, run: Workspace['git']): Promise<boolean> {
+  const root = spareRoot(config, mirror);
+  const names = await fs.readdir(root).catch(() => [] as string[]);
+  for (const name of names) {
+    const spare = path.join(root, name);
+    const moved = await run(['worktree', 'move', spare, dir]).then(
+      () => true,
+      () => false,
+    );
+    if (moved) return true;
+    // Not a worktree of this mirror any more (e.g. the mirror was re-created): discard it.
+    await fs.rm(spare, { recursive: true, force: true });
+    await run(['worktree', 'prune']).catch(() => undefined);
+  }
+  return false;
 }
 
 export interface CommitInput {
@@ -176,22 +211,69 @@ export async function commitsAhead(ws: Workspace, ref: string, branch: string): 
   return Number(r.stdout.trim()) || 0;
 }
 
-/** Removes a finished job's worktree (the pushed branch stays on the remote). Safe when it does not exist. */
-export async function removeWorktree(config: Config, jobId: string): Promise<void> {
-  const dir = worktreePath(config, jobId);
-  let mirror: string | null = null;
+/** The mirror a worktree belongs to (from its `.git` file), or null when it is not a live worktree. */
+async function mirrorOf(dir: string): Promise<string | null> {
   try {
     const dotGit = await fs.readFile(path.join(dir, '.git'), 'utf8');
     const m = /^gitdir:\s*(.+)$/m.exec(dotGit);
     // <mirror>/worktrees/<name>
-    if (m) mirror = path.dirname(path.dirname(m[1]!.trim()));
+    const mirror = m ? path.dirname(path.dirname(m[1]!.trim())) : null;
+    return mirror && (await exists(path.join(mirror, 'HEAD'))) ? mirror : null;
   } catch {
-    mirror = null;
+    return null;
   }
-  if (!mirror || !(await exists(path.join(mirror, 'HEAD')))) {
+}
+
+function localGit(mirror: string): Workspace['git'] {
+  const config: Array<[string, string]> = [
+    ['gc.auto', '0'],
+    ['core.hooksPath', '/dev/null'],
+  ];
+  return (args, opts = {}) => git(args, { cwd: opts.cwd ?? mirror, okCodes: opts.okCodes, config });
+}
+
+/** Removes a finished job's worktree (the pushed branch stays on the remote). Safe when it does not exist. */
+export async function removeWorktree(config: Config, jobId: string): Promise<void> {
+  const dir = worktreePath(config, jobId);
+  const mirror = await mirrorOf(dir);
+  if (!mirror) {
     await fs.rm(dir, { recursive: true, force: true });
     return;
   }
-  const m = mirror;
-  await withLock(m, () => dropWorktree(m, dir, (args, opts = {}) => git(args, { cwd: opts.cwd ?? m, okCodes: opts.okCodes })));
+  await withLock(mirror, () => dropWorktree(mirror, dir, localGit(mirror)));
+}
+
+/**
+ * Done with a finished job's worktree: cleaned (reset to its commit, untracked and ignored files removed) and
+ * kept as a spare for the repository's next job while fewer than `worker.worktreePool` are kept; otherwise
+ * removed. Safe when it does not exist.
+ */
+export async function releaseWorktree(config: Config, jobId: string): Promise<void> {
+  const dir = worktreePath(config, jobId);
+  const mirror = await mirrorOf(dir);
+  if (mirror && config.worker.worktreePool > 0) {
+    const run = localGit(mirror);
+    // Cleaning outside the mirror lock: it touches this worktree's own index only.
+    const clean = await run(['reset', '--quiet', '--hard'], { cwd: dir })
+      .then(() => run(['clean', '-ffdxq'], { cwd: dir }))
+      .then(
+        () => true,
+        () => false,
+      );
+    const kept =
+      clean &&
+      (await withLock(mirror, async () => {
+        const root = spareRoot(config, mirror);
+        const spares = await fs.readdir(root).catch(() => [] as string[]);
+        if (spares.length >= config.worker.worktreePool) return false;
+        await fs.mkdir(root, { recursive: true });
+        const spare = path.join(root, `${Date.now().toString(36)}-${crypto.randomBytes(4).toString('hex')}`);
+        return run(['worktree', 'move', dir, spare]).then(
+          () => true,
+          () => false,
+        );
+      }));
+    if (kept) return;
+  }
+  await removeWorktree(config, jobId);
 }

@@ -1,7 +1,7 @@
 // Starts the background job worker for `inkwell serve --role all|worker`: the agent executor under the
 // database queue, plus the webhook dispatcher (webhook deliveries are queued by job status changes).
 import { createRunExecutor } from '../agent/execute.ts';
-import { removeWorktree } from '../git/workspace.ts';
+import { releaseWorktree } from '../git/workspace.ts';
 import type { AppContext } from '../http/context.ts';
 import { notifierFor } from './notify.ts';
 import { createJobsStore } from './store.ts';
@@ -18,7 +18,7 @@ export async function startWorker(ctx: AppContext): Promise<Stoppable> {
     store: createJobsStore(ctx.db),
     notifier: notifierFor(ctx.db),
     executor: createRunExecutor(config, logger),
-    removeWorktree: (jobId) => removeWorktree(config, jobId),
+    releaseWorktree: (jobId) => releaseWorktree(config, jobId),
     logger,
     concurrency: config.worker.concurrency,
     leaseMs: config.worker.leaseMs,

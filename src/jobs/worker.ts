@@ -33,7 +33,8 @@ export interface WorkerOptions {
   store: JobsStore;
   notifier: JobNotifier;
   executor: RunExecutor;
-  removeWorktree: (jobId: string) => Promise<void>;
+  /** Done with a settled job's worktree (kept as a spare or removed). */
+  releaseWorktree: (jobId: string) => Promise<void>;
   logger: Logger;
   concurrency: number;
   leaseMs: number;
@@ -215,7 +216,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       resolveDone();
     }
     if (settledStatus && settledStatus !== 'active') {
-      await opts.removeWorktree(jobId).catch((err: unknown) => jlog.warn({ err }, 'could not remove the worktree'));
+      await opts.releaseWorktree(jobId).catch((err: unknown) => jlog.warn({ err }, 'could not release the worktree'));
     }
   }
 

@@ -36,7 +36,7 @@ describe('loadConfig', () => {
     expect(c.model.defaultModel).toBe('anthropic/claude-sonnet-4-5');
     expect(c.model.maxRetries).toBe(3);
     expect(c.agent).toEqual({ maxSteps: 40, runTimeoutMs: 20 * 60_000, gitAuthorName: 'Inkwell Agent', gitAuthorEmail: 'agent@inkwell.invalid' });
-    expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3 });
+    expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3, worktreePool: 2 });
     expect(c.hosts).toEqual({ githubToken: undefined, githubApiUrl: 'https://api.github.com', gitlabToken: undefined, gitlabUrl: 'https://gitlab.com' });
     expect(c.webhooks.allowPrivate).toBe(false);
     expect(c.trustProxy).toBe(false);

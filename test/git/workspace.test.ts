@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Config, testConfig } from '../../src/config.ts';
 import { branchNameProblem } from '../../src/git/refs.ts';
 import { appendGitConfigEnv, git } from '../../src/git/run.ts';
-import { commitAll, commitsAhead, mirrorPath, prepareWorkspace, pushBranch, removeWorktree, worktreePath } from '../../src/git/workspace.ts';
+import { commitAll, commitsAhead, mirrorPath, prepareWorkspace, pushBranch, releaseWorktree, removeWorktree, worktreePath } from '../../src/git/workspace.ts';
 import { repositoryProblem } from '../../src/hosts/detect.ts';
-import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, listBranchFiles, readBranchFile, tempDir } from '../helpers/git.ts';
+import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, listBranchFiles, pushCommit, readBranchFile, tempDir } from '../helpers/git.ts';
 
 let repo: BareRepo;
 let config: Config;
@@ -80,7 +80,6 @@ describe('workspace', () => {
     const ws = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/l', jobId: 'job_l' });
     fs.writeFileSync(path.join(ws.mirror, 'refs', 'remotes', 'origin', 'main.lock'), '');
     fs.writeFileSync(path.join(ws.mirror, 'packed-refs.lock'), '');
-    const { pushCommit } = await import('../helpers/git.ts');
     const moved = pushCommit(repo, 'main', { files: { 'new.md': 'new\n' } });
     const again = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/l', jobId: 'job_l' });
     expect(again.baseSha).toBe(moved);
@@ -96,6 +95,142 @@ describe('workspace', () => {
     await removeWorktree(config, 'job_d');
     await removeWorktree(config, 'job_never');
     expect(() => worktreePath(config, '../escape')).toThrow(/invalid job id/);
+  });
+
+  describe('worktree pool (released worktrees are cleaned and reused)', () => {
+    const spareDir = (mirror: string) => path.join(config.dataDir, 'worktrees', '.spare', path.basename(mirror));
+    const spares = (mirror: string) => (fs.existsSync(spareDir(mirror)) ? fs.readdirSync(spareDir(mirror)) : []);
+    const registered = (mirror: string) =>
+      execFileSync('git', ['worktree', 'list', '--porcelain'], { cwd: mirror, encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.startsWith('worktree '))
+        .map((l) => l.slice('worktree '.length));
+    const tree = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && !path.join(e.parentPath, e.name).includes(`${path.sep}.git`) && e.name !== '.git')
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+        .sort();
+
+    it('a released worktree is cleaned and kept; the next job moves it into place at its own start commit with nothing left over', async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/p1', jobId: 'job_p1' });
+      fs.writeFileSync(path.join(first.dir, 'docs/a.md'), 'edited by job 1\n');
+      fs.writeFileSync(path.join(first.dir, 'pushed.md'), 'pushed\n');
+      await commitAll(first, { message: 'job 1', ...author });
+      await pushBranch(first, 'inkwell/p1');
+      // Left behind after the commit: an uncommitted edit, an untracked file, an ignored-looking directory.
+      fs.writeFileSync(path.join(first.dir, 'README.md'), 'dirty\n');
+      fs.writeFileSync(path.join(first.dir, 'stray.md'), 'stray\n');
+      fs.mkdirSync(path.join(first.dir, 'node_modules/x'), { recursive: true });
+      fs.writeFileSync(path.join(first.dir, 'node_modules/x/i.js'), '1\n');
+      const inode = fs.statSync(first.dir).ino;
+
+      await releaseWorktree(config, 'job_p1');
+      expect(fs.existsSync(first.dir)).toBe(false);
+      expect(spares(first.mirror)).toHaveLength(1);
+      const spare = path.join(spareDir(first.mirror), spares(first.mirror)[0]!);
+      expect(fs.existsSync(path.join(spare, 'stray.md'))).toBe(false);
+      expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: spare, encoding: 'utf8' })).toBe('');
+
+      // A new job on the base ref (which moved meanwhile) gets the spare: the same directory, at main's new commit.
+      const moved = pushCommit(repo, 'main', { files: { 'docs/b.md': 'b\n' } });
+      const second = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/p2', jobId: 'job_p2' });
+      expect(fs.statSync(second.dir).ino).toBe(inode);
+      expect(spares(first.mirror)).toHaveLength(0);
+      expect(second.startSha).toBe(moved);
+      expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: second.dir, encoding: 'utf8' }).trim()).toBe(moved);
+      expect(tree(second.dir)).toEqual(['README.md', 'docs/a.md', 'docs/b.md']);
+      expect(fs.readFileSync(path.join(second.dir, 'docs/a.md'), 'utf8')).toBe('a\n');
+      expect(fs.readFileSync(path.join(second.dir, 'README.md'), 'utf8')).toBe('# Docs\n');
+      expect(registered(first.mirror)).toContain(fs.realpathSync(second.dir));
+      fs.writeFileSync(path.join(second.dir, 'c.md'), 'c\n');
+      await commitAll(second, { message: 'job 2', ...author });
+      await pushBranch(second, 'inkwell/p2');
+      expect(listBranchFiles(repo, 'inkwell/p2')).toEqual(['README.md', 'c.md', 'docs/a.md', 'docs/b.md']);
+
+      // A follow-up turn of job 1 starts from its pushed branch, also from a spare.
+      await releaseWorktree(config, 'job_p2');
+      const again = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/p1', jobId: 'job_p1' });
+      expect(again.remoteBranchExists).toBe(true);
+      expect(tree(again.dir)).toEqual(['README.md', 'docs/a.md', 'pushed.md']);
+      expect(fs.readFileSync(path.join(again.dir, 'docs/a.md'), 'utf8')).toBe('edited by job 1\n');
+      expect(await commitAll(again, { message: 'nothing', ...author })).toBeNull();
+      execFileSync('git', ['fsck', '--no-progress'], { cwd: again.mirror });
+    });
+
+    it('keeps at most worker.worktreePool spares per repository and removes the rest; 0 turns the pool off', async () => {
+      config = { ...config, worker: { ...config.worker, worktreePool: 2 } };
+      const made = await Promise.all(
+        [1, 2, 3].map((i) => prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: `inkwell/k${i}`, jobId: `job_k${i}` })),
+      );
+      const mirror = made[0]!.mirror;
+      await Promise.all([1, 2, 3].map((i) => releaseWorktree(config, `job_k${i}`)));
+      expect(spares(mirror)).toHaveLength(2);
+      for (const ws of made) expect(fs.existsSync(ws.dir)).toBe(false);
+      // Registered worktrees are exactly the spares (the third was removed, not leaked).
+      const kept = spares(mirror).map((n) => fs.realpathSync(path.join(spareDir(mirror), n)));
+      expect(
+        registered(mirror)
+          .filter((w) => w !== mirror)
+          .sort(),
+      ).toEqual(kept.sort());
+
+      const off = { ...config, worker: { ...config.worker, worktreePool: 0 } };
+      const ws = await prepareWorkspace(off, { repository: repo.dir, ref: 'main', branch: 'inkwell/k4', jobId: 'job_k4' });
+      expect(spares(mirror)).toHaveLength(2); // not taken
+      await releaseWorktree(off, 'job_k4');
+      expect(fs.existsSync(ws.dir)).toBe(false);
+      expect(spares(mirror)).toHaveLength(2);
+      expect(registered(mirror)).not.toContain(ws.dir);
+    });
+
+    it('a spare that is no longer a worktree of the mirror is discarded and the job gets a fresh checkout', async () => {
+      const ws = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/s1', jobId: 'job_s1' });
+      await releaseWorktree(config, 'job_s1');
+      const [name] = spares(ws.mirror);
+      // Its registration is gone (e.g. an operator ran `git worktree prune` after deleting files) and it holds junk.
+      const spare = path.join(spareDir(ws.mirror), name!);
+      fs.rmSync(path.join(spare, '.git'));
+      fs.writeFileSync(path.join(spare, 'junk.md'), 'junk\n');
+      execFileSync('git', ['worktree', 'prune'], { cwd: ws.mirror });
+      const next = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/s2', jobId: 'job_s2' });
+      expect(tree(next.dir)).toEqual(['README.md', 'docs/a.md']);
+      expect(spares(ws.mirror)).toHaveLength(0);
+      expect(fs.existsSync(spare)).toBe(false);
+    });
+
+    it('spares belong to one repository: another repository never gets them', async () => {
+      const other = createBareRepo({ files: { 'other.md': 'o\n' } });
+      try {
+        const a = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/r1', jobId: 'job_r1' });
+        await releaseWorktree(config, 'job_r1');
+        const b = await prepareWorkspace(config, { repository: other.dir, ref: 'main', branch: 'inkwell/r2', jobId: 'job_r2' });
+        expect(tree(b.dir)).toEqual(['other.md']);
+        expect(spares(a.mirror)).toHaveLength(1);
+      } finally {
+        other.cleanup();
+      }
+    });
+
+    it('concurrent jobs taking and releasing spares each get a clean worktree of their own', async () => {
+      for (let round = 0; round < 3; round++) {
+        await Promise.all(
+          [0, 1, 2, 3].map(async (i) => {
+            const id = `job_x${round}_${i}`;
+            const ws = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: `inkwell/x${round}-${i}`, jobId: id });
+            expect(tree(ws.dir)).toEqual(['README.md', 'docs/a.md']);
+            fs.writeFileSync(path.join(ws.dir, `page${i}.md`), `${round}/${i}\n`);
+            await commitAll(ws, { message: `page ${i}`, ...author });
+            await pushBranch(ws, `inkwell/x${round}-${i}`);
+            await releaseWorktree(config, id);
+          }),
+        );
+        for (const i of [0, 1, 2, 3]) expect(listBranchFiles(repo, `inkwell/x${round}-${i}`)).toEqual(['README.md', 'docs/a.md', `page${i}.md`]);
+      }
+      const mirror = mirrorPath(config, repo.dir);
+      expect(spares(mirror).length).toBeLessThanOrEqual(config.worker.worktreePool);
+      execFileSync('git', ['fsck', '--no-progress'], { cwd: mirror });
+    });
   });
 
   it('keeps operator GIT_CONFIG_* settings (url.<base>.insteadOf) and appends its own after them', async () => {

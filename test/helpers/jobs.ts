@@ -36,7 +36,7 @@ export async function startJobsApp(
         store: createJobsStore(t.ctx.db),
         notifier: notifierFor(t.ctx.db),
         executor,
-        removeWorktree: async () => {},
+        releaseWorktree: async () => {},
         logger: t.ctx.logger,
         concurrency: w.concurrency,
         leaseMs: w.leaseMs,

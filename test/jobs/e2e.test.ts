@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { createRunExecutor } from '../../src/agent/execute.ts';
-import { removeWorktree, worktreePath } from '../../src/git/workspace.ts';
+import { releaseWorktree, worktreePath } from '../../src/git/workspace.ts';
 import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { applyEnv, type BareRepo, branchExists, commitsBetween, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
@@ -45,7 +45,7 @@ describeEachDialect('jobs end to end (real executor)', (dialect) => {
       },
     );
     const config = t.ctx.config;
-    t.startWorker(createRunExecutor(config, t.ctx.logger), { removeWorktree: (id) => removeWorktree(config, id) });
+    t.startWorker(createRunExecutor(config, t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(config, id) });
     s = await t.seed({ repository: GITHUB_URL, ref: 'main' });
   }
 
