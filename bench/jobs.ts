@@ -1,8 +1,8 @@
 // Jobs benchmark: the overhead of a job — create → `completed` with a pull request — with a zero-latency scripted
 // model (one edit_file call, then a summary) on a generated 5,000-file repository, warm mirror, median over 20
-// sequential jobs; baseline in the same run: the bare git commands doing the same work (fetch the mirror,
-// worktree add, edit, commit, push, worktree remove). Then 50 concurrent jobs: all complete, none duplicated,
-// throughput.
+// sequential jobs; baselines in the same run, each run interleaved with a job: the bare git commands doing the
+// same work (fetch the mirror, worktree add, edit, commit, push, worktree remove), and for reference the same with
+// one reused worktree. Then 50 concurrent jobs: all complete, none duplicated, throughput.
 //
 //   npm run bench:jobs -- [--files 5000] [--jobs 20] [--concurrent 50] [--backends sqlite,postgres]
 //
@@ -18,14 +18,14 @@ import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, freshPgDatabase, type RunningService, type ServiceEnv, startService, tempDir } from './lib/service.ts';
-import { round, summarise } from './lib/stats.ts';
+import { median, round, summarise } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 const FILES = intArg(args, 'files') ?? 5000;
 const JOBS = intArg(args, 'jobs') ?? 20;
 const CONCURRENT = intArg(args, 'concurrent') ?? 50;
-const backends = (args.has('git-only') ? [] : (args.get('backends') ?? 'sqlite,postgres').split(',')) as Backend[];
+const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
 const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'BenchT0kenValue'.repeat(3)}`;
 const MARK = 'bench-edit ';
@@ -95,9 +95,16 @@ async function waitTerminal(svc: RunningService, key: string, projectId: string,
   }
 }
 
-/** The bare git commands that do a job's repository work, on a warm mirror of the same origin. */
-function gitBaseline(n: number): { medianMs: number; runsMs: number[]; stepMedianMs: Record<string, number>; steps: string[] } {
-  const base = tempDir('jobs-git');
+type Steps = Record<string, number>;
+
+/**
+ * The bare git commands that do a job's repository work, on a warm mirror of the same origin, one run per call
+ * (so runs can be interleaved with Inkwell's jobs and both see the same disk and CPU conditions).
+ * `reuse`: the variant that keeps one worktree and checks out each run's start commit in it (what Inkwell's
+ * worktree pool does) instead of adding and removing a worktree per run.
+ */
+function gitBaseline(reuse: boolean): { run(): { ms: number; steps: Steps }; cleanup(): void } {
+  const base = tempDir(reuse ? 'jobs-git-reuse' : 'jobs-git');
   const mirror = path.join(base, 'mirror.git');
   const env = {
     ...process.env,
@@ -108,51 +115,75 @@ function gitBaseline(n: number): { medianMs: number; runsMs: number[]; stepMedia
   };
   const git = (cwd: string, ...a: string[]) => execFileSync('git', a, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   git(base, 'clone', '-q', '--mirror', repo.dir, mirror);
-  const runs: number[] = [];
-  const stepTimes: Record<string, number[]> = {};
-  for (let k = 0; k < n + 1; k++) {
-    const i = 10_000 + k;
-    const file = pageFile(k);
-    const wt = path.join(base, `wt-${k}`);
-    const branch = `baseline/${i}`;
-    const t0 = performance.now();
-    let last = t0;
-    const step = (name: string) => {
-      const now = performance.now();
-      if (k > 0) {
-        stepTimes[name] ??= [];
-        stepTimes[name].push(now - last);
-      }
-      last = now;
-    };
-    git(mirror, 'fetch', '-q', '--prune', 'origin');
-    step('fetch');
-    git(mirror, 'worktree', 'add', '-q', '-b', branch, wt, 'main');
-    step('worktree add');
-    const abs = path.join(wt, file);
-    fs.writeFileSync(abs, fs.readFileSync(abs, 'utf8').replace(pageLine(k), `${pageLine(k)} Edited.`));
-    git(wt, 'add', '-A');
-    git(wt, 'commit', '-q', '--no-gpg-sign', '-m', 'Edit the page');
-    step('edit + add + commit');
-    git(wt, 'push', '-q', repo.dir, `HEAD:refs/heads/${branch}`);
-    step('push');
-    git(mirror, 'worktree', 'remove', '--force', wt);
-    step('worktree remove');
-    if (k > 0) runs.push(performance.now() - t0); // the first run is the warm-up
-  }
-  fs.rmSync(base, { recursive: true, force: true });
+  const kept = path.join(base, 'wt');
+  if (reuse) git(mirror, 'worktree', 'add', '-q', '--detach', kept, 'main');
+  let k = 0;
   return {
-    medianMs: summarise(runs).median,
-    runsMs: runs.map((x) => round(x)),
-    stepMedianMs: Object.fromEntries(Object.entries(stepTimes).map(([k, v]) => [k, summarise(v).median])),
-    steps: ['git fetch --prune (mirror)', 'git worktree add -b', 'edit file', 'git add -A', 'git commit', 'git push', 'git worktree remove'],
+    run() {
+      k++;
+      const wt = reuse ? kept : path.join(base, `wt-${k}`);
+      const branch = `baseline/${reuse ? 'reuse-' : ''}${k}`;
+      const steps: Steps = {};
+      const t0 = performance.now();
+      let last = t0;
+      const step = (name: string) => {
+        const now = performance.now();
+        steps[name] = round(now - last);
+        last = now;
+      };
+      git(mirror, 'fetch', '-q', '--prune', 'origin');
+      step('fetch');
+      if (reuse) {
+        git(wt, 'checkout', '-q', '--detach', '--force', 'main');
+        git(wt, 'clean', '-ffdxq');
+        step('checkout');
+      } else {
+        git(mirror, 'worktree', 'add', '-q', '--detach', wt, 'main');
+        step('worktree add');
+      }
+      const abs = path.join(wt, pageFile(k));
+      fs.writeFileSync(abs, fs.readFileSync(abs, 'utf8').replace(pageLine(k), `${pageLine(k)} Edited.`));
+      git(wt, 'add', '-A');
+      git(wt, 'commit', '-q', '--no-gpg-sign', '-m', 'Edit the page');
+      step('edit + add + commit');
+      git(wt, 'push', '-q', repo.dir, `HEAD:refs/heads/${branch}`);
+      step('push');
+      if (!reuse) {
+        git(mirror, 'worktree', 'remove', '--force', wt);
+        step('worktree remove');
+      }
+      return { ms: performance.now() - t0, steps };
+    },
+    cleanup: () => fs.rmSync(base, { recursive: true, force: true }),
+  };
+}
+
+interface BaselineResult {
+  medianMs: number;
+  runsMs: number[];
+  stepMedianMs: Steps;
+}
+
+function summariseBaseline(runs: Array<{ ms: number; steps: Steps }>): BaselineResult {
+  const stepNames = Object.keys(runs[0]?.steps ?? {});
+  return {
+    medianMs: summarise(runs.map((r) => r.ms)).median,
+    runsMs: runs.map((r) => round(r.ms)),
+    stepMedianMs: Object.fromEntries(stepNames.map((n) => [n, summarise(runs.map((r) => r.steps[n] ?? 0)).median])),
   };
 }
 
 interface BackendResult {
   backend: Backend;
   sequential?: { jobs: number; createToCompletedMs: ReturnType<typeof summarise>; allCompletedWithPr: boolean; failures: unknown[] };
+  /** The bare git runs interleaved with this backend's jobs. */
+  gitBaseline?: BaselineResult;
+  gitReuseBaseline?: BaselineResult;
+  /** Inkwell's median over the interleaved baseline's median (the issue's target: ≤ 2). */
   ratioToGit?: number;
+  /** Median of the per-pair ratios (each job over the baseline run next to it): less sensitive to drift. */
+  pairRatioMedian?: number;
+  ratioToGitReuse?: number;
   concurrent?: {
     jobs: number;
     completed: number;
@@ -166,10 +197,6 @@ interface BackendResult {
   peakRssMb?: number | null;
   error?: string;
 }
-
-log(`git baseline: ${JOBS} runs`);
-const gitResult = gitBaseline(JOBS);
-log(`git baseline median ${gitResult.medianMs} ms`);
 
 const results: BackendResult[] = [];
 let counter = 0;
@@ -192,19 +219,37 @@ for (const backend of backends) {
       const warm = await create();
       const w = await waitTerminal(svc, project.adminKey, project.projectId, warm.id, 10);
       log(`inkwell-${backend}: warm-up job ${w.status}${w.error ? ` (${w.error.code}: ${w.error.message})` : ''}, prLink ${w.prLink}`);
+      // Sequential jobs, each next to one run of each git baseline (order rotating), so a slow spell of the shared
+      // disk or CPU hits both sides alike.
+      const plain = gitBaseline(false);
+      const reuse = gitBaseline(true);
+      plain.run();
+      reuse.run(); // warm-ups
       const times: number[] = [];
+      const plainRuns: Array<{ ms: number; steps: Steps }> = [];
+      const reuseRuns: Array<{ ms: number; steps: Steps }> = [];
       const failures: unknown[] = [];
-      for (let k = 0; k < JOBS; k++) {
+      const job = async () => {
         const t0 = performance.now();
-        const job = await create();
-        const done = await waitTerminal(svc, project.adminKey, project.projectId, job.id, 5);
+        const created = await create();
+        const done = await waitTerminal(svc, project.adminKey, project.projectId, created.id, 5);
         times.push(performance.now() - t0);
         if (done.status !== 'completed' || !done.prLink) failures.push({ id: done.id, status: done.status, prLink: done.prLink, error: done.error });
+      };
+      for (let k = 0; k < JOBS; k++) {
+        const order = [job, async () => void plainRuns.push(plain.run()), async () => void reuseRuns.push(reuse.run())];
+        for (let r = 0; r < 3; r++) await order[(k + r) % 3]!();
       }
+      plain.cleanup();
+      reuse.cleanup();
+      out.gitBaseline = summariseBaseline(plainRuns);
+      out.gitReuseBaseline = summariseBaseline(reuseRuns);
       out.sequential = { jobs: JOBS, createToCompletedMs: summarise(times), allCompletedWithPr: failures.length === 0, failures: failures.slice(0, 5) };
-      out.ratioToGit = round(out.sequential.createToCompletedMs.median / gitResult.medianMs, 2);
+      out.ratioToGit = round(out.sequential.createToCompletedMs.median / out.gitBaseline.medianMs, 2);
+      out.pairRatioMedian = round(median(times.map((t, i) => t / (plainRuns[i]?.ms ?? Number.NaN))), 2);
+      out.ratioToGitReuse = round(out.sequential.createToCompletedMs.median / out.gitReuseBaseline.medianMs, 2);
       log(
-        `inkwell-${backend}: ${JOBS} jobs, median ${out.sequential.createToCompletedMs.median} ms create→completed (${out.ratioToGit}× git), ${failures.length} not completed with a PR`,
+        `inkwell-${backend}: ${JOBS} jobs, median ${out.sequential.createToCompletedMs.median} ms create→completed; git ${out.gitBaseline.medianMs} ms (${out.ratioToGit}×, per-pair median ${out.pairRatioMedian}×); git with a reused worktree ${out.gitReuseBaseline.medianMs} ms (${out.ratioToGitReuse}×); ${failures.length} not completed with a PR`,
       );
 
       // 50 concurrent jobs.
@@ -251,21 +296,28 @@ const result = {
     sequentialJobs: JOBS,
     concurrentJobs: CONCURRENT,
     notes: [
-      '`inkwell serve --role all` (API + worker, default worker settings) in a child process; the scripted model answers at once (edit_file, then a summary).',
+      '`inkwell serve --role all` (API + worker, default worker settings: 2 slots, INKWELL_WORKTREE_POOL=2) in a child process; the scripted model answers at once (edit_file, then a summary).',
       'Each sequential job is timed from POST /job to the GET that first shows `completed` (polled every 5 ms); a warm-up job first creates the mirror.',
-      'Baseline: the same repository work with bare git commands on a warm mirror (fetch, worktree add, edit, add, commit, push, worktree remove), median of the same count after a warm-up.',
+      'Baseline (the target): the same repository work with bare git commands on a warm mirror: fetch, worktree add, edit, add, commit, push, worktree remove.',
+      "Reuse baseline (for reference): bare git keeping one worktree: fetch, checkout --force of the start commit + clean, edit, add, commit, push. It is what Inkwell's worktree pool does, so it shows the service's own overhead.",
+      'Each job runs next to one run of each baseline, order rotating, after one warm-up run of each; medians over the runs of each.',
     ],
   },
-  gitBaseline: gitResult,
   inkwell: results,
   targets: Object.fromEntries(results.map((r) => [`${r.backend}AtMost2xGit`, (r.ratioToGit ?? Number.POSITIVE_INFINITY) <= 2])),
 };
 const filesOut = writeResults('jobs', result);
-console.log('system            median ms  ratio to git  concurrent completed  jobs/min');
-console.log(`git (bare)        ${String(gitResult.medianMs).padEnd(11)}1`);
+console.log('system            median ms  git ms     ratio  git-reuse ms  ratio  concurrent completed  jobs/min');
 for (const r of results) {
-  console.log(
-    `inkwell-${r.backend.padEnd(9)} ${String(r.sequential?.createToCompletedMs.median ?? 'FAILED').padEnd(11)}${String(r.ratioToGit ?? '').padEnd(14)}${String(r.concurrent ? `${r.concurrent.completed}/${r.concurrent.jobs}` : '').padEnd(22)}${r.concurrent?.jobsPerMinute ?? ''}`,
-  );
+  const cells = [
+    r.sequential?.createToCompletedMs.median ?? 'FAILED',
+    r.gitBaseline?.medianMs ?? '',
+    r.ratioToGit ?? '',
+    r.gitReuseBaseline?.medianMs ?? '',
+    r.ratioToGitReuse ?? '',
+    r.concurrent ? `${r.concurrent.completed}/${r.concurrent.jobs}` : '',
+  ];
+  const widths = [11, 11, 7, 14, 7, 22];
+  console.log(`inkwell-${r.backend.padEnd(9)} ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join('')}${r.concurrent?.jobsPerMinute ?? ''}`);
 }
 console.log(`results: ${filesOut.latest}`);

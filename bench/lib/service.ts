@@ -87,8 +87,11 @@ export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): 
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve', '--role', role], { env: serviceEnv(s, port), cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  // BENCH_SERVICE_LOG=<file>: the service's whole log is appended there too (with BENCH_LOG_LEVEL=info, for profiling).
+  const logFile = process.env.BENCH_SERVICE_LOG;
   const keep = (b: Buffer) => {
     output = (output + b.toString()).slice(-20_000);
+    if (logFile) fs.appendFileSync(logFile, b);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
