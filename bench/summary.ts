@@ -83,18 +83,28 @@ if (j) {
   console.log(`### Jobs (${j.method.files}-file repository, median of ${j.method.sequentialJobs}; ${j.method.concurrentJobs} concurrent; ${env(j)})\n`);
   console.log(
     table(
-      ['system', 'create → completed ms', 'ratio to bare git', 'concurrent completed', 'duplicated PRs', 'jobs/min'],
       [
-        ['bare git commands', j.gitBaseline.medianMs, 1, '–', '–', '–'],
-        ...j.inkwell.map((r: any) => [
-          `inkwell-${r.backend}`,
-          r.sequential?.createToCompletedMs.median,
-          r.ratioToGit,
-          r.concurrent ? `${r.concurrent.completed}/${r.concurrent.jobs}` : undefined,
-          r.concurrent?.duplicatedPullRequests,
-          r.concurrent?.jobsPerMinute,
-        ]),
+        'system',
+        'create → completed ms',
+        'bare git ms (interleaved)',
+        'ratio to bare git',
+        'git, reused worktree ms',
+        'ratio to it',
+        'concurrent completed',
+        'duplicated PRs',
+        'jobs/min',
       ],
+      j.inkwell.map((r: any) => [
+        `inkwell-${r.backend}`,
+        r.sequential?.createToCompletedMs.median,
+        r.gitBaseline?.medianMs,
+        r.ratioToGit,
+        r.gitReuseBaseline?.medianMs,
+        r.ratioToGitReuse,
+        r.concurrent ? `${r.concurrent.completed}/${r.concurrent.jobs}` : undefined,
+        r.concurrent?.duplicatedPullRequests,
+        r.concurrent?.jobsPerMinute,
+      ]),
     ),
   );
 }
