@@ -38,7 +38,16 @@ export class StepLimitError extends Error {
   }
 }
 
+/** A streamed response that broke off mid-body (connection dropped, body cut short): retried as a whole. */
+export class StreamInterruptedError extends Error {
+  constructor(cause: unknown) {
+    super(`the model's streamed response broke off: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'StreamInterruptedError';
+  }
+}
+
 export function isRetryableModelError(err: unknown): boolean {
+  if (err instanceof StreamInterruptedError) return true;
   if (APICallError.isInstance(err)) return err.isRetryable || (err.statusCode !== undefined && (err.statusCode === 429 || err.statusCode >= 500));
   // Network failures (connection reset/refused, fetch failed) before any response.
   const e = err as { name?: string; cause?: { code?: string } };
@@ -88,6 +97,40 @@ async function withRetry<T>(fn: () => PromiseLike<T>, input: LoopInput): Promise
   }
 }
 
+type StreamResult = Awaited<ReturnType<Exclude<ProviderModel, string>['doStream']>>;
+type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : never;
+
+/**
+ * Reads a streamed response to its end before the SDK sees it, so a response that breaks off mid-body fails
+ * this attempt (and is retried whole) instead of reaching the loop half done. The loop only acts on whole steps,
+ * so nothing is lost by buffering one response.
+ */
+async function readWhole(doStream: () => PromiseLike<StreamResult>, signal: AbortSignal): Promise<StreamResult> {
+  const result = await doStream();
+  const parts: StreamPart[] = [];
+  const reader = result.stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.type === 'error' && isRetryableModelError(value.error)) throw new StreamInterruptedError(value.error);
+      parts.push(value);
+    }
+  } catch (err) {
+    if (signal.aborted || err instanceof StreamInterruptedError) throw err;
+    throw new StreamInterruptedError(err);
+  } finally {
+    reader.releaseLock();
+  }
+  const stream = new ReadableStream<StreamPart>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+  return { ...result, stream };
+}
+
 /** Runs the loop to the end. Throws the model error (after retries), the abort reason, or StepLimitError. */
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   // The AI SDK's own retries are off (maxRetries: 0): ours honour config.model.retryBaseDelayMs.
@@ -96,7 +139,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     middleware: {
       specificationVersion: 'v3',
       wrapGenerate: ({ doGenerate }) => withRetry(doGenerate, input),
-      wrapStream: ({ doStream }) => withRetry(doStream, input),
+      wrapStream: ({ doStream }) => withRetry(() => readWhole(doStream, input.signal), input),
     },
   });
   // Some models end with an empty message after their last tool call: the summary is then the last text they wrote.

@@ -1,7 +1,7 @@
 // How a turn fails: every failure is a RunError with its own code, never a hang.
 import { afterEach, describe, expect, it } from 'vitest';
 import { RunError } from '../../src/agent/execute.ts';
-import { branchExists } from '../helpers/git.ts';
+import { branchExists, readBranchFile } from '../helpers/git.ts';
 import { type Harness, startHarness, TOKEN } from './harness.ts';
 
 let h: Harness | null = null;
@@ -42,6 +42,33 @@ describe('agent run failures', () => {
     const result = await h.execute();
     expect(result.summary).toBe('Nothing to change.');
     expect(h.model.requests).toHaveLength(3);
+  });
+
+  it('a streamed response cut off mid-body is retried as a whole: the tool runs once and the run completes', async () => {
+    const edit = { name: 'edit_file', args: { path: 'docs/intro.mdx', old_string: 'Hello from Acme.', new_string: 'Hello again from Acme.' } };
+    h = await startHarness({
+      // The tool call's name and half its arguments arrive, then the connection drops.
+      script: [{ cutStream: { afterChunks: 3, reply: { toolCalls: [edit] } } }, { toolCalls: [edit] }, { text: 'Reword the intro\n\nDone.' }],
+    });
+    const result = await h.execute();
+    expect(result.summary).toBe('Reword the intro\n\nDone.');
+    expect(h.model.requests).toHaveLength(3);
+    expect(h.model.requests.every((r) => r.stream)).toBe(true);
+    // The retried request is the same conversation (nothing of the broken response reached it).
+    expect(h.model.requests[1]!.raw).toBe(h.model.requests[0]!.raw);
+    const calls = h.events.filter((e) => e.type === 'tool_call');
+    expect(calls).toHaveLength(1);
+    expect(readBranchFile(h.repo, 'inkwell/test1-update-intro', 'docs/intro.mdx')).toContain('Hello again from Acme.');
+  });
+
+  it('a stream cut off on every attempt → model_error after the configured retries', async () => {
+    h = await startHarness({ env: { INKWELL_MODEL_MAX_RETRIES: '2' } });
+    h.model.setFallback({ cutStream: { afterChunks: 2, reply: { text: 'A summary that never arrives in full.' } } });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('model_error');
+    expect(err.message).toContain('broke off');
+    expect(h.model.requests).toHaveLength(3);
+    expect(h.events.filter((e) => e.type === 'assistant_message')).toHaveLength(0);
   });
 
   it('a 400 from the model is not retried', async () => {

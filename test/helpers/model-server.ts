@@ -34,7 +34,9 @@ export type ModelReply =
   /** Never answer (until the client goes away) — for deadline and abort tests. */
   | { hang: true }
   /** Wait, then answer with `reply`. */
-  | { delayMs: number; reply: ModelReply };
+  | { delayMs: number; reply: ModelReply }
+  /** Streamed requests: send the status line and the first `afterChunks` SSE chunks of `reply`, then drop the connection. */
+  | { cutStream: { afterChunks: number; reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }> } };
 
 export type ModelScriptEntry = ModelReply | ((req: RecordedModelRequest, index: number) => ModelReply | Promise<ModelReply>);
 
@@ -97,10 +99,19 @@ function pieces(s: string, n = 3): string[] {
   return out;
 }
 
-function sendStream(res: http.ServerResponse, reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }>, model: string): void {
+function sendStream(
+  res: http.ServerResponse,
+  reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }>,
+  model: string,
+  cutAfterChunks = Number.POSITIVE_INFINITY,
+): void {
   const id = completionId();
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  let sent = 0;
+  const send = (obj: unknown) => {
+    if (sent++ >= cutAfterChunks) return;
+    res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  };
   send(chunk(id, model, { role: 'assistant', content: '' }, null));
   const text = 'text' in reply ? reply.text : undefined;
   if (text) for (const p of pieces(text)) send(chunk(id, model, { content: p }, null));
@@ -114,6 +125,12 @@ function sendStream(res: http.ServerResponse, reply: Extract<ModelReply, { text:
   }
   send(chunk(id, model, {}, finish));
   send({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: usageOf(reply) });
+  if (sent > cutAfterChunks) {
+    // The connection drops mid-body (after what was written has gone out).
+    res.once('drain', () => res.destroy());
+    if (!res.writableNeedDrain) setTimeout(() => res.destroy(), 20);
+    return;
+  }
   res.write('data: [DONE]\n\n');
   res.end();
 }
@@ -156,6 +173,11 @@ export async function startModelServer(script: ModelScriptEntry[] = [], opts: { 
     }
     if ('status' in reply) {
       writeJson(res, reply.status, { error: { message: reply.message ?? `scripted HTTP ${reply.status}`, type: 'server_error', code: null } }, reply.headers);
+      return;
+    }
+    if ('cutStream' in reply) {
+      if (req.stream) sendStream(res, reply.cutStream.reply, model, reply.cutStream.afterChunks);
+      else res.destroy();
       return;
     }
     if (req.stream) sendStream(res, reply, model);
