@@ -103,7 +103,9 @@ type Steps = Record<string, number>;
  * `reuse`: the variant that keeps one worktree and checks out each run's start commit in it (what Inkwell's
  * worktree pool does) instead of adding and removing a worktree per run.
  */
+let baselines = 0;
 function gitBaseline(reuse: boolean): { run(): { ms: number; steps: Steps }; cleanup(): void } {
+  const instance = ++baselines; // branch names stay unique across backends (all push to the same origin)
   const base = tempDir(reuse ? 'jobs-git-reuse' : 'jobs-git');
   const mirror = path.join(base, 'mirror.git');
   const env = {
@@ -122,7 +124,7 @@ function gitBaseline(reuse: boolean): { run(): { ms: number; steps: Steps }; cle
     run() {
       k++;
       const wt = reuse ? kept : path.join(base, `wt-${k}`);
-      const branch = `baseline/${reuse ? 'reuse-' : ''}${k}`;
+      const branch = `baseline/${instance}-${k}`;
       const steps: Steps = {};
       const t0 = performance.now();
       let last = t0;
