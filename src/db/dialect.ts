@@ -20,6 +20,12 @@ export interface DialectCaps {
   readonly blobType: 'blob' | 'bytea';
   /** Aggregate: an integer expression's values as one comma-separated string, in `orderBy` order. */
   intListAgg(value: RawBuilder<unknown>, orderBy: RawBuilder<unknown>): RawBuilder<string>;
+  /**
+   * Concurrent calls of a batchable reusable query (src/db/reusable.ts) are combined into one statement
+   * over arrays of their arguments (`unnest … with ordinality` + `lateral`): worth it where each statement
+   * is a network round trip; false where reads are synchronous calls on an embedded handle.
+   */
+  readonly batchedLookups: boolean;
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -32,6 +38,7 @@ export const sqliteCaps: DialectCaps = {
   withoutRowid: true,
   blobType: 'blob',
   intListAgg: (value, orderBy) => sql<string>`group_concat(${value}, ',' order by ${orderBy})`,
+  batchedLookups: false,
 };
 
 export const postgresCaps: DialectCaps = {
@@ -44,4 +51,5 @@ export const postgresCaps: DialectCaps = {
   withoutRowid: false,
   blobType: 'bytea',
   intListAgg: (value, orderBy) => sql<string>`string_agg((${value})::text, ',' order by ${orderBy})`,
+  batchedLookups: true,
 };

@@ -6,7 +6,8 @@ import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from
 import pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
-import { preparedName, registerDirectReader } from './reusable.ts';
+import { type RowShape, runLookup } from './pg-lookup.ts';
+import { preparedName, registerBatchRunner, registerDirectReader } from './reusable.ts';
 import type { DB } from './schema.ts';
 
 export type { DialectCaps } from './dialect.ts';
@@ -33,6 +34,11 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests use one schema per test). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /**
+   * PostgreSQL: statements of one batchable query (src/db/reusable.ts) in flight at once; calls made
+   * meanwhile are combined into the next one.
+   */
+  pgBatchInFlight?: number;
 }
 
 // int8 and numeric come back as JavaScript numbers: our 64-bit values (epoch ms, counts, ids) stay far
@@ -72,24 +78,77 @@ export function redactUrl(u: string): string {
   }
 }
 
+/** Default of `OpenOptions.pgBatchInFlight`: with `npm run bench:api`, 2 beat 1 (bigger batches, more waiting) and matched 3. */
+export const PG_BATCH_IN_FLIGHT = 2;
+
 export function openDatabase(opts: OpenOptions): Database {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({
+    const poolOptions = {
       connectionString: opts.databaseUrl,
-      max: opts.pgPoolSize ?? 10,
       types: pgTypes,
       Client: PreparingClient,
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
-    });
+    };
+    const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
     pool.on('error', () => {
       // An idle client lost its connection; the pool replaces it. Queries report their own errors.
     });
     const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    let lookupPool: pg.Pool | undefined;
+    if (postgresCaps.batchedLookups) {
+      // Batchable reusable queries (src/db/reusable.ts) run on connections of their own, one per statement
+      // in flight, as named prepared statements through a lean query object (src/db/pg-lookup.ts: rows as
+      // arrays, made into objects in reusable.ts without the batch's ordinal column). Those connections
+      // plan them once (`force_generic_plan`): the planner would otherwise re-plan the combined statement on
+      // every run (its generic plan's estimate for `unnest` of an array parameter looks worse than a plan
+      // for the actual arrays), which costs more than running it. Only these point lookups run there;
+      // every other query keeps the default planning on the main pool.
+      const maxInFlight = opts.pgBatchInFlight ?? PG_BATCH_IN_FLIGHT;
+      const lookups = new pg.Pool({ ...poolOptions, max: maxInFlight });
+      lookups.on('error', () => {
+        // As above.
+      });
+      const planned = new WeakSet<pg.PoolClient>();
+      const shapes = new Map<string, RowShape>();
+      lookupPool = lookups;
+      registerBatchRunner(kysely, {
+        maxInFlight,
+        maxBatch: 256,
+        async run(text, values) {
+          const name = preparedName(text);
+          if (!name) throw new Error('batch runner: not a reusable query');
+          const client = await lookups.connect();
+          let broken: Error | undefined;
+          try {
+            if (!planned.has(client)) {
+              await client.query('set plan_cache_mode = force_generic_plan').catch((err: unknown) => {
+                // PostgreSQL before 12 has no such setting (and plans these statements as it always did).
+                if ((err as { code?: string }).code !== '42704') throw err;
+              });
+              planned.add(client);
+            }
+            return await runLookup(client, name, text, values, shapes, pgTypes);
+          } catch (err) {
+            // A connection-level failure discards the connection; an error of the statement keeps it.
+            if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+            throw err;
+          } finally {
+            client.release(broken);
+          }
+        },
+      });
+    }
     return {
       kysely,
       caps: postgresCaps,
       description: redactUrl(opts.databaseUrl) + (opts.pgSchema ? ` (schema ${opts.pgSchema})` : ''),
-      close: once(() => kysely.destroy()),
+      close: once(async () => {
+        try {
+          await kysely.destroy();
+        } finally {
+          await lookupPool?.end();
+        }
+      }),
     };
   }
   const file = opts.sqlitePath ?? ':memory:';

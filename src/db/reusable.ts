@@ -7,8 +7,20 @@
 //
 // On PostgreSQL the compiled text is also registered as a named prepared statement (see src/db/index.ts):
 // each pooled connection parses and plans it once instead of on every request.
+//
+// Batching (PostgreSQL, `caps.batchedLookups`): a query declared with argument types (`batch`) is, outside
+// transactions, combined with the calls of the same query that arrive while earlier ones are in flight:
+// one statement runs the query once per caller over arrays of their arguments
+//
+//   select b.ord, q.* from unnest($1::text[], $2::text[]) with ordinality as b(a0, a1, ord)
+//     cross join lateral (<the query, its arguments replaced by b.a0, b.a1>) as q
+//
+// and each caller gets the rows of its own ordinal. Ten concurrent lookups then cost one round trip (and one
+// plan execution, one protocol exchange) instead of ten. Nothing is cached: a call always waits for a
+// statement sent after it was made, so it sees every change committed before it. When a combined statement
+// fails, each of its calls is run again alone, so an error reaches only the calls it belongs to.
 import crypto from 'node:crypto';
-import { type Compilable, type CompiledQuery, createQueryId, type Kysely } from 'kysely';
+import { type Compilable, type CompiledQuery, createQueryId, type Kysely, sql } from 'kysely';
 
 /** Marks argument `i` in the query built for compilation; never a real value (contains NUL). */
 const marker = (i: number) => `\u0000inkwell-param-${i}\u0000`;
@@ -31,11 +43,170 @@ export function registerDirectReader(db: Kysely<any>, reader: DirectReader): voi
   directReaders.set(db, reader);
 }
 
+/** Element type of the array each argument of a batchable query is sent in (PostgreSQL type names). */
+export type BatchArgType = 'text' | 'int8' | 'float8';
+
+/** Rows as arrays, with their column names. */
+export interface RawRows {
+  columns: readonly string[];
+  rows: readonly (readonly unknown[])[];
+}
+
+/** How a database that batches lookups (`caps.batchedLookups`) runs their statements. */
+export interface BatchRunner {
+  /** Runs a reusable query's compiled text (alone or combined) outside any transaction. */
+  run(text: string, parameters: readonly unknown[]): Promise<RawRows>;
+  /** Statements of one batchable query in flight at once; calls made meanwhile wait and go together. */
+  readonly maxInFlight: number;
+  /** Most calls combined into one statement. */
+  readonly maxBatch: number;
+}
+
+/** Counts of a database's batchable calls and of the statements that ran them (each statement counted once, combined or alone). */
+export interface BatchStats {
+  calls: number;
+  statements: number;
+}
+
+const batchRunners = new WeakMap<Kysely<any>, { runner: BatchRunner; stats: BatchStats }>();
+
+/** Called by openDatabase for a database that batches lookups: batchable queries on `db` (not on its transactions) are combined. */
+export function registerBatchRunner(db: Kysely<any>, runner: BatchRunner): void {
+  batchRunners.set(db, { runner, stats: { calls: 0, statements: 0 } });
+}
+
+/** The batching counts of `db` (a copy), or undefined when it does not batch lookups. */
+export function batchStats(db: Kysely<any>): BatchStats | undefined {
+  const b = batchRunners.get(db);
+  return b && { ...b.stats };
+}
+
 type Slot = { arg: number } | { value: unknown };
 interface Compiled<R> {
   text: string;
   slots: Slot[];
   query: CompiledQuery<R>['query'];
+  /** The combined form (batchable queries, dialects that batch). */
+  batch?: { text: string; constants: readonly unknown[] };
+}
+
+// Names in the combined statement; the query's own columns come after the ordinal, under their own names.
+const BATCH_REL = '__inkwell_batch';
+const BATCH_ORD = '__inkwell_ord';
+const BATCH_SUB = '__inkwell_q';
+
+/** Rows of `columns` from `from` on, as objects. */
+function toObjects(columns: readonly string[], rows: readonly (readonly unknown[])[], from: number): Record<string, unknown>[] {
+  const out = new Array<Record<string, unknown>>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const values = rows[r] as readonly unknown[];
+    const row: Record<string, unknown> = {};
+    for (let c = from; c < columns.length; c++) row[columns[c] as string] = values[c];
+    out[r] = row;
+  }
+  return out;
+}
+
+interface Call {
+  args: readonly unknown[];
+  resolve(rows: unknown[]): void;
+  reject(err: unknown): void;
+}
+
+/** Combines concurrent calls of one batchable query on one database (see the top of this file). */
+class Batcher {
+  private queue: Call[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly runner: BatchRunner,
+    private readonly stats: BatchStats,
+    private readonly compiled: Compiled<unknown> & { batch: NonNullable<Compiled<unknown>['batch']> },
+  ) {}
+
+  call(args: readonly unknown[]): Promise<unknown[]> {
+    return new Promise<unknown[]>((resolve, reject) => {
+      this.queue.push({ args, resolve, reject });
+      // Sent after the I/O callbacks of this turn of the event loop (which may add calls), unless enough
+      // statements are in flight already: then when one of them comes back.
+      if (!this.scheduled && this.inFlight < this.runner.maxInFlight) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    while (this.queue.length > 0 && this.inFlight < this.runner.maxInFlight) {
+      const calls = this.queue.length <= this.runner.maxBatch ? this.queue : this.queue.slice(0, this.runner.maxBatch);
+      this.queue = calls === this.queue ? [] : this.queue.slice(calls.length);
+      this.inFlight++;
+      void this.run(calls)
+        .catch((err: unknown) => {
+          for (const c of calls) c.reject(err);
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.flush();
+        });
+    }
+  };
+
+  private async run(calls: Call[]): Promise<void> {
+    this.stats.calls += calls.length;
+    if (calls.length === 1) return this.runAlone(calls[0] as Call);
+    const { batch } = this.compiled;
+    const parameters: unknown[] = [...batch.constants];
+    const arity = (calls[0] as Call).args.length;
+    for (let a = 0; a < arity; a++) {
+      const values = new Array<unknown>(calls.length);
+      for (let i = 0; i < calls.length; i++) values[i] = (calls[i] as Call).args[a];
+      parameters.push(values);
+    }
+    let res: RawRows;
+    try {
+      this.stats.statements++;
+      res = await this.runner.run(batch.text, parameters);
+    } catch {
+      // Perhaps one call's arguments are what the database refused: each call runs again alone, so an
+      // error reaches only the calls it belongs to.
+      await Promise.all(calls.map((c) => this.runAlone(c)));
+      return;
+    }
+    try {
+      const rows = toObjects(res.columns, res.rows, 1);
+      const out = calls.map(() => [] as unknown[]);
+      for (let r = 0; r < rows.length; r++) {
+        const mine = out[((res.rows[r] as readonly unknown[])[0] as number) - 1];
+        if (!mine) throw new Error(`batched query: row ${r} has no caller`);
+        mine.push(rows[r]);
+      }
+      for (let i = 0; i < calls.length; i++) (calls[i] as Call).resolve(out[i] as unknown[]);
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+    }
+  }
+
+  private async runAlone(call: Call): Promise<void> {
+    try {
+      this.stats.statements++;
+      const res = await this.runner.run(this.compiled.text, parametersFor(this.compiled.slots, call.args));
+      call.resolve(toObjects(res.columns, res.rows, 0));
+    } catch (err) {
+      call.reject(err);
+    }
+  }
+}
+
+function parametersFor(slots: readonly Slot[], args: readonly unknown[]): unknown[] {
+  const parameters = new Array<unknown>(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i] as Slot;
+    parameters[i] = 'arg' in s ? args[s.arg] : s.value;
+  }
+  return parameters;
 }
 
 export type ReusableQuery<A extends readonly string[] | readonly (string | number)[], R> = (db: Kysely<any>, ...args: A) => Promise<R[]>;
@@ -44,11 +215,17 @@ export type ReusableQuery<A extends readonly string[] | readonly (string | numbe
  * `build(db, ...args)` must return the query with every argument used as a plain value (a bound
  * parameter): it is built once with marker values to learn where each argument goes. Arguments are
  * strings or numbers (never arrays: an `in` list changes the SQL with its length).
+ *
+ * `batch` (one array element type per argument) makes the query batchable on databases that batch
+ * lookups: it is then also built once with each argument replaced by a column reference, so an argument
+ * must only be used where an expression may stand for a value. Each caller's rows come in the order the
+ * query alone would give them (the lateral subquery runs once per caller).
  */
 export function reusableQuery<A extends readonly string[] | readonly (string | number)[], R>(
   name: string,
   arity: A['length'],
   build: (db: Kysely<any>, ...args: A) => Compilable<R>,
+  batch?: { readonly [K in keyof A]: BatchArgType },
 ): ReusableQuery<A, R> {
   // Compiled per dialect (the SQL text differs: `?` vs `$1`); one process may hold both (tests do).
   const byDialect = new Map<unknown, Compiled<R>>();
@@ -64,10 +241,26 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       return { arg };
     });
     if (used.size !== arity) throw new Error(`reusable query ${name}: every argument must be a bound parameter`);
-    // Named by content: the same name never stands for two texts (pg refuses that on a connection).
-    preparedTexts.set(q.sql, `inkwell_${name}_${crypto.createHash('sha256').update(q.sql).digest('hex').slice(0, 12)}`);
+    prepare(q.sql);
     return { text: q.sql, slots, query: q.query };
   };
+  // Named by content: the same name never stands for two texts (pg refuses that on a connection).
+  const prepare = (text: string) => preparedTexts.set(text, `inkwell_${name}_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
+  const compileBatch = (db: Kysely<any>, compiled: Compiled<R>, types: readonly BatchArgType[]): NonNullable<Compiled<R>['batch']> => {
+    const refs = types.map((_, i) => sql.ref(`${BATCH_REL}.a${i}`));
+    const q = build(db, ...(refs as unknown as A)).compile();
+    const constants = compiled.slots.filter((s) => 'value' in s).length;
+    if (q.parameters.length !== constants) throw new Error(`reusable query ${name}: an argument is used where a column reference cannot stand`);
+    const n = q.parameters.length;
+    const arrays = types.map((t, i) => `$${n + i + 1}::${t}[]`).join(', ');
+    const columns = types.map((_, i) => `a${i}`).join(', ');
+    const text =
+      `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from unnest(${arrays}) with ordinality as ${BATCH_REL}(${columns}, ${BATCH_ORD}) ` +
+      `cross join lateral (${q.sql}) as ${BATCH_SUB}`;
+    prepare(text);
+    return { text, constants: q.parameters };
+  };
+  const batchers = new WeakMap<Kysely<any>, Batcher>();
   return async (db, ...args) => {
     const dialect = db.getExecutor().adapter.constructor;
     let compiled = byDialect.get(dialect);
@@ -75,12 +268,20 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       compiled = compile(db);
       byDialect.set(dialect, compiled);
     }
-    const { text, slots, query } = compiled;
-    const parameters = new Array<unknown>(slots.length);
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i] as Slot;
-      parameters[i] = 'arg' in s ? args[s.arg] : s.value;
+    if (batch) {
+      const registered = batchRunners.get(db);
+      if (registered) {
+        let batcher = batchers.get(db);
+        if (!batcher) {
+          compiled.batch ??= compileBatch(db, compiled, batch as readonly BatchArgType[]);
+          batcher = new Batcher(registered.runner, registered.stats, compiled as Compiled<unknown> & { batch: NonNullable<Compiled<unknown>['batch']> });
+          batchers.set(db, batcher);
+        }
+        return (await batcher.call(args)) as R[];
+      }
     }
+    const { text, slots, query } = compiled;
+    const parameters = parametersFor(slots, args);
     const direct = directReaders.get(db)?.(text, parameters);
     if (direct) return direct as R[];
     const result = await db.executeQuery<R>({ sql: text, parameters, query, queryId: createQueryId() });

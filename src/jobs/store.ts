@@ -52,7 +52,9 @@ export interface JobViewForKey {
 }
 
 // The key (by hash, unique) left-joined with the job (by primary key and project): one statement, one
-// round trip on PostgreSQL, for authentication and the read. Key columns are aliased key_*.
+// round trip on PostgreSQL, for authentication and the read. Key columns are aliased key_*. Batchable: on
+// PostgreSQL the GETs that arrive while one is in flight are read together by the next statement
+// (src/db/reusable.ts), each caller getting its own row.
 const keyAndJobView = reusableQuery<[hash: string, projectId: string, id: string], Record<string, unknown>>(
   'key_and_job_view',
   3,
@@ -69,6 +71,7 @@ const keyAndJobView = reusableQuery<[hash: string, projectId: string, id: string
         ...JOB_VIEW_COLUMNS.map((c) => `jobs.${c}` as const),
       ])
       .where('api_keys.hash', '=', hash),
+  ['text', 'text', 'text'],
 );
 
 function storeOver(db: Kysely<DB>, caps: DialectCaps) {

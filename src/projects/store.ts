@@ -10,9 +10,13 @@ export type KeyRow = ProjectsTables['api_keys'];
 /** What authentication needs of a key. */
 export type KeyAuthRow = Pick<KeyRow, 'id' | 'project_id' | 'kind' | 'last_used_at' | 'revoked_at'>;
 
-// The per-request key lookup, compiled once.
-const keyByHash = reusableQuery<[hash: string], KeyAuthRow>('key_auth_by_hash', 1, (db: Kysely<DB>, hash) =>
-  db.selectFrom('api_keys').select(['id', 'project_id', 'kind', 'last_used_at', 'revoked_at']).where('hash', '=', hash),
+// The per-request key lookup, compiled once; concurrent lookups are combined into one statement where the
+// database batches lookups (src/db/reusable.ts).
+const keyByHash = reusableQuery<[hash: string], KeyAuthRow>(
+  'key_auth_by_hash',
+  1,
+  (db: Kysely<DB>, hash) => db.selectFrom('api_keys').select(['id', 'project_id', 'kind', 'last_used_at', 'revoked_at']).where('hash', '=', hash),
+  ['text'],
 );
 
 export function createProjectsStore(db: Kysely<DB>) {

@@ -85,6 +85,37 @@ describeEachDialect('GET job (key and job in one read)', (dialect) => {
     expect((await get(a.project.id, jobA.id as string, a.adminKey)).status).toBe(200);
   });
 
+  it('concurrent requests mixing keys and jobs each get their own answer (combined into one read on PostgreSQL)', async () => {
+    const revoked = await t.ctx.projects.createKey({ projectId: a.project.id, kind: 'admin', name: 'revoked' });
+    await t.ctx.projects.revokeKey(revoked.id);
+    const jobA2 = (await t.request('POST', `/v2/agent/${a.project.id}/job`, { key: a.adminKey, body: { prompt: 'Second' } })).body;
+    const specs: [string, string, string | undefined][] = [
+      [a.project.id, jobA.id as string, a.adminKey],
+      [a.project.id, jobA2.id as string, a.adminKey],
+      [a.project.id, 'job_doesnotexist', a.adminKey],
+      [a.project.id, jobB.id as string, a.adminKey],
+      [a.project.id, jobA.id as string, revoked.key],
+      [a.project.id, jobA.id as string, `ink_${'Z'.repeat(40)}`],
+      [a.project.id, jobA.id as string, a.ingestKey],
+      [a.project.id, jobA.id as string, b.adminKey],
+      [b.project.id, jobB.id as string, b.adminKey],
+      [b.project.id, jobA.id as string, b.adminKey],
+      [a.project.id, jobA.id as string, undefined],
+    ];
+    // Each answer alone first, then all of them at once, three times over.
+    const alone = [];
+    for (const [p, id, k] of specs) alone.push(await get(p, id, k));
+    expect(alone.map((r) => r.status)).toEqual([200, 200, 404, 404, 401, 401, 403, 404, 200, 404, 401]);
+    expect(alone[0]?.body).toEqual(jobA);
+    expect(alone[1]?.body).toEqual(jobA2);
+    expect(alone[8]?.body).toEqual(jobB);
+    const together = await Promise.all([0, 1, 2].flatMap(() => specs.map(([p, id, k]) => get(p, id, k))));
+    for (const [i, r] of together.entries()) {
+      const expected = alone[i % specs.length];
+      expect({ status: r.status, text: r.text }, `request ${i}`).toEqual({ status: expected?.status, text: expected?.text });
+    }
+  });
+
   it('records when the key was last used', async () => {
     const k = await t.ctx.projects.createKey({ projectId: a.project.id, kind: 'admin', name: 'fresh' });
     const t0 = Date.now();
