@@ -121,6 +121,7 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
   const run = gitFor(config, input.repository, mirror, input.signal);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await fs.mkdir(path.dirname(dir), { recursive: true });
+  const pooled = config.worker.worktreePool > 0;
   const { ws, reused } = await withLock(
     mirror,
     async () => {
@@ -131,21 +132,50 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
       if (!baseSha) throw new GitError(`base ref "${input.ref}" does not exist in the repository`, null, '');
       const branchSha = await revParse(run, `refs/remotes/origin/${input.branch}`);
       const startSha = branchSha ?? baseSha;
-      await dropWorktree(mirror, dir, run);
-      const reused = config.worker.worktreePool > 0 && (await takeSpare(config, mirror, dir, run));
-      if (!reused) await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
       const ws: Workspace = { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run };
+      // The job's own worktree is still there (its next turn was queued before the last one settled, or a
+      // run crashed): with the pool on it is reused in place like a spare.
+      if (pooled && (await isWorktreeOf(dir, mirror))) return { ws, reused: true };
+      await dropWorktree(mirror, dir, run);
+      const reused = pooled && (await takeSpare(config, mirror, dir, run));
+      if (!reused) await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
       return { ws, reused };
     },
     { signal: input.signal },
   );
   if (reused) {
-    // The spare is this job's worktree now (only this run touches it): switch it to the start commit and
-    // drop anything not in it. Both touch the worktree's own HEAD and index only, so no mirror lock.
-    await run(['checkout', '--quiet', '--detach', '--force', ws.startSha], { cwd: dir });
-    await run(['clean', '-ffdxq'], { cwd: dir });
+    // The worktree is this job's (only this run touches it): switch it to the start commit and drop anything
+    // not in it. Both touch the worktree's own HEAD and index only, so no mirror lock. A worktree git cannot
+    // switch (a killed git left its index.lock, say) is replaced by a fresh checkout.
+    const switched = await run(['checkout', '--quiet', '--detach', '--force', ws.startSha], { cwd: dir })
+      .then(() => run(['clean', '-ffdxq'], { cwd: dir }))
+      .then(
+        () => true,
+        (err: unknown) => {
+          if (input.signal?.aborted) throw err;
+          return false;
+        },
+      );
+    if (!switched) {
+      await withLock(
+        mirror,
+        async () => {
+          await dropWorktree(mirror, dir, run);
+          await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, ws.startSha]);
+        },
+        { signal: input.signal },
+      );
+    }
   }
   return ws;
+}
+
+/** True when `dir` is a live worktree of `mirror`. */
+async function isWorktreeOf(dir: string, mirror: string): Promise<boolean> {
+  const owner = await mirrorOf(dir);
+  if (!owner) return false;
+  const [a, b] = await Promise.all([fs.realpath(owner).catch(() => owner), fs.realpath(mirror).catch(() => mirror)]);
+  return a === b;
 }
 
 /** Where clean worktrees of one mirror wait for their next job. */

@@ -158,6 +158,36 @@ describe('workspace', () => {
       execFileSync('git', ['fsck', '--no-progress'], { cwd: again.mirror });
     });
 
+    it('a job whose worktree is still there (next turn queued during a run) reuses it in place, clean, at its branch', async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/in', jobId: 'job_in' });
+      fs.writeFileSync(path.join(first.dir, 'turn1.md'), 'turn 1\n');
+      const sha = await commitAll(first, { message: 'turn 1', ...author });
+      await pushBranch(first, 'inkwell/in');
+      fs.writeFileSync(path.join(first.dir, 'README.md'), 'dirty\n');
+      fs.writeFileSync(path.join(first.dir, 'untracked.md'), 'x\n');
+      const inode = fs.statSync(first.dir).ino;
+      const second = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/in', jobId: 'job_in' });
+      expect(fs.statSync(second.dir).ino).toBe(inode);
+      expect(second.startSha).toBe(sha);
+      expect(tree(second.dir)).toEqual(['README.md', 'docs/a.md', 'turn1.md']);
+      expect(fs.readFileSync(path.join(second.dir, 'README.md'), 'utf8')).toBe('# Docs\n');
+      expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: second.dir, encoding: 'utf8' })).toBe('');
+    });
+
+    it('a worktree git cannot switch (index.lock left by a killed git) is replaced by a fresh checkout', async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/bk', jobId: 'job_bk' });
+      const admin = fs
+        .readFileSync(path.join(first.dir, '.git'), 'utf8')
+        .replace(/^gitdir:\s*/, '')
+        .trim();
+      fs.writeFileSync(path.join(admin, 'index.lock'), '');
+      fs.writeFileSync(path.join(first.dir, 'stray.md'), 'stray\n');
+      const second = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/bk', jobId: 'job_bk' });
+      expect(tree(second.dir)).toEqual(['README.md', 'docs/a.md']);
+      fs.writeFileSync(path.join(second.dir, 'new.md'), 'new\n');
+      expect(await commitAll(second, { message: 'works', ...author })).toMatch(/^[0-9a-f]{40}$/);
+    });
+
     it('keeps at most worker.worktreePool spares per repository and removes the rest; 0 turns the pool off', async () => {
       config = { ...config, worker: { ...config.worker, worktreePool: 2 } };
       const made = await Promise.all(
