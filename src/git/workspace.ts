@@ -116,8 +116,12 @@ async function dropWorktree(mirror: string, dir: string, run: Workspace['git']):
 export async function prepareWorkspace(config: Config, input: PrepareInput): Promise<Workspace> {
   const problem = repositoryProblem(input.repository) ?? branchNameProblem(input.branch) ?? branchNameProblem(input.ref);
   if (problem) throw new GitError(problem, null, '');
-  const mirror = mirrorPath(config, input.repository);
   const dir = worktreePath(config, input.jobId);
+  // A new turn of this job: a release of its previous turn's worktree that is still going finishes first (and,
+  // seeing this turn, leaves the worktree to it).
+  preparations.set(input.jobId, (preparations.get(input.jobId) ?? 0) + 1);
+  await releases.get(input.jobId);
+  const mirror = mirrorPath(config, input.repository);
   const run = gitFor(config, input.repository, mirror, input.signal);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await fs.mkdir(path.dirname(dir), { recursive: true });
@@ -273,14 +277,31 @@ export async function removeWorktree(config: Config, jobId: string): Promise<voi
   await withLock(mirror, () => dropWorktree(mirror, dir, localGit(mirror)));
 }
 
+/** Per job, in this process: how many turns have prepared a workspace, and the release in progress. */
+const preparations = new Map<string, number>();
+const releases = new Map<string, Promise<void>>();
+
 /**
  * Done with a finished job's worktree: cleaned (reset to its commit, untracked and ignored files removed) and
  * kept as a spare for the repository's next job while fewer than `worker.worktreePool` are kept; otherwise
- * removed. Safe when it does not exist.
+ * removed. Safe when it does not exist. Called when a turn settles: a next turn of the same job that starts
+ * meanwhile waits for it, and once such a turn has started the release leaves the worktree alone.
  */
-export async function releaseWorktree(config: Config, jobId: string): Promise<void> {
+export function releaseWorktree(config: Config, jobId: string): Promise<void> {
+  const generation = preparations.get(jobId);
+  const current = () => preparations.get(jobId) === generation;
+  const done = release(config, jobId, current).finally(() => {
+    if (releases.get(jobId) === done) releases.delete(jobId);
+    if (current()) preparations.delete(jobId);
+  });
+  releases.set(jobId, done);
+  return done;
+}
+
+async function release(config: Config, jobId: string, current: () => boolean): Promise<void> {
   const dir = worktreePath(config, jobId);
   const mirror = await mirrorOf(dir);
+  if (!current()) return;
   if (mirror && config.worker.worktreePool > 0) {
     const run = localGit(mirror);
     // Cleaning outside the mirror lock: it touches this worktree's own index only.
@@ -290,9 +311,11 @@ export async function releaseWorktree(config: Config, jobId: string): Promise<vo
         () => true,
         () => false,
       );
+    if (!current()) return;
     const kept =
       clean &&
       (await withLock(mirror, async () => {
+        if (!current()) return true; // a new turn has the worktree now
         const root = spareRoot(config, mirror);
         const spares = await fs.readdir(root).catch(() => [] as string[]);
         if (spares.length >= config.worker.worktreePool) return false;
@@ -303,7 +326,7 @@ export async function releaseWorktree(config: Config, jobId: string): Promise<vo
           () => false,
         );
       }));
-    if (kept) return;
+    if (kept || !current()) return;
   }
   await removeWorktree(config, jobId);
 }

@@ -174,6 +174,28 @@ describe('workspace', () => {
       expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: second.dir, encoding: 'utf8' })).toBe('');
     });
 
+    it("a next turn that starts while the last turn's release is under way waits for it and gets the worktree", async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/q', jobId: 'job_q' });
+      fs.writeFileSync(path.join(first.dir, 'turn1.md'), 'turn 1\n');
+      await commitAll(first, { message: 'turn 1', ...author });
+      await pushBranch(first, 'inkwell/q');
+      fs.writeFileSync(path.join(first.dir, 'left-over.md'), 'x\n');
+      const inode = fs.statSync(first.dir).ino;
+      // The turn settles and its release starts; a follow-up turn of the same job is claimed at once.
+      const released = releaseWorktree(config, 'job_q');
+      const [, next] = await Promise.all([released, prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/q', jobId: 'job_q' })]);
+      expect(fs.statSync(next.dir).ino).toBe(inode); // left in place for the new turn, not moved to the pool
+      expect(spares(next.mirror)).toHaveLength(0);
+      expect(tree(next.dir)).toEqual(['README.md', 'docs/a.md', 'turn1.md']);
+      fs.writeFileSync(path.join(next.dir, 'turn2.md'), 'turn 2\n');
+      await commitAll(next, { message: 'turn 2', ...author });
+      await pushBranch(next, 'inkwell/q');
+      expect(listBranchFiles(repo, 'inkwell/q')).toEqual(['README.md', 'docs/a.md', 'turn1.md', 'turn2.md']);
+      // Its own release later keeps it as a spare as usual.
+      await releaseWorktree(config, 'job_q');
+      expect(spares(next.mirror)).toHaveLength(1);
+    });
+
     it('a worktree git cannot switch (index.lock left by a killed git) is replaced by a fresh checkout', async () => {
       const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/bk', jobId: 'job_bk' });
       const admin = fs
