@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
 import { type LoadRequest, type LoadResult, load, startBareServer } from './lib/load.ts';
-import { environment, writeResults } from './lib/results.ts';
+import { cpuMs, environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { round } from './lib/stats.ts';
 
@@ -21,8 +21,11 @@ const roundS = Math.max(1, Math.round(durationS / rounds));
 interface System {
   name: string;
   baseUrl: string;
+  pid: number;
   req: LoadRequest;
   runs: LoadResult[];
+  /** Server process CPU (user + system) per request in each round, µs. */
+  cpuUs: (number | null)[];
 }
 
 interface BackendResult {
@@ -31,11 +34,17 @@ interface BackendResult {
   ratioToBare?: number;
   p99Ms?: number;
   load?: LoadResult;
-  rounds?: { requestsPerSecond: number; p99Ms: number; bareRequestsPerSecond: number; ratioToBare: number }[];
+  rounds?: { requestsPerSecond: number; p99Ms: number; bareRequestsPerSecond: number; ratioToBare: number; cpuUsPerRequest: number | null }[];
+  /** Median over rounds of the service process's CPU per request (µs); the database server's own CPU is not included. */
+  cpuUsPerRequest?: number | null;
   peakRssMb?: number | null;
   error?: string;
 }
 
+const medianOrNull = (xs: (number | null)[]): number | null => {
+  const known = xs.filter((x): x is number => x !== null);
+  return known.length ? round(median(known), 1) : null;
+};
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -46,7 +55,9 @@ const median = (xs: number[]): number => {
 // on a shared machine the load changes over a minute, so each Inkwell round is compared with the bare
 // round measured just before or after it, and medians over rounds are reported.
 const bare = await startBareServer();
-const systems: System[] = [{ name: 'bare', baseUrl: bare.baseUrl, req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, runs: [] }];
+const systems: System[] = [
+  { name: 'bare', baseUrl: bare.baseUrl, pid: bare.pid, req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, runs: [], cpuUs: [] },
+];
 const results: BackendResult[] = [];
 const services: { backend: Backend; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 try {
@@ -75,7 +86,7 @@ try {
       const req = { method: 'GET' as const, path: `/v2/agent/${project.projectId}/job/${job.id}`, headers: { authorization: `Bearer ${project.adminKey}` } };
       const check = await fetch(`${svc.baseUrl}${req.path}`, { headers: req.headers });
       if (check.status !== 200) throw new Error(`job get returned ${check.status}: ${(await check.text()).slice(0, 300)}`);
-      systems.push({ name: backend, baseUrl: svc.baseUrl, req, runs: [] });
+      systems.push({ name: backend, baseUrl: svc.baseUrl, pid: svc.pid, req, runs: [], cpuUs: [] });
     } catch (err) {
       out.error = (err as Error).message;
       log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
@@ -86,10 +97,15 @@ try {
   for (let round = 0; round < rounds; round++) {
     const order = systems.map((_, i) => systems[(i + round) % systems.length] as System);
     for (const sys of order) {
+      const cpu0 = cpuMs(sys.pid);
       const res = await load(sys.baseUrl, sys.req, { connections, durationS: roundS });
+      const cpu1 = cpuMs(sys.pid);
       sys.runs.push(res);
+      sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? Math.round(((cpu1 - cpu0) * 10_000) / res.requests) / 10 : null);
       if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
-      log(`round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms`);
+      log(
+        `round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ${sys.cpuUs.at(-1)} µs server CPU/request`,
+      );
     }
   }
 } finally {
@@ -113,8 +129,15 @@ for (const out of results) {
   if (!sys || out.error) continue;
   out.rounds = sys.runs.map((r, i) => {
     const b = (bareSys.runs[i] as LoadResult).requestsPerSecond;
-    return { requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99, bareRequestsPerSecond: b, ratioToBare: round(r.requestsPerSecond / b, 3) };
+    return {
+      requestsPerSecond: r.requestsPerSecond,
+      p99Ms: r.latencyMs.p99,
+      bareRequestsPerSecond: b,
+      ratioToBare: round(r.requestsPerSecond / b, 3),
+      cpuUsPerRequest: sys.cpuUs[i] ?? null,
+    };
   });
+  out.cpuUsPerRequest = medianOrNull(sys.cpuUs);
   out.requestsPerSecond = median(sys.runs.map((r) => r.requestsPerSecond));
   out.p99Ms = median(sys.runs.map((r) => r.latencyMs.p99));
   out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
@@ -123,6 +146,7 @@ for (const out of results) {
     `inkwell-${out.backend}: ${out.requestsPerSecond.toLocaleString('en')} req/s, p99 ${out.p99Ms} ms, ${out.ratioToBare} of bare (median of per-round ratios)`,
   );
 }
+const bareCpuUs = medianOrNull(bareSys.cpuUs);
 const bareResult = { requestsPerSecond: bareRps, latencyMs: { p99: bareP99 } };
 
 const result = {
@@ -138,21 +162,27 @@ const result = {
       'bare = the same framework and route shape returning a constant job, no auth, no database, in its own process, same run.',
       'All systems run at once and are measured in turn, `rounds` rounds of `roundS` seconds each (order rotating): req/s and p99 are medians over rounds; ratioToBare is the median of per-round ratios (each Inkwell round over the bare round of the same round).',
       'Rate limits are raised for the run (the read path has no limiter; the env only matters for other families).',
+      'cpuUsPerRequest: the server process CPU (user + system, /proc/<pid>/stat) used during a round over the requests served in it, median over rounds; steadier than req/s on a shared machine. The PostgreSQL server process is not counted.',
     ],
   },
   bare: {
     requestsPerSecond: bareRps,
     p99Ms: bareP99,
-    rounds: bareSys.runs.map((r) => ({ requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99 })),
+    cpuUsPerRequest: bareCpuUs,
+    rounds: bareSys.runs.map((r, i) => ({ requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99, cpuUsPerRequest: bareSys.cpuUs[i] ?? null })),
     load: bareSys.runs[bareSys.runs.length - 1],
   },
   inkwell: results,
   targets: Object.fromEntries(results.map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
 };
 const files = writeResults('api', result);
-console.log('system            req/s     p99 ms  ratio to bare');
-console.log(`bare              ${String(bareResult.requestsPerSecond).padEnd(10)}${String(bareResult.latencyMs.p99).padEnd(8)}1`);
+console.log('system            req/s     p99 ms  ratio to bare  server CPU µs/request');
+console.log(
+  `bare              ${String(bareResult.requestsPerSecond).padEnd(10)}${String(bareResult.latencyMs.p99).padEnd(8)}${'1'.padEnd(15)}${bareCpuUs ?? ''}`,
+);
 for (const r of results) {
-  console.log(`inkwell-${r.backend.padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${r.ratioToBare ?? ''}`);
+  console.log(
+    `inkwell-${r.backend.padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.ratioToBare ?? '').padEnd(15)}${r.cpuUsPerRequest ?? ''}`,
+  );
 }
 console.log(`results: ${files.latest}`);

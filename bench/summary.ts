@@ -68,10 +68,10 @@ if (p) {
   console.log(`### API: GET job with auth (${p.method.connections} connections, ${p.method.durationS} s; ${env(p)})\n`);
   console.log(
     table(
-      ['system', 'req/s', 'p99 ms', 'ratio to bare'],
+      ['system', 'req/s', 'p99 ms', 'ratio to bare', 'server CPU µs/request'],
       [
-        ['bare Fastify route', p.bare.requestsPerSecond, p.bare.p99Ms, 1],
-        ...p.inkwell.map((r: any) => [`inkwell-${r.backend}`, r.requestsPerSecond, r.p99Ms, r.ratioToBare]),
+        ['bare Fastify route', p.bare.requestsPerSecond, p.bare.p99Ms, 1, p.bare.cpuUsPerRequest],
+        ...p.inkwell.map((r: any) => [`inkwell-${r.backend}`, r.requestsPerSecond, r.p99Ms, r.ratioToBare, r.cpuUsPerRequest]),
       ],
     ),
   );

@@ -64,6 +64,7 @@ export async function load(baseUrl: string, req: LoadRequest, o: { connections: 
 
 export interface BareServer {
   baseUrl: string;
+  pid: number;
   peakRssMb(): number | null;
   stop(): Promise<void>;
 }
@@ -85,6 +86,7 @@ export async function startBareServer(): Promise<BareServer> {
   const pid = child.pid as number;
   return {
     baseUrl,
+    pid,
     peakRssMb: () => peakRssMb(pid),
     async stop() {
       const done = new Promise((r) => child.once('exit', r));

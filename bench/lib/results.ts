@@ -49,6 +49,26 @@ export function peakRssMb(pid: number = process.pid): number | null {
   }
 }
 
+const CLOCK_TICKS_PER_S = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc/<pid>/stat), or null. */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+  } catch {
+    return null;
+  }
+}
+
 /** Current resident set size (VmRSS) of a process in MB. */
 export function rssMb(pid: number = process.pid): number | null {
   try {
