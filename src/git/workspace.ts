@@ -52,10 +52,19 @@ export interface PrepareInput {
   signal?: AbortSignal;
 }
 
+/**
+ * Settings for every git command on a mirror or its worktrees. gc.auto=0: several worktrees share the object
+ * store; never let an automatic gc run under them. No hooks (the repository's are not ours to run), no signing.
+ */
+const GIT_SETTINGS: Array<[string, string]> = [
+  ['gc.auto', '0'],
+  ['core.hooksPath', '/dev/null'],
+  ['commit.gpgSign', 'false'],
+];
+
 function gitFor(config: Config, repository: string, mirror: string, signal?: AbortSignal) {
   const creds = credentialsFor(repository, config);
-  // gc.auto=0: several worktrees share the object store; never let an automatic gc run under them.
-  const base: Array<[string, string]> = [['gc.auto', '0'], ['core.hooksPath', '/dev/null'], ['commit.gpgSign', 'false'], ...creds.config];
+  const base: Array<[string, string]> = [...GIT_SETTINGS, ...creds.config];
   return (args: string[], opts: { cwd?: string; okCodes?: number[] } = {}) =>
     git(args, { cwd: opts.cwd ?? mirror, env: creds.env, config: base, signal, okCodes: opts.okCodes });
 }
@@ -141,9 +150,9 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
       // run crashed): with the pool on it is reused in place like a spare.
       if (pooled && (await isWorktreeOf(dir, mirror))) return { ws, reused: true };
       await dropWorktree(mirror, dir, run);
-      const reused = pooled && (await takeSpare(config, mirror, dir, run));
-      if (!reused) await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, startSha]);
-      return { ws, reused };
+      if (pooled && (await takeSpare(config, mirror, dir, run))) return { ws, reused: true };
+      await addWorktree(dir, startSha, run);
+      return { ws, reused: false };
     },
     { signal: input.signal },
   );
@@ -165,13 +174,18 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
         mirror,
         async () => {
           await dropWorktree(mirror, dir, run);
-          await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, ws.startSha]);
+          await addWorktree(dir, ws.startSha, run);
         },
         { signal: input.signal },
       );
     }
   }
   return ws;
+}
+
+/** A new detached worktree at `dir` checked out at `sha`. Under the mirror lock. */
+async function addWorktree(dir: string, sha: string, run: Workspace['git']): Promise<void> {
+  await run(['worktree', 'add', '--detach', '--force', '--quiet', dir, sha]);
 }
 
 /** True when `dir` is a live worktree of `mirror`. */
@@ -220,11 +234,7 @@ export async function commitAll(ws: Workspace, input: CommitInput): Promise<stri
   await git(['commit', '--quiet', '--no-verify', '-m', input.message], {
     cwd: ws.dir,
     env: { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email },
-    config: [
-      ['core.hooksPath', '/dev/null'],
-      ['commit.gpgSign', 'false'],
-      ['gc.auto', '0'],
-    ],
+    config: GIT_SETTINGS,
   });
   return (await ws.git(['rev-parse', 'HEAD'], { cwd: ws.dir })).stdout.trim();
 }
@@ -258,12 +268,9 @@ async function mirrorOf(dir: string): Promise<string | null> {
   }
 }
 
+/** Git for local work on a mirror's worktrees (no remote, so no credentials). */
 function localGit(mirror: string): Workspace['git'] {
-  const config: Array<[string, string]> = [
-    ['gc.auto', '0'],
-    ['core.hooksPath', '/dev/null'],
-  ];
-  return (args, opts = {}) => git(args, { cwd: opts.cwd ?? mirror, okCodes: opts.okCodes, config });
+  return (args, opts = {}) => git(args, { cwd: opts.cwd ?? mirror, okCodes: opts.okCodes, config: GIT_SETTINGS });
 }
 
 /** Removes a finished job's worktree (the pushed branch stays on the remote). Safe when it does not exist. */
