@@ -127,7 +127,11 @@ describeEachDialect('webhooks', (dialect) => {
     dispatch(hh.ctx);
 
     await receiver.waitFor(2);
-    const mid = (await deliveries(hh))[0];
+    // The dispatcher records the attempt after the receiver has answered: wait for that write.
+    const [mid] = await eventually(async () => {
+      const l = await deliveries(hh);
+      return l[0]?.lastStatusCode === 503 ? l : null;
+    });
     expect(mid).toMatchObject({ status: 'pending', lastStatusCode: 503, lastError: expect.stringContaining('HTTP 503') });
     expect(mid?.nextAttemptAt).not.toBeNull();
 
