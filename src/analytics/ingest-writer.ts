@@ -377,6 +377,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         // version row lock), so the rows need no particular order; existing ones are skipped by the insert.
         const visits: BulkRow[] = [];
         const seen = new Map<number, Map<number, number[]>>();
+        // And the group's qualifying views counted per (day, path): [human, ai], added to the daily counts.
+        const views = new Map<number, Map<number, [number, number]>>();
         for (let j = 0; j < todo.length; j++) {
           const { job, index, events } = todo[j] as (typeof todo)[number];
           if (events.length === 0) continue;
@@ -412,6 +414,14 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
             if (e[W_QUALIFYING] === 1) {
               const cls = e[W_CLASS] === 'human' ? CLS_HUMAN : CLS_AI;
               const day = e[W_DAY];
+              let dayViews = views.get(day);
+              if (!dayViews) {
+                dayViews = new Map();
+                views.set(day, dayViews);
+              }
+              const counts = dayViews.get(pid);
+              if (counts) counts[cls === CLS_HUMAN ? 0 : 1]++;
+              else dayViews.set(pid, cls === CLS_HUMAN ? [1, 0] : [0, 1]);
               let byVisitor = seen.get(day);
               if (!byVisitor) {
                 byVisitor = new Map();
@@ -427,6 +437,9 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
           }
           inserted[index] = await store.bulkInsertEvents(bulk, trx, rows);
         }
+        const viewRows: BulkRow[] = [];
+        for (const [day, byPath] of views) for (const [pid, [human, ai]] of byPath) viewRows.push([ord, day, pid, human, ai]);
+        await store.bulkAddViews(bulk, trx, viewRows);
         const visitRows = visits;
         const added = await store.bulkInsertVisits(bulk, trx, visitRows);
         // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).

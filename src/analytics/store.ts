@@ -83,6 +83,19 @@ export const VISIT_TABLE: BulkTable = {
   onConflict: 'ignore',
 };
 
+/** Rows [project_ord, day, path_id, human, ai], one per (day, path) in a call: added to the stored counts. */
+const VIEW_TABLE: BulkTable = {
+  table: 'analytics_daily_views',
+  columns: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'day', type: 'integer' },
+    { name: 'path_id', type: 'bigint' },
+    { name: 'human', type: 'bigint' },
+    { name: 'ai', type: 'bigint' },
+  ],
+  onConflict: { key: ['project_ord', 'day', 'path_id'], add: ['human', 'ai'] },
+};
+
 const PATH_TABLE: BulkTable = {
   table: 'analytics_paths',
   columns: [
@@ -178,6 +191,11 @@ export const analyticsStore = {
   /** Inserts daily visits (arrays in VISIT_TABLE order); existing ones are skipped. */
   async bulkInsertVisits(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
     return bulk.insert(trx, VISIT_TABLE, rows);
+  },
+
+  /** Adds view counts [project_ord, day, path_id, human, ai] (distinct (day, path) per call) to the stored ones. */
+  async bulkAddViews(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
+    return bulk.insert(trx, VIEW_TABLE, rows);
   },
 
   /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
@@ -302,17 +320,12 @@ export const analyticsStore = {
     return { human: Number(r?.human ?? 0), ai: Number(r?.ai ?? 0), total: Number(r?.total ?? 0) };
   },
 
-  /** Qualifying view counts per path and class over a day range (from raw events), with the path text. */
+  /** Qualifying view counts per path and class over a day range (from the daily counts), with the path text. */
   async viewsByPathNamed(db: Q, projectOrd: number, range: DayRange): Promise<{ path: string; human: number; ai: number }[]> {
     const counts = db
-      .selectFrom('analytics_events')
-      .select([
-        'path_id',
-        sql<number>`sum(case when class = 'human' then 1 else 0 end)`.as('human'),
-        sql<number>`sum(case when class = 'ai' then 1 else 0 end)`.as('ai'),
-      ])
+      .selectFrom('analytics_daily_views')
+      .select(['path_id', sql<number>`sum(human)`.as('human'), sql<number>`sum(ai)`.as('ai')])
       .where('project_ord', '=', projectOrd)
-      .where('qualifying', '=', 1)
       .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
       .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
       .groupBy('path_id');
@@ -365,10 +378,30 @@ export const analyticsStore = {
 
   async deleteVisits(db: Q, projectOrd: number): Promise<void> {
     await db.deleteFrom('analytics_daily_visits').where('project_ord', '=', projectOrd).execute();
+    await db.deleteFrom('analytics_daily_views').where('project_ord', '=', projectOrd).execute();
   },
 
-  /** Rebuilds the daily visits of a project from its qualifying raw events (after deleteVisits). */
+  /** Rebuilds the daily visits and view counts of a project from its qualifying raw events (after deleteVisits). */
   async rebuildVisits(db: Q, projectOrd: number): Promise<void> {
+    await db
+      .insertInto('analytics_daily_views')
+      .columns(['project_ord', 'day', 'path_id', 'human', 'ai'])
+      .expression((eb) =>
+        eb
+          .selectFrom('analytics_events')
+          .select([
+            'project_ord',
+            'day',
+            'path_id',
+            sql<number>`sum(case when class = 'human' then 1 else 0 end)`.as('human'),
+            sql<number>`sum(case when class = 'ai' then 1 else 0 end)`.as('ai'),
+          ])
+          .where('project_ord', '=', projectOrd)
+          .where('qualifying', '=', 1)
+          .where('class', 'in', ['human', 'ai'])
+          .groupBy(['project_ord', 'day', 'path_id']),
+      )
+      .execute();
     await db
       .insertInto('analytics_daily_visits')
       .columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls'])

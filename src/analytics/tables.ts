@@ -9,6 +9,8 @@
 //   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/visitor-index.ts).
 // - `analytics_events` keeps every accepted event (for `views`, reclassification and audits), its user agent
 //   by dictionary id and its raw path only when it differs from the normalised one (migration 0007).
+// - `analytics_daily_views` counts qualifying views per (project, day, path), human and AI apart (the views
+//   export reads only this table).
 // - `analytics_daily_visits` holds one row per qualifying (project, day, path, visitor, class), deduplicated
 //   at ingest. The visitors export reads only this table. A later per-day compressed visitor-set table
 //   (e.g. Roaring bitmaps over visitor ordinals, keyed by (project, day, path, class)) can be derived from it.
@@ -82,6 +84,14 @@ export interface AnalyticsTables {
     visitor_ord: number;
     /** CLS_HUMAN or CLS_AI. */
     cls: number;
+  };
+  /** Qualifying views per (project, day, path), human and AI apart (migration 0009): what the views export sums. */
+  analytics_daily_views: {
+    project_ord: number;
+    day: number;
+    path_id: number;
+    human: number;
+    ai: number;
   };
   /** A data version per (project, day): bumped whenever that day's daily visits change (migration 0006). */
   analytics_day_versions: {

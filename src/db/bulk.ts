@@ -16,8 +16,12 @@ export type BulkColumnType = 'smallint' | 'integer' | 'bigint' | 'text';
 export interface BulkTable {
   table: string;
   columns: readonly { name: string; type: BulkColumnType }[];
-  /** `ignore`: rows violating any unique constraint are skipped (ON CONFLICT DO NOTHING). */
-  onConflict: 'ignore' | 'error';
+  /**
+   * `ignore`: rows violating any unique constraint are skipped (ON CONFLICT DO NOTHING). `{ key, add }`: a row
+   * whose `key` columns match a stored row adds its `add` columns to it (counters). The rows of one call must
+   * have distinct keys (PostgreSQL cannot update a row twice in one statement).
+   */
+  onConflict: 'ignore' | 'error' | { key: readonly string[]; add: readonly string[] };
 }
 
 export type BulkRow = readonly unknown[];
@@ -44,7 +48,12 @@ function insertHead(spec: BulkTable): string {
 }
 
 function conflictTail(spec: BulkTable): string {
-  return spec.onConflict === 'ignore' ? ' on conflict do nothing' : '';
+  const c = spec.onConflict;
+  if (c === 'ignore') return ' on conflict do nothing';
+  if (c === 'error') return '';
+  const table = quoteIdent(spec.table);
+  const sums = c.add.map((n) => `${quoteIdent(n)} = ${table}.${quoteIdent(n)} + excluded.${quoteIdent(n)}`);
+  return ` on conflict (${c.key.map(quoteIdent).join(', ')}) do update set ${sums.join(', ')}`;
 }
 
 function returningTail(columns: readonly string[]): string {
@@ -56,7 +65,7 @@ export function createBulkWriter(db: Database): BulkWriter {
   if (handle) {
     const statements = new Map<string, Statement>();
     const statement = (spec: BulkTable, rows: number, returning: readonly string[] = []): Statement => {
-      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${spec.onConflict}\u0000${rows}\u0000${returning.join(',')}`;
+      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${conflictTail(spec)}\u0000${rows}\u0000${returning.join(',')}`;
       let s = statements.get(key);
       if (!s) {
         const tuple = `(${spec.columns.map(() => '?').join(', ')})`;

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFile, OccurrenceCounter } from '../../src/analytics/import.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { analyticsStore } from '../../src/analytics/store.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
 import { sendEvents, walk } from './api.ts';
@@ -124,7 +125,8 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
     const svc = createAnalyticsService(t.ctx);
     const before = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', {}, 250);
     const beforeViews = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
-    // Simulate a rules change: every stored event becomes a "human" qualifying view, and the daily visits are rebuilt from that.
+    // Simulate a rules change: every stored event becomes a "human" qualifying view, and the daily visits and view
+    // counts are rebuilt from that (the state a database classified by the old rules would be in).
     const ord = (await t.ctx.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', viaImport.project.id).executeTakeFirstOrThrow())
       .ord;
     await t.ctx.db.kysely
@@ -132,7 +134,8 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
       .set({ class: 'human', category: null, rule: 'old-rule', qualifying: 1 })
       .where('project_ord', '=', ord)
       .execute();
-    await t.ctx.db.kysely.deleteFrom('analytics_daily_visits').where('project_ord', '=', ord).execute();
+    await analyticsStore.deleteVisits(t.ctx.db.kysely, ord);
+    await analyticsStore.rebuildVisits(t.ctx.db.kysely, ord);
     await t.ctx.db.kysely
       .updateTable('analytics_projects')
       .set((eb) => ({ version: eb('version', '+', 1) }))

@@ -9,6 +9,7 @@ import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_analytics_daysets.ts';
 import * as m0007 from './0007_analytics_ingest.ts';
 import * as m0008 from './0008_analytics_visitor_index.ts';
+import * as m0009 from './0009_analytics_daily_views.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -21,4 +22,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0006_analytics_daysets': m0006.up,
   '0007_analytics_ingest': m0007.up,
   '0008_analytics_visitor_index': m0008.up,
+  '0009_analytics_daily_views': m0009.up,
 };

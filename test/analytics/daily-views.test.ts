@@ -1,0 +1,167 @@
+// The daily view counts (migration 0009): ingest adds to them in the same transaction as the raw events, and
+// they always equal the qualifying raw events counted per (day, path, class) — across batches, repeated paths,
+// imports (a re-import adds nothing), reclassification, and for events stored before the table existed.
+import { sql } from 'kysely';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { analyticsStore as store } from '../../src/analytics/store.ts';
+import { testConfig } from '../../src/config.ts';
+import { createBulkWriter } from '../../src/db/bulk.ts';
+import { type Database, migrate } from '../../src/db/index.ts';
+import { createProjectService } from '../../src/projects/service.ts';
+import { createProjectsStore } from '../../src/projects/store.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+
+function services(db: Database) {
+  const projects = createProjectService(createProjectsStore(db.kysely));
+  return { projects, svc: createAnalyticsService({ config: testConfig(), db, projects, now: Date.now }) };
+}
+
+const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
+const UA_GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+/** Deterministic events over 3 days, 6 paths, human / AI / crawler, some not qualifying (assets, POST, 404). */
+function events(n: number, seed = 1) {
+  const out: Record<string, unknown>[] = [];
+  let x = seed;
+  const next = () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x;
+  };
+  for (let i = 0; i < n; i++) {
+    const r = next();
+    const ua = [UA_FIREFOX, UA_FIREFOX, UA_CLAUDE, UA_GOOGLEBOT][r % 4];
+    const path = ['/docs/a', '/docs/b', '/docs/c/', '/docs/d?x=1', '/img/logo.png', '/docs/e'][(r >> 3) % 6];
+    const day = 1 + ((r >> 6) % 3);
+    const e: Record<string, unknown> = { path, timestamp: `2026-06-0${day}T10:00:00Z`, userAgent: ua, visitorId: `v${(r >> 9) % 7}` };
+    if ((r >> 12) % 10 === 0) e.method = 'POST';
+    if ((r >> 13) % 11 === 0) e.status = 404;
+    out.push(e);
+  }
+  return out;
+}
+
+interface Count {
+  day: number;
+  path_id: number;
+  human: number;
+  ai: number;
+}
+
+const norm = (rows: Count[]) =>
+  rows
+    .map((r) => ({ day: Number(r.day), path_id: Number(r.path_id), human: Number(r.human), ai: Number(r.ai) }))
+    .sort((a, b) => a.day - b.day || a.path_id - b.path_id);
+
+async function stored(db: Database): Promise<Count[]> {
+  const r = await sql<Count>`select day, path_id, human, ai from analytics_daily_views`.execute(db.kysely);
+  return norm(r.rows);
+}
+
+/** The same counts straight from the raw events. */
+async function fromEvents(db: Database): Promise<Count[]> {
+  const r = await sql<Count>`select day, path_id,
+      sum(case when class = 'human' then 1 else 0 end) as human, sum(case when class = 'ai' then 1 else 0 end) as ai
+    from analytics_events where qualifying = 1 group by day, path_id`.execute(db.kysely);
+  return norm(r.rows);
+}
+
+describeEachDialect('analytics daily view counts', (dialect) => {
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb(dialect);
+  });
+  afterEach(async () => {
+    await t.cleanup();
+  });
+
+  it('equal the qualifying raw events per (day, path, class) after many batches; a re-import adds nothing', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'v', repository: 'r' });
+    const all = events(900);
+    for (let i = 0; i < all.length; i += 100) await svc.ingest.ingest(p.id, all.slice(i, i + 100), { source: 'api' });
+    const keys = all.map((_, i) => `line-${i}`);
+    await svc.ingest.ingest(p.id, all.slice(0, 300), { source: 'import', dedupKeys: keys.slice(0, 300) });
+    const counted = await stored(t.db);
+    expect(counted).toEqual(await fromEvents(t.db));
+    const total = counted.reduce((s, r) => s + r.human + r.ai, 0);
+    expect(total).toBeGreaterThan(300);
+    expect(counted.some((r) => r.ai > 0) && counted.some((r) => r.human > 0)).toBe(true);
+    // The same import lines again (and a part of them): nothing changes.
+    expect((await svc.ingest.ingest(p.id, all.slice(0, 300), { source: 'import', dedupKeys: keys.slice(0, 300) })).inserted).toBe(0);
+    expect(await stored(t.db)).toEqual(counted);
+    await svc.close();
+  });
+
+  it('the views export is the counts summed over the window, per path', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'v', repository: 'r' });
+    await svc.ingest.ingest(p.id, events(400, 7), { source: 'api' });
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const fromDay = Math.floor(Date.parse('2026-06-02T00:00:00Z') / 86_400_000);
+    const page = await svc.exporter.views({ projectId: p.id, walkId: 'w', fromDay, toDay: fromDay + 2, offset: 0, limit: 100 });
+    const raw = await sql<{ path: string; human: number; ai: number }>`select p.path as path,
+        sum(case when e.class = 'human' then 1 else 0 end) as human, sum(case when e.class = 'ai' then 1 else 0 end) as ai
+      from analytics_events e join analytics_paths p on p.id = e.path_id
+      where e.project_ord = ${ord} and e.qualifying = 1 and e.day >= ${fromDay} and e.day < ${fromDay + 2} group by p.path`.execute(t.db.kysely);
+    const expected = raw.rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai), total: Number(r.human) + Number(r.ai) }));
+    const byPath = (a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path);
+    expect([...page.rows].sort(byPath)).toEqual(expected.sort(byPath));
+    expect(page.totals).toEqual({
+      human: expected.reduce((s, r) => s + r.human, 0),
+      ai: expected.reduce((s, r) => s + r.ai, 0),
+      total: expected.reduce((s, r) => s + r.total, 0),
+    });
+    await svc.close();
+  });
+
+  it('reclassify rebuilds them from the raw events', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'v', repository: 'r' });
+    await svc.ingest.ingest(p.id, events(300, 3), { source: 'api' });
+    const right = await stored(t.db);
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    // Counts gone wrong (a bug, a manual edit): reclassify puts them back.
+    await sql`update analytics_daily_views set human = human + 5, ai = 0 where project_ord = ${ord}`.execute(t.db.kysely);
+    expect(await stored(t.db)).not.toEqual(right);
+    await svc.reclassify(p.id);
+    expect(await stored(t.db)).toEqual(right);
+    await svc.close();
+  });
+
+  it('migration 0009 counts the events stored before it', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'v', repository: 'r' });
+    await svc.ingest.ingest(p.id, events(500, 5), { source: 'api' });
+    await svc.close();
+    const right = await stored(t.db);
+    // Back to the schema before 0009, then migrate again.
+    await sql`drop table analytics_daily_views`.execute(t.db.kysely);
+    await sql`delete from kysely_migration where name = '0009_analytics_daily_views'`.execute(t.db.kysely);
+    expect(await migrate(t.db)).toEqual(['0009_analytics_daily_views']);
+    expect(await stored(t.db)).toEqual(right);
+    expect(right.length).toBeGreaterThan(0);
+  });
+
+  it('adding counts adds to the stored row of the same (project, day, path)', async () => {
+    const bulk = createBulkWriter(t.db);
+    await t.db.kysely.transaction().execute(async (trx) => {
+      await store.bulkAddViews(bulk, trx, [
+        [1, 10, 100, 2, 1],
+        [1, 11, 100, 1, 0],
+      ]);
+      await store.bulkAddViews(bulk, trx, [
+        [1, 10, 100, 3, 4],
+        [2, 10, 100, 1, 1],
+      ]);
+    });
+    const r = await sql<Count & { project_ord: number }>`select project_ord, day, path_id, human, ai from analytics_daily_views`.execute(t.db.kysely);
+    const rows = r.rows.map((x) => [Number(x.project_ord), Number(x.day), Number(x.path_id), Number(x.human), Number(x.ai)]).sort();
+    expect(rows).toEqual([
+      [1, 10, 100, 5, 5],
+      [1, 11, 100, 1, 0],
+      [2, 10, 100, 1, 1],
+    ]);
+  });
+});
