@@ -92,8 +92,15 @@ export interface WalkTiming {
   sortedDigest: string;
 }
 
-/** Walks the whole visitors export of [dateFrom, dateTo) through HTTP at limit 250, timing every page. */
-export async function walkExport(baseUrl: string, projectId: string, key: string, dateFrom: string, dateTo: string): Promise<WalkTiming> {
+/** Walks the whole visitors (or views) export of [dateFrom, dateTo) through HTTP at limit 250, timing every page. */
+export async function walkExport(
+  baseUrl: string,
+  projectId: string,
+  key: string,
+  dateFrom: string,
+  dateTo: string,
+  kind: 'visitors' | 'views' = 'visitors',
+): Promise<WalkTiming> {
   const rows: PageRow[] = [];
   let totals: Totals | null = null;
   const further: number[] = [];
@@ -102,12 +109,13 @@ export async function walkExport(baseUrl: string, projectId: string, key: string
   for (let offset = 0; ; offset += PAGE_SIZE) {
     const tp = performance.now();
     const r = await fetch(
-      `${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/visitors?dateFrom=${dateFrom}&dateTo=${dateTo}&limit=${PAGE_SIZE}&offset=${offset}`,
+      `${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/${kind}?dateFrom=${dateFrom}&dateTo=${dateTo}&limit=${PAGE_SIZE}&offset=${offset}`,
       { headers: { authorization: `Bearer ${key}` } },
     );
     const text = await r.text();
-    if (r.status !== 200) throw new Error(`visitors export returned ${r.status} at offset ${offset}: ${text.slice(0, 500)}`);
-    const body = JSON.parse(text) as { totals: Totals; visitors: PageRow[]; hasMore: boolean };
+    if (r.status !== 200) throw new Error(`${kind} export returned ${r.status} at offset ${offset}: ${text.slice(0, 500)}`);
+    const parsed = JSON.parse(text) as { totals: Totals; visitors?: PageRow[]; views?: PageRow[]; hasMore: boolean };
+    const body = { totals: parsed.totals, visitors: (kind === 'views' ? parsed.views : parsed.visitors) ?? [], hasMore: parsed.hasMore };
     const ms = since(tp);
     if (offset === 0) first = ms;
     else further.push(ms);
