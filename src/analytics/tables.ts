@@ -7,7 +7,7 @@
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
 //   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/visitor-index.ts).
-// - `analytics_events` keeps every accepted event (for `views`, reclassification and audits), its user agent
+// - `analytics_events` keeps every accepted event (for reclassification, rebuilding the derived tables and audits), its user agent
 //   by dictionary id and its raw path only when it differs from the normalised one (migration 0007).
 // - `analytics_daily_views` counts qualifying views per (project, day, path), human and AI apart (the views
 //   export reads only this table).
