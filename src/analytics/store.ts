@@ -383,12 +383,16 @@ export const analyticsStore = {
 
   /** Rebuilds the daily visits and view counts of a project from its qualifying raw events (after deleteVisits). */
   async rebuildVisits(db: Q, projectOrd: number): Promise<void> {
+    const qualifying = db
+      .selectFrom('analytics_events')
+      .where('project_ord', '=', projectOrd)
+      .where('qualifying', '=', 1)
+      .where('class', 'in', ['human', 'ai']);
     await db
       .insertInto('analytics_daily_views')
       .columns(['project_ord', 'day', 'path_id', 'human', 'ai'])
-      .expression((eb) =>
-        eb
-          .selectFrom('analytics_events')
+      .expression(
+        qualifying
           .select([
             'project_ord',
             'day',
@@ -396,18 +400,14 @@ export const analyticsStore = {
             sql<number>`sum(case when class = 'human' then 1 else 0 end)`.as('human'),
             sql<number>`sum(case when class = 'ai' then 1 else 0 end)`.as('ai'),
           ])
-          .where('project_ord', '=', projectOrd)
-          .where('qualifying', '=', 1)
-          .where('class', 'in', ['human', 'ai'])
           .groupBy(['project_ord', 'day', 'path_id']),
       )
       .execute();
     await db
       .insertInto('analytics_daily_visits')
       .columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls'])
-      .expression((eb) =>
-        eb
-          .selectFrom('analytics_events')
+      .expression(
+        qualifying
           .select([
             'project_ord',
             'day',
@@ -415,10 +415,7 @@ export const analyticsStore = {
             'visitor_ord',
             sql<number>`case when class = 'human' then ${sql.lit(CLS_HUMAN)} else ${sql.lit(CLS_AI)} end`.as('cls'),
           ])
-          .distinct()
-          .where('project_ord', '=', projectOrd)
-          .where('qualifying', '=', 1)
-          .where('class', 'in', ['human', 'ai']),
+          .distinct(),
       )
       .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
       .execute();
