@@ -6,18 +6,10 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify.ts';
 import { normalizePath } from '../../src/analytics/normalize.ts';
 import { isQualifyingView } from '../../src/analytics/qualify.ts';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { type EventRow, analyticsStore as store } from '../../src/analytics/store.ts';
-import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
-import { createProjectService } from '../../src/projects/service.ts';
-import { createProjectsStore } from '../../src/projects/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
-
-function services(db: Database) {
-  const projects = createProjectService(createProjectsStore(db.kysely));
-  return { projects, svc: createAnalyticsService({ config: testConfig(), db, projects, now: Date.now }) };
-}
+import { services } from './services.ts';
 
 const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
