@@ -9,6 +9,7 @@ import { MIGRATIONS } from './migrations/index.ts';
 import { type RowShape, runLookup } from './pg-lookup.ts';
 import { preparedName, registerBatchRunner, registerDirectReader } from './reusable.ts';
 import type { DB } from './schema.ts';
+import { sqliteDirectReader } from './sqlite-reads.ts';
 
 export type { DialectCaps } from './dialect.ts';
 export type { DB } from './schema.ts';
@@ -162,33 +163,9 @@ export function openDatabase(opts: OpenOptions): Database {
   // default cache a 1M-event load runs at half speed.
   sqlite.pragma('cache_size = -65536');
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  // Reusable reads (src/db/reusable.ts) skip Kysely's connection mutex when it guards nothing: better-sqlite3
-  // is synchronous, so a statement run while no transaction is open cannot interleave with other work.
-  // While a Kysely transaction is open (begin … commit spans awaits) they wait their turn through Kysely,
-  // so they never see another caller's uncommitted rows.
-  // Their statements are their own (a fixed, small set), in raw mode: rows come back as arrays and become
-  // objects here, which is cheaper than better-sqlite3 building each object property by property.
-  const direct = new Map<string, { stmt: SQLite.Statement; columns: string[] } | null>();
-  registerDirectReader(kysely, (text, parameters) => {
-    if (sqlite.inTransaction) return undefined;
-    let entry = direct.get(text);
-    if (entry === undefined) {
-      const stmt = sqlite.prepare(text);
-      entry = stmt.reader ? { stmt: stmt.raw(true), columns: stmt.columns().map((c) => c.name) } : null;
-      direct.set(text, entry);
-    }
-    if (!entry) return undefined;
-    const { stmt, columns } = entry;
-    const rows = stmt.all(parameters) as unknown[][];
-    const out = new Array<Record<string, unknown>>(rows.length);
-    for (let r = 0; r < rows.length; r++) {
-      const values = rows[r] as unknown[];
-      const row: Record<string, unknown> = {};
-      for (let c = 0; c < columns.length; c++) row[columns[c] as string] = values[c];
-      out[r] = row;
-    }
-    return out;
-  });
+  // Reusable reads (src/db/reusable.ts) run directly on the handle, their results kept while nothing changes
+  // (src/db/sqlite-reads.ts: exact freshness, checked on every read).
+  registerDirectReader(kysely, sqliteDirectReader(sqlite));
   return { kysely, caps: sqliteCaps, description: file, sqliteHandle: sqlite, close: once(() => kysely.destroy()) };
 }
 

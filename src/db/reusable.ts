@@ -95,15 +95,29 @@ const BATCH_REL = '__inkwell_batch';
 const BATCH_ORD = '__inkwell_ord';
 const BATCH_SUB = '__inkwell_q';
 
-/** Rows of `columns` from `from` on, as objects. */
+/**
+ * A function building `{[columns[from]]: v[from], …}` with every key in one object literal, so all rows of
+ * a statement share one hidden class (assigning keys one by one in a loop makes each row a megamorphic
+ * store chain). Column names are quoted with JSON.stringify; nothing else reaches the generated code.
+ */
+export function rowBuilder(columns: readonly string[], from = 0): (values: readonly unknown[]) => Record<string, unknown> {
+  const props: string[] = [];
+  for (let c = from; c < columns.length; c++) props.push(`${JSON.stringify(columns[c])}: v[${c}]`);
+  return new Function('v', `return {${props.join(', ')}};`) as (values: readonly unknown[]) => Record<string, unknown>;
+}
+
+const builders = new Map<string, (values: readonly unknown[]) => Record<string, unknown>>();
+
+/** Rows of `columns` from `from` on, as objects (builders kept per column list: the statements are a small fixed set). */
 function toObjects(columns: readonly string[], rows: readonly (readonly unknown[])[], from: number): Record<string, unknown>[] {
-  const out = new Array<Record<string, unknown>>(rows.length);
-  for (let r = 0; r < rows.length; r++) {
-    const values = rows[r] as readonly unknown[];
-    const row: Record<string, unknown> = {};
-    for (let c = from; c < columns.length; c++) row[columns[c] as string] = values[c];
-    out[r] = row;
+  const key = `${from}\u0000${columns.join('\u0000')}`;
+  let build = builders.get(key);
+  if (!build) {
+    build = rowBuilder(columns, from);
+    builders.set(key, build);
   }
+  const out = new Array<Record<string, unknown>>(rows.length);
+  for (let r = 0; r < rows.length; r++) out[r] = build(rows[r] as readonly unknown[]);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // GET /v2/agent/:projectId/job/:id reads the key and the job in one query (requireKeyWith): the same
 // answers as every other authenticated route, byte for byte, on both dialects.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createJobsStore } from '../../src/jobs/store.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
+import { runCli } from '../cli/run-cli.ts';
 import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { type JobsTestApp, startJobsApp } from '../helpers/jobs.ts';
@@ -76,6 +78,9 @@ describeEachDialect('GET job (key and job in one read)', (dialect) => {
 
   it('a key revoked through another connection (another process) stops working on the very next request', async () => {
     const k = await t.ctx.projects.createKey({ projectId: a.project.id, kind: 'admin', name: 'temp' });
+    // Twice: the first use records last_used_at (a write of this process); the second is answered with
+    // nothing written in between (on SQLite, from the kept result of the first read).
+    expect((await get(a.project.id, jobA.id as string, k.key)).status).toBe(200);
     expect((await get(a.project.id, jobA.id as string, k.key)).status).toBe(200);
     const other = t.testDb.reopen();
     await createProjectService(createProjectsStore(other.kysely)).revokeKey(k.id);
@@ -83,6 +88,28 @@ describeEachDialect('GET job (key and job in one read)', (dialect) => {
     expect(r.status).toBe(401);
     expect(r.body).toEqual(UNAUTHORIZED);
     expect((await get(a.project.id, jobA.id as string, a.adminKey)).status).toBe(200);
+  });
+
+  it('a key revoked by `inkwell key revoke` (a real process) gets 401 on the next request', async () => {
+    const k = await t.ctx.projects.createKey({ projectId: a.project.id, kind: 'admin', name: 'cli-revoked' });
+    for (let i = 0; i < 3; i++) expect((await get(a.project.id, jobA.id as string, k.key)).status).toBe(200);
+    const r = await runCli(['key', 'revoke', k.id], t.testDb.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await get(a.project.id, jobA.id as string, k.key)).status).toBe(401);
+    expect((await get(a.project.id, jobA.id as string, a.adminKey)).status).toBe(200);
+  });
+
+  it('a job changed through another connection (a worker process) shows on the very next request', async () => {
+    const job = (await t.request('POST', `/v2/agent/${a.project.id}/job`, { key: a.adminKey, body: { prompt: 'Changed elsewhere' } })).body;
+    for (let i = 0; i < 3; i++) expect((await get(a.project.id, job.id, a.adminKey)).body).toEqual(job);
+    const other = createJobsStore(t.testDb.reopen());
+    const at = Date.parse(job.createdAt) + 60_000;
+    await other.updateJob(job.id, { status: 'failed', error_code: 'model_error', error_message: 'The model refused', updated_at: at });
+    const r = await get(a.project.id, job.id, a.adminKey);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ ...job, status: 'failed', error: { code: 'model_error', message: 'The model refused' }, updatedAt: new Date(at).toISOString() });
+    await other.updateJob(job.id, { archived_at: at + 1, status: 'archived', updated_at: at + 1 });
+    expect((await get(a.project.id, job.id, a.adminKey)).body).toMatchObject({ status: 'archived', archivedAt: new Date(at + 1).toISOString() });
   });
 
   it('concurrent requests mixing keys and jobs each get their own answer (combined into one read on PostgreSQL)', async () => {

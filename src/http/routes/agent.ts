@@ -13,6 +13,13 @@ import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** GET job: the job row read together with the key (undefined: no such job in the project). */
+    jobViewRow?: JobViewRow | undefined;
+  }
+}
+
 const Nullable = <T extends object>(schema: T) => Type.Union([schema as any, Type.Null()]);
 
 const StatusSchema = Type.Unsafe<JobStatus>({
@@ -170,7 +177,8 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
   );
 
   // GET job is the API's hot read: the key and the job are read by one query (same rules as `auth`).
-  const jobRead = new WeakMap<FastifyRequest, JobViewRow | undefined>();
+  // Declared up front (one request object shape); a property instead of a WeakMap entry per request.
+  app.decorateRequest('jobViewRow', undefined);
   const authWithJob = requireKeyWith(
     ctx.projects,
     ['admin'],
@@ -179,7 +187,9 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
       const found = await jobs.getJobViewForKey(presented.hash, projectId, id);
       return found && { key: found.key, value: found.job };
     },
-    (request, job) => jobRead.set(request, job),
+    (request, job) => {
+      request.jobViewRow = job;
+    },
   );
   app.get(
     '/v2/agent/:projectId/job/:id',
@@ -187,7 +197,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
       onRequest: authWithJob,
       schema: { tags, security, summary: 'Get an agent job', params: JobParams, response: { 200: AgentJobSchema, ...errors(401, 403, 404) } },
     },
-    async (request) => jobs.jobView(jobRead.get(request)),
+    async (request) => jobs.jobView(request.jobViewRow),
   );
 
   app.post(

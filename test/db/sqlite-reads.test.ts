@@ -1,0 +1,138 @@
+// The embedded database's direct reads and their kept results (src/db/sqlite-reads.ts): a kept result is
+// only returned while nothing has been committed since it was read, whoever committed.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KEPT_RESULTS_PER_STATEMENT, type SqliteDirectReader, sqliteDirectReader } from '../../src/db/sqlite-reads.ts';
+import { openTestDb, type TestDb } from '../helpers/db.ts';
+
+const SELECT = 'select id, name, created_at from projects where name = ? and created_at > ? order by id';
+const project = (id: string, name: string, createdAt: number) => ({
+  id,
+  name,
+  repository: `https://example.com/${id}`,
+  ref: 'main',
+  model: null,
+  settings: '{}',
+  visitor_secret: 's',
+  created_at: createdAt,
+});
+
+describe('SQLite direct reads with kept results', () => {
+  let t: TestDb;
+  let read: SqliteDirectReader;
+  beforeEach(async () => {
+    t = await openTestDb('sqlite');
+    read = sqliteDirectReader(t.db.sqliteHandle as NonNullable<TestDb['db']['sqliteHandle']>);
+    await t.db.kysely
+      .insertInto('projects')
+      .values([project('prj_a', 'alpha', 10), project('prj_b', 'alpha', 20), project('prj_c', 'beta', 30)])
+      .execute();
+  });
+  afterEach(async () => t.cleanup());
+
+  it('answers a repeated read from its kept result, as frozen rows equal to a fresh read', () => {
+    const first = read(SELECT, ['alpha', 0]);
+    expect(first).toEqual([
+      { id: 'prj_a', name: 'alpha', created_at: 10 },
+      { id: 'prj_b', name: 'alpha', created_at: 20 },
+    ]);
+    expect(read.stats).toEqual({ reads: 1, kept: 0 });
+    const again = read(SELECT, ['alpha', 0]);
+    expect(again).toBe(first);
+    expect(read.stats).toEqual({ reads: 1, kept: 1 });
+    expect(Object.isFrozen(again) && again?.every((r) => Object.isFrozen(r))).toBe(true);
+    expect(() => {
+      (again?.[0] as { name: string }).name = 'changed';
+    }).toThrow(TypeError);
+    // Other arguments are another result.
+    expect(read(SELECT, ['alpha', 15])).toEqual([{ id: 'prj_b', name: 'alpha', created_at: 20 }]);
+    expect(read(SELECT, ['gamma', 0])).toEqual([]);
+    expect(read.stats).toEqual({ reads: 3, kept: 1 });
+    expect(read(SELECT, ['gamma', 0])).toEqual([]);
+    expect(read.stats).toEqual({ reads: 3, kept: 2 });
+  });
+
+  it('sees a write of its own connection at once (insert, update, delete; through Kysely or the handle)', async () => {
+    const db = t.db.kysely;
+    expect(read(SELECT, ['alpha', 0])).toHaveLength(2);
+    await db
+      .insertInto('projects')
+      .values(project('prj_d', 'alpha', 40))
+      .execute();
+    expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_a', 'prj_b', 'prj_d']);
+    await db.updateTable('projects').set({ created_at: 5 }).where('id', '=', 'prj_b').execute();
+    expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { created_at: number }).created_at)).toEqual([10, 5, 40]);
+    t.db.sqliteHandle?.prepare('delete from projects where id = ?').run('prj_a');
+    expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_b', 'prj_d']);
+    // A committed transaction, and one rolled back.
+    await db.transaction().execute(async (trx) => {
+      await trx.updateTable('projects').set({ name: 'beta' }).where('id', '=', 'prj_d').execute();
+    });
+    expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_b']);
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.updateTable('projects').set({ name: 'alpha' }).where('id', '=', 'prj_c').execute();
+        // Inside an open transaction the reader declines (the read goes through Kysely and waits its turn).
+        expect(read(SELECT, ['alpha', 0])).toBeUndefined();
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_b']);
+  });
+
+  it('sees a commit of another connection (another process, the ingest writer) at once', async () => {
+    expect(read(SELECT, ['beta', 0])).toEqual([{ id: 'prj_c', name: 'beta', created_at: 30 }]);
+    expect(read(SELECT, ['beta', 0])).toHaveLength(1);
+    const other = t.reopen();
+    for (let i = 0; i < 3; i++) {
+      await other.kysely
+        .updateTable('projects')
+        .set({ created_at: 100 + i })
+        .where('id', '=', 'prj_c')
+        .execute();
+      expect(read(SELECT, ['beta', 0])).toEqual([{ id: 'prj_c', name: 'beta', created_at: 100 + i }]);
+    }
+    await other.kysely
+      .insertInto('projects')
+      .values(project('prj_e', 'beta', 50))
+      .execute();
+    expect(read(SELECT, ['beta', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_c', 'prj_e']);
+    // A transaction still open on the other connection is not seen; its commit is.
+    const handle = other.sqliteHandle as NonNullable<TestDb['db']['sqliteHandle']>;
+    handle.exec('begin immediate');
+    handle.prepare('delete from projects where id = ?').run('prj_e');
+    expect(read(SELECT, ['beta', 0])).toHaveLength(2);
+    handle.exec('commit');
+    expect(read(SELECT, ['beta', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_c']);
+  });
+
+  it('keys kept results by argument type and boundaries, and does not keep reads with other argument types', () => {
+    const byId = 'select id from projects where id = ? or id = ?';
+    expect(read(byId, ['prj_a', 'prj_b'])).toHaveLength(2);
+    // 'prj_a' + 'prj_b' and 'prj_ap' + 'rj_b' must not share a key.
+    expect(read(byId, ['prj_ap', 'rj_b'])).toEqual([]);
+    expect(read('select ? as v', [1])).toEqual([{ v: 1 }]);
+    expect(read('select ? as v', ['1'])).toEqual([{ v: '1' }]);
+    expect(read('select ? as v', [null])).toEqual([{ v: null }]);
+    const reads = read.stats.reads;
+    expect(read('select length(?) as n', [Buffer.from('abc')])).toEqual([{ n: 3 }]);
+    expect(read('select length(?) as n', [Buffer.from('abc')])).toEqual([{ n: 3 }]);
+    expect(read.stats.reads).toBe(reads + 2);
+  });
+
+  it('keeps a bounded number of results per statement', () => {
+    const byTime = 'select count(*) as n from projects where created_at > ?';
+    for (let i = 0; i < KEPT_RESULTS_PER_STATEMENT + 10; i++) expect(read(byTime, [i])).toEqual([{ n: i < 10 ? 3 : i < 20 ? 2 : i < 30 ? 1 : 0 }]);
+    expect(read.keptResults()).toBeLessThanOrEqual(KEPT_RESULTS_PER_STATEMENT);
+    expect(read.keptResults()).toBeGreaterThan(0);
+  });
+
+  it('does not run writes, and with keep: false runs every read', () => {
+    expect(read('delete from projects', [])).toBeUndefined();
+    expect(read(SELECT, ['alpha', 0])).toHaveLength(2);
+    const plain = sqliteDirectReader(t.db.sqliteHandle as NonNullable<TestDb['db']['sqliteHandle']>, { keep: false });
+    plain(SELECT, ['alpha', 0]);
+    plain(SELECT, ['alpha', 0]);
+    expect(plain.stats).toEqual({ reads: 2, kept: 0 });
+    expect(plain.keptResults()).toBe(0);
+  });
+});
