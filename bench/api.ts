@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
 import { type LoadRequest, type LoadResult, load, startBareServer } from './lib/load.ts';
-import { cpuMs, environment, writeResults } from './lib/results.ts';
+import { cpuMs, cpuMsOfProcesses, environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { round } from './lib/stats.ts';
 
@@ -26,6 +26,10 @@ interface System {
   runs: LoadResult[];
   /** Server process CPU (user + system) per request in each round, µs. */
   cpuUs: (number | null)[];
+  /** The load generator's CPU (this process: autocannon) per request in each round, µs. */
+  loadGenCpuUs: number[];
+  /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
+  pgCpuUs: number[];
 }
 
 interface BackendResult {
@@ -34,9 +38,21 @@ interface BackendResult {
   ratioToBare?: number;
   p99Ms?: number;
   load?: LoadResult;
-  rounds?: { requestsPerSecond: number; p99Ms: number; bareRequestsPerSecond: number; ratioToBare: number; cpuUsPerRequest: number | null }[];
+  rounds?: {
+    requestsPerSecond: number;
+    p99Ms: number;
+    bareRequestsPerSecond: number;
+    ratioToBare: number;
+    cpuUsPerRequest: number | null;
+    loadGenCpuUsPerRequest: number | null;
+    pgCpuUsPerRequest: number | null;
+  }[];
   /** Median over rounds of the service process's CPU per request (µs); the database server's own CPU is not included. */
   cpuUsPerRequest?: number | null;
+  /** Median over rounds of the load generator's CPU per request (µs). */
+  loadGenCpuUsPerRequest?: number | null;
+  /** Median over rounds of the PostgreSQL server's CPU per request (µs; postgres backend only). */
+  pgCpuUsPerRequest?: number | null;
   peakRssMb?: number | null;
   error?: string;
 }
@@ -56,7 +72,16 @@ const median = (xs: number[]): number => {
 // round measured just before or after it, and medians over rounds are reported.
 const bare = await startBareServer();
 const systems: System[] = [
-  { name: 'bare', baseUrl: bare.baseUrl, pid: bare.pid, req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' }, runs: [], cpuUs: [] },
+  {
+    name: 'bare',
+    baseUrl: bare.baseUrl,
+    pid: bare.pid,
+    req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' },
+    runs: [],
+    cpuUs: [],
+    loadGenCpuUs: [],
+    pgCpuUs: [],
+  },
 ];
 const results: BackendResult[] = [];
 const services: { backend: Backend; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
@@ -86,7 +111,7 @@ try {
       const req = { method: 'GET' as const, path: `/v2/agent/${project.projectId}/job/${job.id}`, headers: { authorization: `Bearer ${project.adminKey}` } };
       const check = await fetch(`${svc.baseUrl}${req.path}`, { headers: req.headers });
       if (check.status !== 200) throw new Error(`job get returned ${check.status}: ${(await check.text()).slice(0, 300)}`);
-      systems.push({ name: backend, baseUrl: svc.baseUrl, pid: svc.pid, req, runs: [], cpuUs: [] });
+      systems.push({ name: backend, baseUrl: svc.baseUrl, pid: svc.pid, req, runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] });
     } catch (err) {
       out.error = (err as Error).message;
       log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
@@ -98,13 +123,21 @@ try {
     const order = systems.map((_, i) => systems[(i + round) % systems.length] as System);
     for (const sys of order) {
       const cpu0 = cpuMs(sys.pid);
+      const gen0 = process.cpuUsage();
+      const pg0 = cpuMsOfProcesses('postgres');
       const res = await load(sys.baseUrl, sys.req, { connections, durationS: roundS });
       const cpu1 = cpuMs(sys.pid);
+      const gen = process.cpuUsage(gen0);
+      const pg1 = cpuMsOfProcesses('postgres');
       sys.runs.push(res);
+      const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
+      sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
+      sys.pgCpuUs.push(perRequest((pg1 - pg0) * 1000));
       sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? Math.round(((cpu1 - cpu0) * 10_000) / res.requests) / 10 : null);
       if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
       log(
-        `round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ${sys.cpuUs.at(-1)} µs server CPU/request`,
+        `round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ` +
+          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}, postgres ${sys.pgCpuUs.at(-1)}`,
       );
     }
   }
@@ -135,9 +168,13 @@ for (const out of results) {
       bareRequestsPerSecond: b,
       ratioToBare: round(r.requestsPerSecond / b, 3),
       cpuUsPerRequest: sys.cpuUs[i] ?? null,
+      loadGenCpuUsPerRequest: sys.loadGenCpuUs[i] ?? null,
+      pgCpuUsPerRequest: sys.pgCpuUs[i] ?? null,
     };
   });
   out.cpuUsPerRequest = medianOrNull(sys.cpuUs);
+  out.loadGenCpuUsPerRequest = medianOrNull(sys.loadGenCpuUs);
+  out.pgCpuUsPerRequest = medianOrNull(sys.pgCpuUs);
   out.requestsPerSecond = median(sys.runs.map((r) => r.requestsPerSecond));
   out.p99Ms = median(sys.runs.map((r) => r.latencyMs.p99));
   out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
@@ -163,26 +200,34 @@ const result = {
       'All systems run at once and are measured in turn, `rounds` rounds of `roundS` seconds each (order rotating): req/s and p99 are medians over rounds; ratioToBare is the median of per-round ratios (each Inkwell round over the bare round of the same round).',
       'Rate limits are raised for the run (the read path has no limiter; the env only matters for other families).',
       'cpuUsPerRequest: the server process CPU (user + system, /proc/<pid>/stat) used during a round over the requests served in it, median over rounds; steadier than req/s on a shared machine. The PostgreSQL server process is not counted.',
+      'loadGenCpuUsPerRequest: the CPU of the process running autocannon (this one) per request; pgCpuUsPerRequest: the CPU of every `postgres` process on the machine per request (the CPU budget of PostgreSQL mode: service + database + load generator share the cores).',
     ],
   },
   bare: {
     requestsPerSecond: bareRps,
     p99Ms: bareP99,
     cpuUsPerRequest: bareCpuUs,
-    rounds: bareSys.runs.map((r, i) => ({ requestsPerSecond: r.requestsPerSecond, p99Ms: r.latencyMs.p99, cpuUsPerRequest: bareSys.cpuUs[i] ?? null })),
+    loadGenCpuUsPerRequest: medianOrNull(bareSys.loadGenCpuUs),
+    rounds: bareSys.runs.map((r, i) => ({
+      requestsPerSecond: r.requestsPerSecond,
+      p99Ms: r.latencyMs.p99,
+      cpuUsPerRequest: bareSys.cpuUs[i] ?? null,
+      loadGenCpuUsPerRequest: bareSys.loadGenCpuUs[i] ?? null,
+    })),
     load: bareSys.runs[bareSys.runs.length - 1],
   },
   inkwell: results,
   targets: Object.fromEntries(results.map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
 };
 const files = writeResults('api', result);
-console.log('system            req/s     p99 ms  ratio to bare  server CPU µs/request');
+console.log('system            req/s     p99 ms  ratio to bare  CPU µs/request: server  load generator  postgres');
 console.log(
-  `bare              ${String(bareResult.requestsPerSecond).padEnd(10)}${String(bareResult.latencyMs.p99).padEnd(8)}${'1'.padEnd(15)}${bareCpuUs ?? ''}`,
+  `bare              ${String(bareResult.requestsPerSecond).padEnd(10)}${String(bareResult.latencyMs.p99).padEnd(8)}${'1'.padEnd(15)}${String(bareCpuUs ?? '').padEnd(24)}${result.bare.loadGenCpuUsPerRequest ?? ''}`,
 );
 for (const r of results) {
   console.log(
-    `inkwell-${r.backend.padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.ratioToBare ?? '').padEnd(15)}${r.cpuUsPerRequest ?? ''}`,
+    `inkwell-${r.backend.padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.ratioToBare ?? '').padEnd(15)}` +
+      `${String(r.cpuUsPerRequest ?? '').padEnd(24)}${String(r.loadGenCpuUsPerRequest ?? '').padEnd(16)}${r.backend === 'postgres' ? (r.pgCpuUsPerRequest ?? '') : ''}`,
   );
 }
 console.log(`results: ${files.latest}`);

@@ -68,10 +68,18 @@ if (p) {
   console.log(`### API: GET job with auth (${p.method.connections} connections, ${p.method.durationS} s; ${env(p)})\n`);
   console.log(
     table(
-      ['system', 'req/s', 'p99 ms', 'ratio to bare', 'server CPU µs/request'],
+      ['system', 'req/s', 'p99 ms', 'ratio to bare', 'CPU µs/request: server', 'load generator', 'PostgreSQL server'],
       [
-        ['bare Fastify route', p.bare.requestsPerSecond, p.bare.p99Ms, 1, p.bare.cpuUsPerRequest],
-        ...p.inkwell.map((r: any) => [`inkwell-${r.backend}`, r.requestsPerSecond, r.p99Ms, r.ratioToBare, r.cpuUsPerRequest]),
+        ['bare Fastify route', p.bare.requestsPerSecond, p.bare.p99Ms, 1, p.bare.cpuUsPerRequest, p.bare.loadGenCpuUsPerRequest, null],
+        ...p.inkwell.map((r: any) => [
+          `inkwell-${r.backend}`,
+          r.requestsPerSecond,
+          r.p99Ms,
+          r.ratioToBare,
+          r.cpuUsPerRequest,
+          r.loadGenCpuUsPerRequest,
+          r.backend === 'postgres' ? r.pgCpuUsPerRequest : null,
+        ]),
       ],
     ),
   );

@@ -69,6 +69,27 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
+/**
+ * CPU (user + system, ms) used so far by every process named `name` on this machine (e.g. the PostgreSQL
+ * server's backends and helpers); processes that exit between two readings are lost from the difference.
+ */
+export function cpuMsOfProcesses(name: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (comm !== name) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
 /** Current resident set size (VmRSS) of a process in MB. */
 export function rssMb(pid: number = process.pid): number | null {
   try {
