@@ -29,7 +29,7 @@ interface System {
   /** The load generator's CPU (this process: autocannon) per request in each round, µs. */
   loadGenCpuUs: number[];
   /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
-  pgCpuUs: number[];
+  pgCpuUs: (number | null)[];
 }
 
 interface BackendResult {
@@ -132,12 +132,13 @@ try {
       sys.runs.push(res);
       const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
       sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
-      sys.pgCpuUs.push(perRequest((pg1 - pg0) * 1000));
+      // Only PostgreSQL mode uses the server; a backend that exits between the readings makes the difference meaningless.
+      sys.pgCpuUs.push(sys.name === 'postgres' && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
       sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? Math.round(((cpu1 - cpu0) * 10_000) / res.requests) / 10 : null);
       if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
       log(
         `round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ` +
-          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}, postgres ${sys.pgCpuUs.at(-1)}`,
+          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}${sys.name === 'postgres' ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
       );
     }
   }
