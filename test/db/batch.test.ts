@@ -6,7 +6,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { batchStats, reusableQuery } from '../../src/db/reusable.ts';
 import type { DB } from '../../src/db/schema.ts';
-import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { describeEachDialect, openTestDb, projectRow, type TestDb } from '../helpers/db.ts';
 
 interface Row {
   id: string;
@@ -42,17 +42,6 @@ const backendOf = reusableQuery<[name: string], { name: string; pid: number }>(
       .where('name', '=', name),
   ['text'],
 );
-
-const project = (id: string, name: string, createdAt: number, ref = 'main') => ({
-  id,
-  name,
-  repository: `https://example.com/${id}`,
-  ref,
-  model: null,
-  settings: '{}',
-  visitor_secret: 's',
-  created_at: createdAt,
-});
 
 /** What `byNameAfter` must return, computed by a query built on the spot (no reuse, no batching). */
 const reference = (db: Kysely<DB>, name: string, after: number) =>
@@ -94,12 +83,12 @@ describeEachDialect('batched reusable queries', (dialect) => {
     await db
       .insertInto('projects')
       .values([
-        project('prj_a1', 'alpha', 10),
-        project('prj_a2', 'alpha', 20),
-        project('prj_a3', 'alpha', 20),
-        project('prj_b1', 'beta', 30),
-        project('prj_d1', 'alpha', 40, 'dev'),
-        project('prj_g1', 'gamma', 50),
+        projectRow('prj_a1', 'alpha', 10),
+        projectRow('prj_a2', 'alpha', 20),
+        projectRow('prj_a3', 'alpha', 20),
+        projectRow('prj_b1', 'beta', 30),
+        projectRow('prj_d1', 'alpha', 40, 'dev'),
+        projectRow('prj_g1', 'gamma', 50),
       ])
       .execute();
     return db;
@@ -182,7 +171,7 @@ describeEachDialect('batched reusable queries', (dialect) => {
       await nextTurn();
       await other
         .insertInto('projects')
-        .values(project(`prj_f${round}`, name, 100 + round))
+        .values(projectRow(`prj_f${round}`, name, 100 + round))
         .execute();
       const late = await Promise.all([byNameAfter(db, name, 0), byNameAfter(db, name, 0)]);
       expect(late).toEqual([[{ id: `prj_f${round}`, name, created_at: 100 + round }], [{ id: `prj_f${round}`, name, created_at: 100 + round }]]);
@@ -202,7 +191,7 @@ describeEachDialect('batched reusable queries', (dialect) => {
       db.transaction().execute(async (trx) => {
         await trx
           .insertInto('projects')
-          .values(project('prj_tx', 'in-tx', 1))
+          .values(projectRow('prj_tx', 'in-tx', 1))
           .execute();
         const rows = await Promise.all([byNameAfter(trx, 'in-tx', 0), byNameAfter(trx, 'alpha', 15)]);
         expect(rows).toEqual([[{ id: 'prj_tx', name: 'in-tx', created_at: 1 }], await reference(trx, 'alpha', 15)]);

@@ -3,18 +3,7 @@ import { afterEach, expect, it } from 'vitest';
 import { SQLITE_STATEMENT_CACHE_SIZE } from '../../src/db/index.ts';
 import { reusableQuery } from '../../src/db/reusable.ts';
 import type { DB } from '../../src/db/schema.ts';
-import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
-
-const projectRow = (id: string, name: string, createdAt: number) => ({
-  id,
-  name,
-  repository: `https://example.com/${id}`,
-  ref: 'main',
-  model: null,
-  settings: '{}',
-  visitor_secret: 's',
-  created_at: createdAt,
-});
+import { describeEachDialect, openTestDb, projectRow, type TestDb } from '../helpers/db.ts';
 
 // A constant inside the query (the `ref` filter) stays fixed; the arguments are bound afresh each call.
 const byNameAndTime = reusableQuery<[name: string, after: number], { id: string; created_at: number }>(

@@ -2,19 +2,9 @@
 // only returned while nothing has been committed since it was read, whoever committed.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KEPT_RESULTS_PER_STATEMENT, type SqliteDirectReader, sqliteDirectReader } from '../../src/db/sqlite-reads.ts';
-import { openTestDb, type TestDb } from '../helpers/db.ts';
+import { openTestDb, projectRow, type TestDb } from '../helpers/db.ts';
 
 const SELECT = 'select id, name, created_at from projects where name = ? and created_at > ? order by id';
-const project = (id: string, name: string, createdAt: number) => ({
-  id,
-  name,
-  repository: `https://example.com/${id}`,
-  ref: 'main',
-  model: null,
-  settings: '{}',
-  visitor_secret: 's',
-  created_at: createdAt,
-});
 
 describe('SQLite direct reads with kept results', () => {
   let t: TestDb;
@@ -24,7 +14,7 @@ describe('SQLite direct reads with kept results', () => {
     read = sqliteDirectReader(t.db.sqliteHandle as NonNullable<TestDb['db']['sqliteHandle']>);
     await t.db.kysely
       .insertInto('projects')
-      .values([project('prj_a', 'alpha', 10), project('prj_b', 'alpha', 20), project('prj_c', 'beta', 30)])
+      .values([projectRow('prj_a', 'alpha', 10), projectRow('prj_b', 'alpha', 20), projectRow('prj_c', 'beta', 30)])
       .execute();
   });
   afterEach(async () => t.cleanup());
@@ -56,7 +46,7 @@ describe('SQLite direct reads with kept results', () => {
     expect(read(SELECT, ['alpha', 0])).toHaveLength(2);
     await db
       .insertInto('projects')
-      .values(project('prj_d', 'alpha', 40))
+      .values(projectRow('prj_d', 'alpha', 40))
       .execute();
     expect(read(SELECT, ['alpha', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_a', 'prj_b', 'prj_d']);
     await db.updateTable('projects').set({ created_at: 5 }).where('id', '=', 'prj_b').execute();
@@ -93,7 +83,7 @@ describe('SQLite direct reads with kept results', () => {
     }
     await other.kysely
       .insertInto('projects')
-      .values(project('prj_e', 'beta', 50))
+      .values(projectRow('prj_e', 'beta', 50))
       .execute();
     expect(read(SELECT, ['beta', 0])?.map((r) => (r as { id: string }).id)).toEqual(['prj_c', 'prj_e']);
     // A transaction still open on the other connection is not seen; its commit is.

@@ -94,3 +94,15 @@ export function describeEachDialect(title: string, fn: (dialect: DialectName) =>
     (skip ? describe.skip : describe)(`${title} [${dialect}]`, () => fn(dialect));
   }
 }
+
+/** A `projects` row for store-level tests that insert projects directly. */
+export const projectRow = (id: string, name: string, createdAt: number, ref = 'main') => ({
+  id,
+  name,
+  repository: `https://example.com/${id}`,
+  ref,
+  model: null,
+  settings: '{}',
+  visitor_secret: 's',
+  created_at: createdAt,
+});
