@@ -340,19 +340,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     reply.removeHeader('content-length');
     return JSON.stringify(body);
   }
-  // One histogram child per (method, route, status), looked up by a string key instead of prom-client
-  // hashing a label object on every request.
-  const durations = new Map<string, { observe(v: number): void }>();
+  // One duration series per (method, route, status), looked up by a string key (src/http/metrics.ts).
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
-    const key = `${request.method} ${status} ${route}`;
-    let observer = durations.get(key);
-    if (!observer) {
-      observer = ctx.metrics.httpDuration.labels(request.method, route, String(status));
-      durations.set(key, observer);
-    }
-    observer.observe(reply.elapsedTime / 1000);
+    ctx.metrics.httpDuration.series(request.method, route, String(status)).observe(reply.elapsedTime / 1000);
     if (status >= 500 || ctx.logger.isLevelEnabled('debug')) {
       const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: status, ms: Math.round(reply.elapsedTime) };
       if (status >= 500) request.log.warn(line, 'request failed');
