@@ -122,18 +122,21 @@ try {
   for (let round = 0; round < rounds; round++) {
     const order = systems.map((_, i) => systems[(i + round) % systems.length] as System);
     for (const sys of order) {
+      // Only PostgreSQL mode uses the database server, so only its rounds scan /proc for it (outside the
+      // load generator's CPU window).
+      const usesPg = sys.name === 'postgres';
+      const pg0 = usesPg ? cpuMsOfProcesses('postgres') : 0;
       const cpu0 = cpuMs(sys.pid);
       const gen0 = process.cpuUsage();
-      const pg0 = cpuMsOfProcesses('postgres');
       const res = await load(sys.baseUrl, sys.req, { connections, durationS: roundS });
-      const cpu1 = cpuMs(sys.pid);
       const gen = process.cpuUsage(gen0);
-      const pg1 = cpuMsOfProcesses('postgres');
+      const cpu1 = cpuMs(sys.pid);
+      const pg1 = usesPg ? cpuMsOfProcesses('postgres') : 0;
       sys.runs.push(res);
       const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
       sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
-      // Only PostgreSQL mode uses the server; a backend that exits between the readings makes the difference meaningless.
-      sys.pgCpuUs.push(sys.name === 'postgres' && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
+      // A backend that exits between the readings makes the difference meaningless.
+      sys.pgCpuUs.push(usesPg && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
       sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? Math.round(((cpu1 - cpu0) * 10_000) / res.requests) / 10 : null);
       if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
       log(
