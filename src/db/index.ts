@@ -40,7 +40,15 @@ export interface OpenOptions {
    * meanwhile are combined into the next one.
    */
   pgBatchInFlight?: number;
+  /**
+   * PostgreSQL: keep the results of batchable queries with the snapshot they were read under, and answer
+   * from them while the snapshot is unchanged (src/db/kept-results.ts). Default true.
+   */
+  pgKeepResults?: boolean;
 }
+
+/** The snapshot a PostgreSQL statement reads under, as text (PostgreSQL 13+). */
+const PG_SNAPSHOT = 'pg_current_snapshot()::text';
 
 // int8 and numeric come back as JavaScript numbers: our 64-bit values (epoch ms, counts, ids) stay far
 // below 2^53.
@@ -115,6 +123,7 @@ export function openDatabase(opts: OpenOptions): Database {
       registerBatchRunner(kysely, {
         maxInFlight,
         maxBatch: 256,
+        ...(opts.pgKeepResults === false ? {} : { snapshotExpression: PG_SNAPSHOT }),
         async run(text, values) {
           const name = preparedName(text);
           if (!name) throw new Error('batch runner: not a reusable query');

@@ -16,11 +16,17 @@
 //     cross join lateral (<the query, its arguments replaced by b.a0, b.a1>) as q
 //
 // and each caller gets the rows of its own ordinal. Ten concurrent lookups then cost one round trip (and one
-// plan execution, one protocol exchange) instead of ten. Nothing is cached: a call always waits for a
-// statement sent after it was made, so it sees every change committed before it. When a combined statement
-// fails, each of its calls is run again alone, so an error reaches only the calls it belongs to.
+// plan execution, one protocol exchange) instead of ten. A call always waits for a statement sent after it
+// was made, so it sees every change committed before it. When a combined statement fails, each of its calls
+// is run again alone, so an error reaches only the calls it belongs to.
+//
+// Kept results (a runner with `snapshotExpression`: PostgreSQL): the combined statement also returns the
+// snapshot it read under, and its results are kept with it; a batch whose calls all have kept results first
+// runs a one-value statement asking for the current snapshot, and gets the kept rows when nothing has
+// been committed since (src/db/kept-results.ts).
 import crypto from 'node:crypto';
 import { type Compilable, type CompiledQuery, createQueryId, type Kysely, sql } from 'kysely';
+import { KeptSnapshots, keyOf } from './kept-results.ts';
 
 /** Marks argument `i` in the query built for compilation; never a real value (contains NUL). */
 const marker = (i: number) => `\u0000inkwell-param-${i}\u0000`;
@@ -60,19 +66,30 @@ export interface BatchRunner {
   readonly maxInFlight: number;
   /** Most calls combined into one statement. */
   readonly maxBatch: number;
+  /**
+   * An SQL expression giving, as text, the snapshot the statement it is in reads under; two equal values
+   * must mean the same committed data (PostgreSQL: `pg_current_snapshot()::text`). Set: results are kept
+   * (see the top of this file). Unset: every call is read.
+   */
+  readonly snapshotExpression?: string;
 }
 
-/** Counts of a database's batchable calls and of the statements that ran them (each statement counted once, combined or alone). */
+/**
+ * Counts of a database's batchable calls and of the statements that ran them (each statement counted once,
+ * combined or alone); `checks`: snapshot checks run, `kept`: calls answered from kept results.
+ */
 export interface BatchStats {
   calls: number;
   statements: number;
+  checks: number;
+  kept: number;
 }
 
 const batchRunners = new WeakMap<Kysely<any>, { runner: BatchRunner; stats: BatchStats }>();
 
 /** Called by openDatabase for a database that batches lookups: batchable queries on `db` (not on its transactions) are combined. */
 export function registerBatchRunner(db: Kysely<any>, runner: BatchRunner): void {
-  batchRunners.set(db, { runner, stats: { calls: 0, statements: 0 } });
+  batchRunners.set(db, { runner, stats: { calls: 0, statements: 0, checks: 0, kept: 0 } });
 }
 
 /** The batching counts of `db` (a copy), or undefined when it does not batch lookups. */
@@ -86,14 +103,20 @@ interface Compiled<R> {
   text: string;
   slots: Slot[];
   query: CompiledQuery<R>['query'];
-  /** The combined form (batchable queries, dialects that batch). */
-  batch?: { text: string; constants: readonly unknown[] };
+}
+
+/** The combined form of a batchable query; `snapshot`: its rows start with the snapshot column (then the ordinal). */
+interface CombinedForm {
+  text: string;
+  constants: readonly unknown[];
+  snapshot: boolean;
 }
 
 // Names in the combined statement; the query's own columns come after the ordinal, under their own names.
 const BATCH_REL = '__inkwell_batch';
 const BATCH_ORD = '__inkwell_ord';
 const BATCH_SUB = '__inkwell_q';
+const BATCH_SNAP = '__inkwell_snap';
 
 /**
  * A function building `{[columns[from]]: v[from], …}` with every key in one object literal, so all rows of
@@ -132,12 +155,17 @@ class Batcher {
   private queue: Call[] = [];
   private inFlight = 0;
   private scheduled = false;
+  /** Results kept with their snapshot (runners with a snapshot expression). */
+  private readonly kept: KeptSnapshots<Record<string, unknown>> | undefined;
 
   constructor(
     private readonly runner: BatchRunner,
     private readonly stats: BatchStats,
-    private readonly compiled: Compiled<unknown> & { batch: NonNullable<Compiled<unknown>['batch']> },
-  ) {}
+    private readonly compiled: Compiled<unknown>,
+    private readonly combined: CombinedForm,
+  ) {
+    this.kept = combined.snapshot ? new KeptSnapshots() : undefined;
+  }
 
   call(args: readonly unknown[]): Promise<unknown[]> {
     return new Promise<unknown[]>((resolve, reject) => {
@@ -170,9 +198,20 @@ class Batcher {
 
   private async run(calls: Call[]): Promise<void> {
     this.stats.calls += calls.length;
-    if (calls.length === 1) return this.runAlone(calls[0] as Call);
-    const { batch } = this.compiled;
-    const parameters: unknown[] = [...batch.constants];
+    const kept = this.kept;
+    const keys = kept && calls.map((c) => keyOf(c.args));
+    if (kept && keys) {
+      const hit = kept.all(keys);
+      if (hit && kept.shouldCheck() && (await this.stillCurrent(kept, hit.snapshot))) {
+        this.stats.kept += calls.length;
+        for (let i = 0; i < calls.length; i++) (calls[i] as Call).resolve(hit.rows[i] as unknown[]);
+        return;
+      }
+    } else if (calls.length === 1) {
+      return this.runAlone(calls[0] as Call);
+    }
+    const combined = this.combined;
+    const parameters: unknown[] = [...combined.constants];
     const arity = (calls[0] as Call).args.length;
     for (let a = 0; a < arity; a++) {
       const values = new Array<unknown>(calls.length);
@@ -182,7 +221,7 @@ class Batcher {
     let res: RawRows;
     try {
       this.stats.statements++;
-      res = await this.runner.run(batch.text, parameters);
+      res = await this.runner.run(combined.text, parameters);
     } catch {
       // Perhaps one call's arguments are what the database refused: each call runs again alone, so an
       // error reaches only the calls it belongs to.
@@ -190,17 +229,38 @@ class Batcher {
       return;
     }
     try {
-      const rows = toObjects(res.columns, res.rows, 1);
-      const out = calls.map(() => [] as unknown[]);
+      // Columns: [snapshot,] ordinal, the query's own.
+      const ordAt = combined.snapshot ? 1 : 0;
+      const rows = toObjects(res.columns, res.rows, ordAt + 1);
+      const out = calls.map(() => [] as Record<string, unknown>[]);
       for (let r = 0; r < rows.length; r++) {
-        const mine = out[((res.rows[r] as readonly unknown[])[0] as number) - 1];
+        const ord = (res.rows[r] as readonly unknown[])[ordAt];
+        // The snapshot's own row when no call has rows (it is left-joined with the callers' rows).
+        if (ord === null && combined.snapshot) continue;
+        const mine = out[(ord as number) - 1];
         if (!mine) throw new Error(`batched query: row ${r} has no caller`);
-        mine.push(rows[r]);
+        mine.push(rows[r] as Record<string, unknown>);
+      }
+      const snapshot = combined.snapshot ? (res.rows[0]?.[0] as string | undefined) : undefined;
+      if (kept && keys && typeof snapshot === 'string') {
+        for (let i = 0; i < calls.length; i++) kept.keep(keys[i], out[i] as Record<string, unknown>[], snapshot);
       }
       for (let i = 0; i < calls.length; i++) (calls[i] as Call).resolve(out[i] as unknown[]);
     } catch (err) {
       for (const c of calls) c.reject(err);
     }
+  }
+
+  /** Asks for the current snapshot: true when it is `readUnder` (nothing committed since the kept results were read). */
+  private async stillCurrent(kept: KeptSnapshots<Record<string, unknown>>, readUnder: string): Promise<boolean> {
+    let current: unknown;
+    try {
+      this.stats.checks++;
+      current = (await this.runner.run(snapshotCheck(this.runner.snapshotExpression as string), [])).rows[0]?.[0];
+    } catch {
+      return false; // the read runs instead, and reports its own error
+    }
+    return typeof current === 'string' && kept.checked(readUnder, current);
   }
 
   private async runAlone(call: Call): Promise<void> {
@@ -212,6 +272,13 @@ class Batcher {
       call.reject(err);
     }
   }
+}
+
+/** The statement asking for the current snapshot (registered to run as a named prepared statement). */
+function snapshotCheck(expression: string): string {
+  const text = `select ${expression} as ${BATCH_SNAP}`;
+  if (!preparedTexts.has(text)) preparedTexts.set(text, `inkwell_snapshot_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
+  return text;
 }
 
 function parametersFor(slots: readonly Slot[], args: readonly unknown[]): unknown[] {
@@ -260,7 +327,7 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
   };
   // Named by content: the same name never stands for two texts (pg refuses that on a connection).
   const prepare = (text: string) => preparedTexts.set(text, `inkwell_${name}_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
-  const compileBatch = (db: Kysely<any>, compiled: Compiled<R>, types: readonly BatchArgType[]): NonNullable<Compiled<R>['batch']> => {
+  const compileBatch = (db: Kysely<any>, compiled: Compiled<R>, types: readonly BatchArgType[], snapshotExpression: string | undefined): CombinedForm => {
     const refs = types.map((_, i) => sql.ref(`${BATCH_REL}.a${i}`));
     const q = build(db, ...(refs as unknown as A)).compile();
     const constants = compiled.slots.filter((s) => 'value' in s).length;
@@ -268,13 +335,18 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
     const n = q.parameters.length;
     const arrays = types.map((t, i) => `$${n + i + 1}::${t}[]`).join(', ');
     const columns = types.map((_, i) => `a${i}`).join(', ');
-    const text =
-      `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from unnest(${arrays}) with ordinality as ${BATCH_REL}(${columns}, ${BATCH_ORD}) ` +
-      `cross join lateral (${q.sql}) as ${BATCH_SUB}`;
+    const callers = `unnest(${arrays}) with ordinality as ${BATCH_REL}(${columns}, ${BATCH_ORD}) cross join lateral (${q.sql}) as ${BATCH_SUB}`;
+    // With a snapshot: one row of it, left-joined with the callers' rows (so it comes back when none has rows).
+    const text = snapshotExpression
+      ? `select ${BATCH_SNAP}_r.${BATCH_SNAP}, ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from (select ${snapshotExpression} as ${BATCH_SNAP}) as ${BATCH_SNAP}_r ` +
+        `left join (${callers}) on true`
+      : `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from ${callers}`;
     prepare(text);
-    return { text, constants: q.parameters };
+    return { text, constants: q.parameters, snapshot: snapshotExpression !== undefined };
   };
   const batchers = new WeakMap<Kysely<any>, Batcher>();
+  // Combined forms by snapshot expression ('' for none); only dialects that batch (PostgreSQL) have them.
+  const combinedForms = new Map<string, CombinedForm>();
   return async (db, ...args) => {
     const dialect = db.getExecutor().adapter.constructor;
     let compiled = byDialect.get(dialect);
@@ -287,8 +359,13 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       if (registered) {
         let batcher = batchers.get(db);
         if (!batcher) {
-          compiled.batch ??= compileBatch(db, compiled, batch as readonly BatchArgType[]);
-          batcher = new Batcher(registered.runner, registered.stats, compiled as Compiled<unknown> & { batch: NonNullable<Compiled<unknown>['batch']> });
+          const expression = registered.runner.snapshotExpression;
+          let combined = combinedForms.get(expression ?? '');
+          if (!combined) {
+            combined = compileBatch(db, compiled, batch as readonly BatchArgType[], expression);
+            combinedForms.set(expression ?? '', combined);
+          }
+          batcher = new Batcher(registered.runner, registered.stats, compiled as Compiled<unknown>, combined);
           batchers.set(db, batcher);
         }
         return (await batcher.call(args)) as R[];

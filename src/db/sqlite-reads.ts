@@ -19,10 +19,8 @@
 // and the query can only make it look older than it is (a needless re-read), never newer.
 // Not seen by the counters: schema changes made on this same connection (migrations run before serving).
 import type SQLite from 'better-sqlite3';
+import { KEPT_RESULTS_PER_STATEMENT, keyOf } from './kept-results.ts';
 import { type DirectReader, rowBuilder } from './reusable.ts';
-
-/** Kept results per statement before that statement's results are dropped and kept afresh. */
-export const KEPT_RESULTS_PER_STATEMENT = 4096;
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -31,18 +29,6 @@ interface Statement {
   /** Builds a row object from the array better-sqlite3 returns in raw mode (one object shape per statement). */
   row: (values: readonly unknown[]) => Row;
   kept: Map<string, readonly Row[]>;
-}
-
-/** The cache key of a read's parameters; undefined (not kept) for a value that is not a string, a finite number or null. */
-function keyOf(parameters: readonly unknown[]): string | undefined {
-  let key = '';
-  for (const p of parameters) {
-    if (typeof p === 'string') key += `s${p.length}:${p}`;
-    else if (typeof p === 'number' && Number.isFinite(p)) key += `n${p};`;
-    else if (p === null) key += 'z;';
-    else return undefined;
-  }
-  return key;
 }
 
 export interface SqliteDirectReader extends DirectReader {

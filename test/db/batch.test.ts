@@ -65,8 +65,9 @@ describeEachDialect('batched reusable queries', (dialect) => {
     t = undefined;
   });
 
-  async function setup(): Promise<Kysely<DB>> {
-    t = await openTestDb(dialect);
+  // Kept results (PostgreSQL) are off unless a test asks for them: these tests count statements.
+  async function setup({ keepResults = false } = {}): Promise<Kysely<DB>> {
+    t = await openTestDb(dialect, { keepResults });
     const db = t.db.kysely;
     if (t.db.sqliteHandle) {
       t.db.sqliteHandle.function('inkwell_test_check', (v: unknown) => {
@@ -94,7 +95,7 @@ describeEachDialect('batched reusable queries', (dialect) => {
     return db;
   }
 
-  const stats = (db: Kysely<DB>) => batchStats(db) ?? { calls: 0, statements: 0 };
+  const stats = (db: Kysely<DB>) => batchStats(db) ?? { calls: 0, statements: 0, checks: 0, kept: 0 };
 
   it('concurrent calls each get exactly their own rows, in the order of the query alone', async () => {
     const db = await setup();
@@ -116,7 +117,7 @@ describeEachDialect('batched reusable queries', (dialect) => {
     const after = stats(db);
     if (dialect === 'postgres') {
       // All 25 calls were made in one turn of the event loop: one statement read them all.
-      expect(after).toEqual({ calls: before.calls + 25, statements: before.statements + 1 });
+      expect(after).toEqual({ ...before, calls: before.calls + 25, statements: before.statements + 1 });
     } else {
       expect(batchStats(db)).toBeUndefined();
     }
@@ -138,7 +139,7 @@ describeEachDialect('batched reusable queries', (dialect) => {
     }
     if (dialect === 'postgres') {
       // The combined statement failed; each call then ran alone.
-      expect(stats(db)).toEqual({ calls: before.calls + 6, statements: before.statements + 1 + 6 });
+      expect(stats(db)).toEqual({ ...before, calls: before.calls + 6, statements: before.statements + 1 + 6 });
     }
   });
 
@@ -159,11 +160,11 @@ describeEachDialect('batched reusable queries', (dialect) => {
     // And the next batch, after both, is whole again.
     const before = stats(db);
     expect(await Promise.all(['alpha', 'gamma'].map((n) => byNameAfter(db, n, 0)))).toEqual([await reference(db, 'alpha', 0), await reference(db, 'gamma', 0)]);
-    if (dialect === 'postgres') expect(stats(db)).toEqual({ calls: before.calls + 2, statements: before.statements + 1 });
+    if (dialect === 'postgres') expect(stats(db)).toEqual({ ...before, calls: before.calls + 2, statements: before.statements + 1 });
   });
 
-  it('a call sees every change committed before it, even while an earlier batch is in flight', async () => {
-    const db = await setup();
+  it.each([false, true])('a call sees every change committed before it, even while an earlier batch is in flight (kept results: %s)', async (keepResults) => {
+    const db = await setup({ keepResults });
     const other = t!.reopen().kysely; // another connection (pool), as another process would be
     for (let round = 0; round < 5; round++) {
       const name = `fresh-${round}`;
@@ -213,6 +214,54 @@ describeEachDialect('batched reusable queries', (dialect) => {
       const next = await Promise.all(['alpha', 'beta', 'gamma'].map((n) => backendOf(db, n)));
       expect(next.map((rows) => rows.map((r) => r.name))).toEqual([['alpha', 'alpha', 'alpha', 'alpha'], ['beta'], ['gamma']]);
       expect(next[0]?.[0]?.pid).not.toBe(pid);
+    });
+  }
+
+  if (dialect === 'postgres') {
+    it('kept results answer a batch while nothing has been committed: the same rows, frozen, for one check and no read', async () => {
+      const db = await setup({ keepResults: true });
+      const args: [string, number][] = [
+        ['alpha', 0],
+        ['beta', 0],
+        ['alpha', 15],
+        ['nobody', 0],
+      ];
+      const expected = await Promise.all(args.map(([name, after]) => reference(db, name, after)));
+      expect(await Promise.all(args.map(([name, after]) => byNameAfter(db, name, after)))).toEqual(expected);
+      // Other tests share this server and commit now and then (which moves the snapshot): try a few times.
+      let hit: { before: ReturnType<typeof stats>; after: ReturnType<typeof stats>; rows: Row[][] } | undefined;
+      for (let attempt = 0; attempt < 50 && !hit; attempt++) {
+        const before = stats(db);
+        const rows = await Promise.all(args.map(([name, after]) => byNameAfter(db, name, after)));
+        expect(rows).toEqual(expected);
+        const after = stats(db);
+        if (after.kept > before.kept) hit = { before, after, rows };
+      }
+      expect(hit, 'no batch was answered from kept results in 50 attempts').toBeDefined();
+      const { before, after, rows } = hit as NonNullable<typeof hit>;
+      expect(after).toEqual({ calls: before.calls + 4, statements: before.statements, checks: before.checks + 1, kept: before.kept + 4 });
+      expect(Object.isFrozen(rows[0])).toBe(true);
+      expect(Object.isFrozen(rows[0]?.[0])).toBe(true);
+    });
+
+    it('when every batch follows a commit, each call sees it and the checks back off', async () => {
+      const db = await setup({ keepResults: true });
+      const other = t!.reopen().kysely;
+      const before = stats(db);
+      for (let i = 0; i < 100; i++) {
+        await other
+          .insertInto('projects')
+          .values(projectRow(`prj_c${i}`, 'churn', 1000 + i))
+          .execute();
+        const rows = await byNameAfter(db, 'churn', 0);
+        expect(rows.map((r) => r.id)).toEqual(Array.from({ length: i + 1 }, (_, k) => `prj_c${i - k}`));
+      }
+      const after = stats(db);
+      expect(after.kept).toBe(before.kept);
+      expect(after.statements - before.statements).toBe(100);
+      // A check failed after batches 1, 3, 7, 15, 31 and 63; after each failure twice as many batches (up to
+      // 63) went without one.
+      expect(after.checks - before.checks).toBe(6);
     });
   }
 

@@ -1,7 +1,8 @@
 // The embedded database's direct reads and their kept results (src/db/sqlite-reads.ts): a kept result is
 // only returned while nothing has been committed since it was read, whoever committed.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KEPT_RESULTS_PER_STATEMENT, type SqliteDirectReader, sqliteDirectReader } from '../../src/db/sqlite-reads.ts';
+import { KEPT_RESULTS_PER_STATEMENT } from '../../src/db/kept-results.ts';
+import { type SqliteDirectReader, sqliteDirectReader } from '../../src/db/sqlite-reads.ts';
 import { openTestDb, projectRow, type TestDb } from '../helpers/db.ts';
 
 const SELECT = 'select id, name, created_at from projects where name = ? and created_at > ? order by id';

@@ -28,8 +28,11 @@ export function tempDir(prefix = 'inkwell-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Opens a fresh, migrated database of the given dialect. */
-export async function openTestDb(dialect: DialectName, { migrated = true } = {}): Promise<TestDb> {
+/**
+ * Opens a fresh, migrated database of the given dialect. `keepResults: false` (PostgreSQL): batchable reads
+ * are always read, never answered from kept results (for tests that count statements).
+ */
+export async function openTestDb(dialect: DialectName, { migrated = true, keepResults = true } = {}): Promise<TestDb> {
   if (dialect === 'sqlite') {
     const dir = tempDir();
     const file = path.join(dir, 'inkwell.db');
@@ -60,7 +63,8 @@ export async function openTestDb(dialect: DialectName, { migrated = true } = {})
   await admin.connect();
   await admin.query(`create schema "${schema}"`);
   await admin.end();
-  const db = openDatabase({ databaseUrl: url, pgSchema: schema, pgPoolSize: 5 });
+  const pgOptions = { databaseUrl: url, pgSchema: schema, pgPoolSize: 5, pgKeepResults: keepResults };
+  const db = openDatabase(pgOptions);
   if (migrated) await migrate(db);
   const opened: Database[] = [db];
   const u = new URL(url);
@@ -69,7 +73,7 @@ export async function openTestDb(dialect: DialectName, { migrated = true } = {})
     db,
     dialect,
     reopen: () => {
-      const d = openDatabase({ databaseUrl: url, pgSchema: schema, pgPoolSize: 5 });
+      const d = openDatabase(pgOptions);
       opened.push(d);
       return d;
     },

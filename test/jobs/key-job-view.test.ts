@@ -71,8 +71,8 @@ describeEachDialect('key and job reads under concurrency', (dialect) => {
     await t.cleanup();
   });
 
-  async function seed() {
-    t = await openTestDb(dialect);
+  async function seed({ keepResults = true } = {}) {
+    t = await openTestDb(dialect, { keepResults });
     const projects = createProjectsStore(t.db.kysely);
     const jobs = createJobsStore(t.db);
     for (const p of ['prj_a', 'prj_b']) await projects.insertProject(project(p));
@@ -93,7 +93,8 @@ describeEachDialect('key and job reads under concurrency', (dialect) => {
   }
 
   it('a batch mixing valid, revoked, ingest, other-project and unknown keys and missing jobs gives each caller its own row', async () => {
-    const { jobs, keys, byId } = await seed();
+    // Kept results off: the calls made alone below must each run their own statement.
+    const { jobs, keys, byId } = await seed({ keepResults: false });
     const unknown = hashKey('ink_unknown');
     // [key hash, path project, job id] → expected key row (undefined: unknown key) and job (undefined: none in that project).
     const cases: [string, string, string, KeyRow | undefined, JobRow | undefined][] = [
