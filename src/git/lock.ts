@@ -1,5 +1,6 @@
-// Serializes work on one mirror: an in-process queue per path plus a lock file for other processes
-// sharing the same data directory. A lock file older than `staleMs` (a crashed holder) is taken over.
+// Serializes work on one path (a mirror, a job's worktree): an in-process queue per path plus a lock file for
+// other processes sharing the same data directory. A lock file older than `staleMs` (a crashed holder) is
+// taken over; a held lock's file is refreshed every third of that.
 import fs from 'node:fs/promises';
 
 const chains = new Map<string, Promise<unknown>>();
@@ -44,7 +45,7 @@ async function acquireFile(lockPath: string, staleMs: number, signal?: AbortSign
   }
 }
 
-/** Runs `fn` while holding the lock for `key` (a mirror path); the lock file is `${key}.lock`. */
+/** Runs `fn` while holding the lock for `key` (a path); the lock file is `${key}.lock`. */
 export async function withLock<T>(key: string, fn: () => Promise<T>, opts: { signal?: AbortSignal; staleMs?: number } = {}): Promise<T> {
   const prev = chains.get(key) ?? Promise.resolve();
   let release!: () => void;

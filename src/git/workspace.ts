@@ -126,14 +126,25 @@ export async function prepareWorkspace(config: Config, input: PrepareInput): Pro
   const problem = repositoryProblem(input.repository) ?? branchNameProblem(input.branch) ?? branchNameProblem(input.ref);
   if (problem) throw new GitError(problem, null, '');
   const dir = worktreePath(config, input.jobId);
-  // A new turn of this job: a release of its previous turn's worktree that is still going finishes first (and,
-  // seeing this turn, leaves the worktree to it).
-  preparations.set(input.jobId, (preparations.get(input.jobId) ?? 0) + 1);
-  await releases.get(input.jobId);
+  // This turn owns the job's worktree from now on: a release of an earlier turn that has not started yet (in
+  // this process or another) leaves it alone, and one under way finishes first (the job lock).
+  const token = `${process.pid}-${crypto.randomBytes(8).toString('hex')}`;
+  owners.set(input.jobId, token);
+  await fs.mkdir(path.dirname(dir), { recursive: true });
+  return withJobLock(
+    dir,
+    async () => {
+      await fs.writeFile(ownerFile(dir), token);
+      return prepareLocked(config, input, dir);
+    },
+    input.signal,
+  );
+}
+
+async function prepareLocked(config: Config, input: PrepareInput, dir: string): Promise<Workspace> {
   const mirror = mirrorPath(config, input.repository);
   const run = gitFor(config, input.repository, mirror, input.signal);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
-  await fs.mkdir(path.dirname(dir), { recursive: true });
   const pooled = config.worker.worktreePool > 0;
   const { ws, reused } = await withLock(
     mirror,
@@ -284,31 +295,48 @@ export async function removeWorktree(config: Config, jobId: string): Promise<voi
   await withLock(mirror, () => dropWorktree(mirror, dir, localGit(mirror)));
 }
 
-/** Per job, in this process: how many turns have prepared a workspace, and the release in progress. */
-const preparations = new Map<string, number>();
-const releases = new Map<string, Promise<void>>();
+/** Per job, the token of the turn this process prepared last (see `prepareWorkspace`). */
+const owners = new Map<string, string>();
+
+/** Holds the token of the turn that prepared a job's worktree last, in whichever process sharing the data directory. */
+const ownerFile = (dir: string) => `${dir}.owner`;
+
+/**
+ * How old a job lock may get before it is taken over (its holder died): held locks are refreshed every third
+ * of this, and preparing or releasing one worktree takes seconds.
+ */
+const JOB_LOCK_STALE_MS = 60_000;
+
+/** Serializes preparing and releasing one job's worktree, across processes (lock file `<worktree>.lock`). */
+function withJobLock<T>(dir: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  return withLock(dir, fn, { staleMs: JOB_LOCK_STALE_MS, ...(signal ? { signal } : {}) });
+}
 
 /**
  * Done with a finished job's worktree: cleaned (reset to its commit, untracked and ignored files removed) and
  * kept as a spare for the repository's next job while fewer than `worker.worktreePool` are kept; otherwise
- * removed. Safe when it does not exist. Called when a turn settles: a next turn of the same job that starts
- * meanwhile waits for it, and once such a turn has started the release leaves the worktree alone.
+ * removed. Safe when it does not exist. Called when a turn settles. It runs under the job lock, so a next turn
+ * of the same job that starts meanwhile (in any process) waits for it; once such a turn has prepared the
+ * worktree (its token is in the owner file), the release leaves the worktree alone.
  */
-export function releaseWorktree(config: Config, jobId: string): Promise<void> {
-  const generation = preparations.get(jobId);
-  const current = () => preparations.get(jobId) === generation;
-  const done = release(config, jobId, current).finally(() => {
-    if (releases.get(jobId) === done) releases.delete(jobId);
-    if (current()) preparations.delete(jobId);
+export async function releaseWorktree(config: Config, jobId: string): Promise<void> {
+  const token = owners.get(jobId);
+  const dir = worktreePath(config, jobId);
+  await fs.mkdir(path.dirname(dir), { recursive: true }); // where the lock file goes
+  await withJobLock(dir, async () => {
+    const owner = await fs.readFile(ownerFile(dir), 'utf8').catch(() => undefined);
+    // Another turn has prepared the worktree since this process's last one (or this process never prepared it).
+    if (owner !== undefined && owner !== token) return;
+    await release(config, jobId);
+    await fs.rm(ownerFile(dir), { force: true });
+    if (owners.get(jobId) === token) owners.delete(jobId);
   });
-  releases.set(jobId, done);
-  return done;
 }
 
-async function release(config: Config, jobId: string, current: () => boolean): Promise<void> {
+/** The release itself, under the job lock. */
+async function release(config: Config, jobId: string): Promise<void> {
   const dir = worktreePath(config, jobId);
   const mirror = await mirrorOf(dir);
-  if (!current()) return;
   if (mirror && config.worker.worktreePool > 0) {
     const run = localGit(mirror);
     // Cleaning outside the mirror lock: it touches this worktree's own index only.
@@ -318,11 +346,9 @@ async function release(config: Config, jobId: string, current: () => boolean): P
         () => true,
         () => false,
       );
-    if (!current()) return;
     const kept =
       clean &&
       (await withLock(mirror, async () => {
-        if (!current()) return true; // a new turn has the worktree now
         const root = spareRoot(config, mirror);
         const spares = await fs.readdir(root).catch(() => [] as string[]);
         if (spares.length >= config.worker.worktreePool) return false;
@@ -333,7 +359,7 @@ async function release(config: Config, jobId: string, current: () => boolean): P
           () => false,
         );
       }));
-    if (kept || !current()) return;
+    if (kept) return;
   }
   await removeWorktree(config, jobId);
 }

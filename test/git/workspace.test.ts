@@ -1,5 +1,5 @@
 // Mirror + worktree workspace on real repositories: concurrency, re-creation, cleanup, validation.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -194,6 +194,57 @@ describe('workspace', () => {
       // Its own release later keeps it as a spare as usual.
       await releaseWorktree(config, 'job_q');
       expect(spares(next.mirror)).toHaveLength(1);
+    });
+
+    it("a release that comes after another process's next turn prepared the worktree leaves it alone", async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/x', jobId: 'job_x' });
+      fs.writeFileSync(path.join(first.dir, 'turn1.md'), 'turn 1\n');
+      await commitAll(first, { message: 'turn 1', ...author });
+      await pushBranch(first, 'inkwell/x');
+      const inode = fs.statSync(first.dir).ino;
+      // The turn settled; before this process releases the worktree, another worker process claims the job's
+      // next turn, prepares the worktree and starts working in it.
+      const out = execFileSync(
+        process.execPath,
+        ['--import', 'tsx', path.join(import.meta.dirname, 'turn-process.ts'), config.dataDir, repo.dir, 'inkwell/x', 'job_x', 'turn2-work.md'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(out.trim()).toBe(first.dir);
+      await releaseWorktree(config, 'job_x');
+      // Still that turn's: in place, its work untouched, not cleaned or moved to the pool.
+      expect(fs.statSync(first.dir).ino).toBe(inode);
+      expect(fs.readFileSync(path.join(first.dir, 'turn2-work.md'), 'utf8')).toMatch(/^written by process \d+\n$/);
+      expect(spares(first.mirror)).toHaveLength(0);
+      expect(tree(first.dir)).toEqual(['README.md', 'docs/a.md', 'turn1.md', 'turn2-work.md']);
+      // A turn of this process prepares it again later: its own release then works as usual.
+      await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/x', jobId: 'job_x' });
+      await releaseWorktree(config, 'job_x');
+      expect(fs.existsSync(first.dir)).toBe(false);
+      expect(spares(first.mirror)).toHaveLength(1);
+    });
+
+    it('a next turn in another process waits while a release holds the job lock', async () => {
+      const first = await prepareWorkspace(config, { repository: repo.dir, ref: 'main', branch: 'inkwell/y', jobId: 'job_y' });
+      await pushBranch(first, 'inkwell/y');
+      // The release is under way (it holds the job's lock file); the other process's prepare must wait for it.
+      const lockFile = `${first.dir}.lock`;
+      fs.writeFileSync(lockFile, 'held\n');
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(import.meta.dirname, 'turn-process.ts'), config.dataDir, repo.dir, 'inkwell/y', 'job_y', 'turn2.md'],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(child.exitCode).toBeNull();
+      expect(fs.existsSync(path.join(first.dir, 'turn2.md'))).toBe(false);
+      fs.rmSync(lockFile);
+      expect(await exited).toBe(0);
+      expect(fs.existsSync(path.join(first.dir, 'turn2.md'))).toBe(true);
     });
 
     it('a worktree git cannot switch (index.lock left by a killed git) is replaced by a fresh checkout', async () => {
