@@ -39,8 +39,11 @@ export function preparedName(text: string): string | undefined {
   return preparedTexts.get(text);
 }
 
-/** Runs a read statement synchronously on the database's own handle, or returns undefined when it cannot right now. */
-export type DirectReader = (text: string, parameters: readonly unknown[]) => unknown[] | undefined;
+/**
+ * Runs a read statement on the database's own handle: its rows, now or (a read that waits for a freshness
+ * check) later; undefined when it cannot run there, now or when its turn comes (the read then goes through Kysely).
+ */
+export type DirectReader = (text: string, parameters: readonly unknown[]) => unknown[] | Promise<unknown[] | undefined> | undefined;
 
 const directReaders = new WeakMap<Kysely<any>, DirectReader>();
 
@@ -374,7 +377,8 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
     const { text, slots, query } = compiled;
     const parameters = parametersFor(slots, args);
     const direct = directReaders.get(db)?.(text, parameters);
-    if (direct) return direct as R[];
+    const rows = direct instanceof Promise ? await direct : direct;
+    if (rows) return rows as R[];
     const result = await db.executeQuery<R>({ sql: text, parameters, query, queryId: createQueryId() });
     return result.rows as R[];
   };
