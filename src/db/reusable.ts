@@ -34,6 +34,14 @@ const marker = (i: number) => `\u0000inkwell-param-${i}\u0000`;
 /** Compiled SQL texts to run as named prepared statements where the dialect has them. */
 const preparedTexts = new Map<string, string>();
 
+/**
+ * Registers `text` to run as a named prepared statement. Named by content: the same name never stands for two
+ * texts (pg refuses that on a connection).
+ */
+function registerPrepared(name: string, text: string): void {
+  if (!preparedTexts.has(text)) preparedTexts.set(text, `inkwell_${name}_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
+}
+
 /** The prepared-statement name for a compiled SQL text, or undefined when it is not a reusable query. */
 export function preparedName(text: string): string | undefined {
   return preparedTexts.get(text);
@@ -158,8 +166,9 @@ class Batcher {
   private queue: Call[] = [];
   private inFlight = 0;
   private scheduled = false;
-  /** Results kept with their snapshot (runners with a snapshot expression). */
+  /** Results kept with their snapshot (runners with a snapshot expression), and the statement checking it. */
   private readonly kept: KeptSnapshots<Record<string, unknown>> | undefined;
+  private readonly checkText: string;
 
   constructor(
     private readonly runner: BatchRunner,
@@ -168,6 +177,7 @@ class Batcher {
     private readonly combined: CombinedForm,
   ) {
     this.kept = combined.snapshot ? new KeptSnapshots() : undefined;
+    this.checkText = runner.snapshotExpression ? snapshotCheck(runner.snapshotExpression) : '';
   }
 
   call(args: readonly unknown[]): Promise<unknown[]> {
@@ -259,7 +269,7 @@ class Batcher {
     let current: unknown;
     try {
       this.stats.checks++;
-      current = (await this.runner.run(snapshotCheck(this.runner.snapshotExpression as string), [])).rows[0]?.[0];
+      current = (await this.runner.run(this.checkText, [])).rows[0]?.[0];
     } catch {
       return false; // the read runs instead, and reports its own error
     }
@@ -280,7 +290,7 @@ class Batcher {
 /** The statement asking for the current snapshot (registered to run as a named prepared statement). */
 function snapshotCheck(expression: string): string {
   const text = `select ${expression} as ${BATCH_SNAP}`;
-  if (!preparedTexts.has(text)) preparedTexts.set(text, `inkwell_snapshot_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
+  registerPrepared('snapshot', text);
   return text;
 }
 
@@ -325,11 +335,9 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       return { arg };
     });
     if (used.size !== arity) throw new Error(`reusable query ${name}: every argument must be a bound parameter`);
-    prepare(q.sql);
+    registerPrepared(name, q.sql);
     return { text: q.sql, slots, query: q.query };
   };
-  // Named by content: the same name never stands for two texts (pg refuses that on a connection).
-  const prepare = (text: string) => preparedTexts.set(text, `inkwell_${name}_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`);
   const compileBatch = (db: Kysely<any>, compiled: Compiled<R>, types: readonly BatchArgType[], snapshotExpression: string | undefined): CombinedForm => {
     const refs = types.map((_, i) => sql.ref(`${BATCH_REL}.a${i}`));
     const q = build(db, ...(refs as unknown as A)).compile();
@@ -344,7 +352,7 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
       ? `select ${BATCH_SNAP}_r.${BATCH_SNAP}, ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from (select ${snapshotExpression} as ${BATCH_SNAP}) as ${BATCH_SNAP}_r ` +
         `left join (${callers}) on true`
       : `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from ${callers}`;
-    prepare(text);
+    registerPrepared(name, text);
     return { text, constants: q.parameters, snapshot: snapshotExpression !== undefined };
   };
   const batchers = new WeakMap<Kysely<any>, Batcher>();
