@@ -6,14 +6,15 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { IngestSource, IngestWriter, WriteEvent } from './ingest-writer.ts';
+import type { IngestSource, IngestWriter } from './ingest-writer.ts';
+import type { WriteBatch } from './write-batch.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;
   cacheEntries: number;
 }
 
-export type WorkerRequest = { t: 'write'; id: number; projectId: string; source: IngestSource; events: WriteEvent[] } | { t: 'clear' } | { t: 'close' };
+export type WorkerRequest = { t: 'write'; id: number; projectId: string; source: IngestSource; batch: WriteBatch } | { t: 'clear' } | { t: 'close' };
 
 export type WorkerReply =
   | { t: 'ready' }
@@ -85,7 +86,7 @@ export interface WorkerWriterOptions {
 interface Pending {
   projectId: string;
   source: IngestSource;
-  events: WriteEvent[];
+  batch: WriteBatch;
   resolve(n: number): void;
   reject(e: unknown): void;
 }
@@ -114,7 +115,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     opts.onFallback?.(err);
     const all = [...pending.values()];
     pending.clear();
-    for (const p of all) fallback.write(p.projectId, p.source, p.events).then(p.resolve, p.reject);
+    for (const p of all) fallback.write(p.projectId, p.source, p.batch).then(p.resolve, p.reject);
     checkpointer?.postMessage('stop');
     checkpointer = null;
     return true;
@@ -165,17 +166,18 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       return fallback ? 'thread' : 'worker';
     },
 
-    write(projectId, source, events) {
-      if (events.length === 0) return Promise.resolve(0);
+    write(projectId, source, batch) {
+      if (batch.n === 0) return Promise.resolve(0);
       if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
-      if (fallback) return fallback.write(projectId, source, events);
+      if (fallback) return fallback.write(projectId, source, batch);
       worker ??= start();
       const w = worker;
       const id = nextId++;
       return new Promise<number>((resolve, reject) => {
         if (pending.size === 0) w.ref();
-        pending.set(id, { projectId, source, events, resolve, reject });
-        w.postMessage({ t: 'write', id, projectId, source, events } satisfies WorkerRequest);
+        pending.set(id, { projectId, source, batch, resolve, reject });
+        // Copied, not transferred: should the worker fail to start, the fallback writer needs the batch.
+        w.postMessage({ t: 'write', id, projectId, source, batch } satisfies WorkerRequest);
       });
     },
 

@@ -26,7 +26,7 @@ const inFlight = new Set<Promise<void>>();
 
 port.on('message', (msg: WorkerRequest) => {
   if (msg.t === 'write') {
-    const p: Promise<void> = writer.write(msg.projectId, msg.source, msg.events).then(
+    const p: Promise<void> = writer.write(msg.projectId, msg.source, msg.batch).then(
       (inserted) => port.postMessage({ t: 'done', id: msg.id, inserted } satisfies WorkerReply),
       (err: unknown) =>
         port.postMessage({

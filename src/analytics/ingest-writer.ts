@@ -20,7 +20,7 @@
 // the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { type BulkRow, createBulkWriter } from '../db/bulk.ts';
+import { createBulkWriter } from '../db/bulk.ts';
 import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
 import { RULES_VERSION } from './classify.ts';
@@ -29,46 +29,28 @@ import { GenerationCache, Lru } from './lru.ts';
 import { chunkRows, analyticsStore as store } from './store.ts';
 import { CLS_AI, CLS_HUMAN } from './tables.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
+import {
+  NO_STATUS,
+  NO_STRING,
+  R_ACCEPT,
+  R_CATEGORY,
+  R_CLASS,
+  R_DEDUP,
+  R_METHOD,
+  R_PATH,
+  R_RAW_PATH,
+  R_REFERRER,
+  R_RULE,
+  R_UA,
+  R_VKEY,
+  REF_WIDTH,
+  textOf,
+  type WriteBatch,
+} from './write-batch.ts';
 
 export type IngestSource = 'api' | 'collect' | 'import';
 
-/**
- * One prepared event as the writer receives it (a flat tuple: cheap to build, and to copy to a worker).
- * Index constants below; `cls` is human | ai | crawler, `qualifying` 1 or 0.
- */
-export type WriteEvent = [
-  ts: number,
-  day: number,
-  rawPath: string,
-  path: string,
-  vkey: string,
-  userAgent: string | null,
-  accept: string | null,
-  method: string | null,
-  status: number | null,
-  referrer: string | null,
-  cls: 'human' | 'ai' | 'crawler',
-  category: string | null,
-  rule: string | null,
-  qualifying: 0 | 1,
-  dedupKey: string | null,
-];
-
-export const W_TS = 0;
-export const W_DAY = 1;
-export const W_RAW_PATH = 2;
-export const W_PATH = 3;
-export const W_VKEY = 4;
-export const W_UA = 5;
-export const W_ACCEPT = 6;
-export const W_METHOD = 7;
-export const W_STATUS = 8;
-export const W_REFERRER = 9;
-export const W_CLASS = 10;
-export const W_CATEGORY = 11;
-export const W_RULE = 12;
-export const W_QUALIFYING = 13;
-export const W_DEDUP = 14;
+export type { WriteEvent } from './write-batch.ts';
 
 /** Events written in one transaction at most (several batches). */
 export const GROUP_MAX_EVENTS = 10_000;
@@ -76,8 +58,11 @@ export const GROUP_MAX_EVENTS = 10_000;
 export interface IngestWriter {
   /** Where the writes happen: a worker thread (SQLite file) or the caller's thread. */
   readonly mode: 'worker' | 'thread';
-  /** Stores the events of one batch durably; resolves with the raw events inserted (import duplicates skipped). */
-  write(projectId: string, source: IngestSource, events: WriteEvent[]): Promise<number>;
+  /**
+   * Stores the events of one batch durably; resolves with the raw events inserted (import duplicates
+   * skipped). The batch is the writer's from then on (a worker writer transfers its buffers).
+   */
+  write(projectId: string, source: IngestSource, batch: WriteBatch): Promise<number>;
   /** Forgets cached dictionary entries and project ordinals. */
   clearCaches(): void;
   /** Waits for queued writes, then releases resources (a worker thread). */
@@ -112,13 +97,40 @@ const USER_AGENT_CACHE = 20_000;
 interface Job {
   ord: number;
   source: IngestSource;
-  events: WriteEvent[];
+  batch: WriteBatch;
   resolve(inserted: number): void;
   reject(err: unknown): void;
 }
 
 function sha256(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
+}
+
+/**
+ * The dictionary ids a batch's events need for one text field, by string index: found in the cache, or -1
+ * with the string added to `miss` (resolved in the transaction, then filled in by fillMisses). Strings the
+ * field does not use (or only events not kept use) stay 0. Ids are copied out of the cache here: other
+ * batches may evict them while this one awaits.
+ */
+function idsOf(b: WriteBatch, keep: Uint8Array | null, field: number, cache: GenerationCache<string, number>, miss: Set<string>): Float64Array {
+  const ids = new Float64Array(b.strings.length);
+  for (let i = 0; i < b.n; i++) {
+    if (keep !== null && keep[i] === 0) continue;
+    const r = b.refs[i * REF_WIDTH + field] as number;
+    if (r === NO_STRING || ids[r] !== 0) continue;
+    const s = b.strings[r] as string;
+    const id = cache.get(s);
+    if (id === undefined) {
+      ids[r] = -1;
+      miss.add(s);
+    } else ids[r] = id;
+  }
+  return ids;
+}
+
+/** Fills the ids idsOf left to resolve (-1) from the entries resolved in the transaction. */
+function fillMisses(ids: Float64Array, b: WriteBatch, resolved: Map<string, number>): void {
+  for (let r = 0; r < ids.length; r++) if (ids[r] === -1) ids[r] = resolved.get(b.strings[r] as string) as number;
 }
 
 /** The group-committing writer over one database connection (pool), in the calling thread. */
@@ -300,72 +312,45 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) mine.push({ job: jobs[i] as Job, index: i });
         // Imported lines stored before (or twice in this group) are dropped whole — raw event and daily
         // visit — so a re-import after a settings change (e.g. visitor-id rotation) cannot add visits.
+        // `keep` marks the events to write (null: all of them).
+        const todo = mine.map(({ job, index }) => ({ job, index, keep: null as Uint8Array | null }));
         const keyed: string[] = [];
-        for (const { job } of mine) for (const e of job.events) if (e[W_DEDUP] !== null) keyed.push(e[W_DEDUP]);
-        let todo = mine.map(({ job, index }) => ({ job, index, events: job.events }));
+        for (const { job } of mine) {
+          for (let i = 0; i < job.batch.n; i++) {
+            const k = textOf(job.batch, i, R_DEDUP);
+            if (k !== null) keyed.push(k);
+          }
+        }
         if (keyed.length > 0) {
           const skip = new Set<string>();
           for (const chunk of chunkRows(keyed, 1, db.caps.maxParams - 1, 5000)) {
             for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
           }
-          todo = mine.map(({ job, index }) => ({
-            job,
-            index,
-            events: job.events.filter((e) => {
-              const k = e[W_DEDUP];
-              if (k === null) return true;
-              if (skip.has(k)) return false;
-              skip.add(k);
-              return true;
-            }),
-          }));
+          for (const t of todo) {
+            const b = t.job.batch;
+            const keep = new Uint8Array(b.n);
+            for (let i = 0; i < b.n; i++) {
+              const k = textOf(b, i, R_DEDUP);
+              if (k === null) keep[i] = 1;
+              else if (!skip.has(k)) {
+                skip.add(k);
+                keep[i] = 1;
+              }
+            }
+            t.keep = keep;
+          }
         }
 
-        // Ids known now are copied out: other batches may evict them from the cache while this one awaits.
-        // Per event, the ids found in the caches go into typed arrays (0 = resolved after the misses).
+        // Dictionary ids per distinct string of each batch (see idsOf); those not cached are resolved below.
         const cache = cacheFor(ord);
-        const pathIds = new Map<string, number>();
-        const visitorOrds = new Map<string, number>();
-        const uaIds = new Map<string, number>();
         const pathMiss = new Set<string>();
         const visitorMiss = new Set<string>();
         const uaMiss = new Set<string>();
-        const known = todo.map(({ events }) => {
-          const n = events.length;
-          const pids = new Float64Array(n);
-          const vords = new Float64Array(n);
-          const uas = new Float64Array(n);
-          for (let i = 0; i < n; i++) {
-            const e = events[i] as WriteEvent;
-            const path = e[W_PATH];
-            let pid = pathIds.get(path);
-            if (pid === undefined && !pathMiss.has(path)) {
-              pid = cache.paths.get(path);
-              if (pid === undefined) pathMiss.add(path);
-              else pathIds.set(path, pid);
-            }
-            if (pid !== undefined) pids[i] = pid;
-            const vkey = e[W_VKEY];
-            let vord = visitorOrds.get(vkey);
-            if (vord === undefined && !visitorMiss.has(vkey)) {
-              vord = cache.visitors.get(vkey);
-              if (vord === undefined) visitorMiss.add(vkey);
-              else visitorOrds.set(vkey, vord);
-            }
-            if (vord !== undefined) vords[i] = vord;
-            const ua = e[W_UA];
-            if (ua !== null) {
-              let id = uaIds.get(ua);
-              if (id === undefined && !uaMiss.has(ua)) {
-                id = cache.userAgents.get(ua);
-                if (id === undefined) uaMiss.add(ua);
-                else uaIds.set(ua, id);
-              }
-              if (id !== undefined) uas[i] = id;
-            }
-          }
-          return { pids, vords, uas };
-        });
+        const known = todo.map(({ job, keep }) => ({
+          pids: idsOf(job.batch, keep, R_PATH, cache.paths, pathMiss),
+          vords: idsOf(job.batch, keep, R_VKEY, cache.visitors, visitorMiss),
+          uas: idsOf(job.batch, keep, R_UA, cache.userAgents, uaMiss),
+        }));
         const paths = await resolvePaths(trx, ord, pathMiss);
         const indexed: { key: string; ord: number }[] = [];
         const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
@@ -375,73 +360,83 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         // One row per (day, path, visitor, class) of the group's qualifying views: the key packs path and
         // class (paths ids < 2^50) in one number, per visitor per day. Writers of a project take turns (the
         // version row lock), so the rows need no particular order; existing ones are skipped by the insert.
-        const visits: BulkRow[] = [];
+        const visits: number[] = [];
         const seen = new Map<number, Map<number, number[]>>();
         // And the group's qualifying views counted per (day, path): [human, ai], added to the daily counts.
         const views = new Map<number, Map<number, [number, number]>>();
         for (let j = 0; j < todo.length; j++) {
-          const { job, index, events } = todo[j] as (typeof todo)[number];
-          if (events.length === 0) continue;
+          const { job, index, keep } = todo[j] as (typeof todo)[number];
+          const b = job.batch;
           const { pids, vords, uas } = known[j] as (typeof known)[number];
-          const rows: BulkRow[] = new Array(events.length);
-          for (let i = 0; i < events.length; i++) {
-            const e = events[i] as WriteEvent;
-            const pid = pids[i] || (paths.get(e[W_PATH]) as number);
-            const vord = vords[i] || (visitors.get(e[W_VKEY]) as number);
-            const ua = e[W_UA];
+          fillMisses(pids, b, paths);
+          fillMisses(vords, b, visitors);
+          fillMisses(uas, b, userAgents);
+          const { strings, refs } = b;
+          const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
+          const values: unknown[] = [];
+          for (let i = 0; i < b.n; i++) {
+            if (keep !== null && keep[i] === 0) continue;
+            const o = i * REF_WIDTH;
+            const pathRef = refs[o + R_PATH] as number;
+            const rawRef = refs[o + R_RAW_PATH] as number;
+            const uaRef = refs[o + R_UA] as number;
+            const pid = pids[pathRef] as number;
+            const vord = vords[refs[o + R_VKEY] as number] as number;
+            const day = b.day[i] as number;
+            const status = b.status[i] as number;
+            const qualifying = b.qualifying[i] as number;
+            const cls = strings[refs[o + R_CLASS] as number] as string;
             // EVENT_TABLE column order. The raw path is stored only when it differs from the normalised one
             // ('' = the same), the user agent by its dictionary id (migration 0007).
-            rows[i] = [
+            values.push(
               ord,
-              e[W_TS],
-              e[W_DAY],
+              b.ts[i],
+              day,
               pid,
-              e[W_RAW_PATH] === e[W_PATH] ? '' : e[W_RAW_PATH],
+              rawRef === pathRef ? '' : strings[rawRef],
               vord,
-              ua === null ? null : uas[i] || (userAgents.get(ua) as number),
-              e[W_ACCEPT],
-              e[W_METHOD],
-              e[W_STATUS],
-              e[W_REFERRER],
-              e[W_CLASS],
-              e[W_CATEGORY],
-              e[W_RULE],
+              uaRef === NO_STRING ? null : uas[uaRef],
+              str(refs[o + R_ACCEPT] as number),
+              str(refs[o + R_METHOD] as number),
+              status === NO_STATUS ? null : status,
+              str(refs[o + R_REFERRER] as number),
+              cls,
+              str(refs[o + R_CATEGORY] as number),
+              str(refs[o + R_RULE] as number),
               RULES_VERSION,
-              e[W_QUALIFYING],
+              qualifying,
               job.source,
-              e[W_DEDUP],
-            ];
-            if (e[W_QUALIFYING] === 1) {
-              const cls = e[W_CLASS] === 'human' ? CLS_HUMAN : CLS_AI;
-              const day = e[W_DAY];
+              str(refs[o + R_DEDUP] as number),
+            );
+            if (qualifying === 1) {
+              const c = cls === 'human' ? CLS_HUMAN : CLS_AI;
               let dayViews = views.get(day);
               if (!dayViews) {
                 dayViews = new Map();
                 views.set(day, dayViews);
               }
               const counts = dayViews.get(pid);
-              if (counts) counts[cls === CLS_HUMAN ? 0 : 1]++;
-              else dayViews.set(pid, cls === CLS_HUMAN ? [1, 0] : [0, 1]);
+              if (counts) counts[c === CLS_HUMAN ? 0 : 1]++;
+              else dayViews.set(pid, c === CLS_HUMAN ? [1, 0] : [0, 1]);
               let byVisitor = seen.get(day);
               if (!byVisitor) {
                 byVisitor = new Map();
                 seen.set(day, byVisitor);
               }
-              const pathCls = pid * 4 + cls;
+              const pathCls = pid * 4 + c;
               const mine = byVisitor.get(vord);
               if (mine === undefined) byVisitor.set(vord, [pathCls]);
               else if (mine.includes(pathCls)) continue;
               else mine.push(pathCls);
-              visits.push([ord, day, pid, vord, cls]);
+              visits.push(ord, day, pid, vord, c);
             }
           }
-          inserted[index] = await store.bulkInsertEvents(bulk, trx, rows);
+          inserted[index] = await store.bulkInsertEvents(bulk, trx, values);
         }
-        const viewRows: BulkRow[] = [];
-        for (const [day, byPath] of views) for (const [pid, [human, ai]] of byPath) viewRows.push([ord, day, pid, human, ai]);
-        await store.bulkAddViews(bulk, trx, viewRows);
-        const visitRows = visits;
-        const added = await store.bulkInsertVisits(bulk, trx, visitRows);
+        const viewValues: number[] = [];
+        for (const [day, byPath] of views) for (const [pid, [human, ai]] of byPath) viewValues.push(ord, day, pid, human, ai);
+        await store.bulkAddViews(bulk, trx, viewValues);
+        const added = await store.bulkInsertVisits(bulk, trx, visits);
         // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
         if (added > 0)
           await daysetStore.bumpDayVersions(
@@ -476,10 +471,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       if (queue.length === 0) break;
       const group: Job[] = [];
       let n = 0;
-      while (queue.length > 0 && (group.length === 0 || n + (queue[0] as Job).events.length <= GROUP_MAX_EVENTS)) {
+      while (queue.length > 0 && (group.length === 0 || n + (queue[0] as Job).batch.n <= GROUP_MAX_EVENTS)) {
         const j = queue.shift() as Job;
         group.push(j);
-        n += j.events.length;
+        n += j.batch.n;
       }
       try {
         const counts = await writeGroup(group);
@@ -511,12 +506,12 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   return {
     mode: 'thread',
 
-    async write(projectId, source, events) {
-      if (events.length === 0) return 0;
+    async write(projectId, source, batch) {
+      if (batch.n === 0) return 0;
       const ord = await projectOrd(projectId);
       await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
-        queue.push({ ord, source, events, resolve, reject });
+        queue.push({ ord, source, batch, resolve, reject });
         drain();
       });
     },

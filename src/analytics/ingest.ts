@@ -8,8 +8,9 @@
 import type { Database } from '../db/index.ts';
 import type { ProjectWithSecret } from '../projects/service.ts';
 import { createWorkerWriter } from './ingest-worker-client.ts';
-import { createGroupWriter, type IngestSource, type IngestWriter, type WriteEvent } from './ingest-writer.ts';
+import { createGroupWriter, type IngestSource, type IngestWriter } from './ingest-writer.ts';
 import { createEventPreparer } from './prepare.ts';
+import { packEvents, type WriteEvent } from './write-batch.ts';
 
 export type { IngestSource } from './ingest-writer.ts';
 export { GROUP_MAX_EVENTS } from './ingest-writer.ts';
@@ -140,7 +141,7 @@ export function createIngestService(deps: IngestDeps) {
       else ok.push(r);
     }
     if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
-    const inserted = await writer.write(projectId, opts.source, ok);
+    const inserted = await writer.write(projectId, opts.source, packEvents(ok));
     return { accepted: ok.length, inserted, rejected };
   }
 }

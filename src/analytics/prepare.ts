@@ -15,10 +15,10 @@ import { type Classification, classifyParts } from './classify.ts';
 import { utcDay } from './dates.ts';
 import { type IngestEvent, validateIngestEvent } from './event.ts';
 import { rotationPeriod, type VisitorIdRotation, visitorKey } from './identity.ts';
-import type { WriteEvent } from './ingest-writer.ts';
 import { GenerationCache } from './lru.ts';
 import { isMarkdownPath, isStaticAsset, normalizePath } from './normalize.ts';
 import { isQualifyingParts } from './qualify.ts';
+import type { WriteEvent } from './write-batch.ts';
 
 /** How far in the future a timestamp may be (clock skew between edge servers and us). */
 export const MAX_FUTURE_MS = 24 * 3_600_000;

@@ -183,22 +183,24 @@ export const analyticsStore = {
 
   // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
 
-  /** Inserts raw events (arrays in EVENT_TABLE order); previously stored dedup keys are skipped. Returns rows inserted. */
-  async bulkInsertEvents(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
-    return bulk.insert(trx, EVENT_TABLE, rows);
+  /**
+   * Inserts raw events, their values one row after another in EVENT_TABLE column order; previously stored
+   * dedup keys are skipped. Returns rows inserted.
+   */
+  async bulkInsertEvents(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
+    return bulk.insertFlat(trx, EVENT_TABLE, values);
   },
 
-  /** Inserts daily visits (arrays in VISIT_TABLE order); existing ones are skipped. */
-  async bulkInsertVisits(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
-    return bulk.insert(trx, VISIT_TABLE, rows);
+  /** Inserts daily visits (values row after row in VISIT_TABLE order); existing ones are skipped. */
+  async bulkInsertVisits(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
+    return bulk.insertFlat(trx, VISIT_TABLE, values);
   },
 
-  /** Adds view counts [project_ord, day, path_id, human, ai] (distinct (day, path) per call) to the stored ones. */
-  async bulkAddViews(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
-    return bulk.insert(trx, VIEW_TABLE, rows);
+  /** Adds view counts (values row after row: project_ord, day, path_id, human, ai; distinct (day, path) per call) to the stored ones. */
+  async bulkAddViews(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
+    return bulk.insertFlat(trx, VIEW_TABLE, values);
   },
 
-  /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
   async bulkInsertPaths(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
     return bulk.insert(trx, PATH_TABLE, rows);
   },

@@ -30,6 +30,11 @@ export interface BulkWriter {
   /** Inserts rows (values in column order) inside the transaction `trx`; returns rows inserted. */
   insert(trx: Kysely<any>, spec: BulkTable, rows: readonly BulkRow[]): Promise<number>;
   /**
+   * Like insert, with the rows' values given one after the other in one array (`values.length` = rows ×
+   * columns): the hot paths build them so, without an array per row.
+   */
+  insertFlat(trx: Kysely<any>, spec: BulkTable, values: readonly unknown[]): Promise<number>;
+  /**
    * Like insert, and returns the given columns of the rows actually inserted (`RETURNING`; rows skipped by
    * `onConflict: 'ignore'` return nothing), in no particular order.
    */
@@ -60,11 +65,18 @@ function returningTail(columns: readonly string[]): string {
   return columns.length === 0 ? '' : ` returning ${columns.map(quoteIdent).join(', ')}`;
 }
 
+/** Rows in `values` (row-major) for a spec, checking the length is a whole number of rows. */
+function rowCount(spec: BulkTable, values: readonly unknown[]): number {
+  const width = spec.columns.length;
+  if (values.length % width !== 0) throw new Error(`bulk insert into ${spec.table}: ${values.length} values are not whole rows of ${width}`);
+  return values.length / width;
+}
+
 export function createBulkWriter(db: Database): BulkWriter {
   const handle = db.sqliteHandle;
   if (handle) {
     const statements = new Map<string, Statement>();
-    const statement = (spec: BulkTable, rows: number, returning: readonly string[] = []): Statement => {
+    const statement = (spec: BulkTable, rows: number, returning: readonly string[]): Statement => {
       const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${conflictTail(spec)}\u0000${rows}\u0000${returning.join(',')}`;
       let s = statements.get(key);
       if (!s) {
@@ -76,37 +88,33 @@ export function createBulkWriter(db: Database): BulkWriter {
       }
       return s;
     };
-    /** Runs the rows through a multi-row statement (SQLITE_MULTI_ROWS at a time) and single-row ones. */
-    const each = (spec: BulkTable, rows: readonly BulkRow[], returning: readonly string[] | null, run: (s: Statement, params: unknown[]) => void) => {
+    /**
+     * Runs the rows through multi-row statements: SQLITE_MULTI_ROWS rows at a time, then the rest in
+     * power-of-two parts (at most one statement each of 32, 16, … 1 rows), so few statements run per call.
+     */
+    const each = (spec: BulkTable, values: readonly unknown[], returning: readonly string[], run: (s: Statement, params: unknown[]) => void) => {
+      const width = spec.columns.length;
+      const rows = rowCount(spec, values);
       let i = 0;
-      if (rows.length >= SQLITE_MULTI_ROWS) {
-        const multi = statement(spec, SQLITE_MULTI_ROWS, returning ?? []);
-        const width = spec.columns.length;
-        const params = new Array<unknown>(SQLITE_MULTI_ROWS * width);
-        for (; i + SQLITE_MULTI_ROWS <= rows.length; i += SQLITE_MULTI_ROWS) {
-          for (let r = 0; r < SQLITE_MULTI_ROWS; r++) {
-            const row = rows[i + r] as BulkRow;
-            for (let c = 0; c < width; c++) params[r * width + c] = row[c];
-          }
-          run(multi, params);
-        }
-      }
-      if (i < rows.length) {
-        const single = statement(spec, 1, returning ?? []);
-        for (; i < rows.length; i++) run(single, rows[i] as unknown[]);
+      for (let part = SQLITE_MULTI_ROWS; part >= 1; part >>= 1) {
+        if (rows - i < part) continue;
+        const s = statement(spec, part, returning);
+        for (; i + part <= rows; i += part) run(s, values.slice(i * width, (i + part) * width));
       }
     };
+    const insertFlat = async (_trx: Kysely<any>, spec: BulkTable, values: readonly unknown[]) => {
+      let changes = 0;
+      each(spec, values, [], (s, params) => {
+        changes += s.run(params).changes;
+      });
+      return changes;
+    };
     return {
-      async insert(_trx, spec, rows) {
-        let changes = 0;
-        each(spec, rows, null, (s, params) => {
-          changes += s.run(params).changes;
-        });
-        return changes;
-      },
+      insert: (trx, spec, rows) => insertFlat(trx, spec, rows.flat()),
+      insertFlat,
       async insertReturning(_trx, spec, rows, returning) {
         const out: Record<string, unknown>[] = [];
-        each(spec, rows, returning, (s, params) => {
+        each(spec, rows.flat(), returning, (s, params) => {
           for (const r of s.all(params) as Record<string, unknown>[]) out.push(r);
         });
         return out;
@@ -115,24 +123,25 @@ export function createBulkWriter(db: Database): BulkWriter {
   }
 
   const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]' };
-  const pgInsert = (spec: BulkTable, rows: readonly BulkRow[], returning: readonly string[]) => {
-    const columns: unknown[][] = spec.columns.map(() => new Array(rows.length));
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r] as BulkRow;
-      for (let c = 0; c < spec.columns.length; c++) (columns[c] as unknown[])[r] = row[c];
-    }
+  const pgInsert = (spec: BulkTable, values: readonly unknown[], returning: readonly string[]) => {
+    const width = spec.columns.length;
+    const rows = rowCount(spec, values);
+    const columns: unknown[][] = spec.columns.map(() => new Array(rows));
+    for (let r = 0; r < rows; r++) for (let c = 0; c < width; c++) (columns[c] as unknown[])[r] = values[r * width + c];
     const args = spec.columns.map((c, i) => `$${i + 1}::${pgArrayType[c.type]}`).join(', ');
     return CompiledQuery.raw(`${insertHead(spec)} select * from unnest(${args})${conflictTail(spec)}${returningTail(returning)}`, columns);
   };
+  const insertFlat = async (trx: Kysely<any>, spec: BulkTable, values: readonly unknown[]) => {
+    if (values.length === 0) return 0;
+    const result = await trx.executeQuery(pgInsert(spec, values, []));
+    return Number(result.numAffectedRows ?? 0n);
+  };
   return {
-    async insert(trx, spec, rows) {
-      if (rows.length === 0) return 0;
-      const result = await trx.executeQuery(pgInsert(spec, rows, []));
-      return Number(result.numAffectedRows ?? 0n);
-    },
+    insert: (trx, spec, rows) => insertFlat(trx, spec, rows.flat()),
+    insertFlat,
     async insertReturning(trx, spec, rows, returning) {
       if (rows.length === 0) return [];
-      const result = await trx.executeQuery<Record<string, unknown>>(pgInsert(spec, rows, returning));
+      const result = await trx.executeQuery<Record<string, unknown>>(pgInsert(spec, rows.flat(), returning));
       return result.rows;
     },
   };

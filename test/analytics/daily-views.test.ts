@@ -139,14 +139,8 @@ describeEachDialect('analytics daily view counts', (dialect) => {
   it('adding counts adds to the stored row of the same (project, day, path)', async () => {
     const bulk = createBulkWriter(t.db);
     await t.db.kysely.transaction().execute(async (trx) => {
-      await store.bulkAddViews(bulk, trx, [
-        [1, 10, 100, 2, 1],
-        [1, 11, 100, 1, 0],
-      ]);
-      await store.bulkAddViews(bulk, trx, [
-        [1, 10, 100, 3, 4],
-        [2, 10, 100, 1, 1],
-      ]);
+      await store.bulkAddViews(bulk, trx, [1, 10, 100, 2, 1, 1, 11, 100, 1, 0]);
+      await store.bulkAddViews(bulk, trx, [1, 10, 100, 3, 4, 2, 10, 100, 1, 1]);
     });
     const r = await sql<Count & { project_ord: number }>`select project_ord, day, path_id, human, ai from analytics_daily_views`.execute(t.db.kysely);
     const rows = r.rows.map((x) => [Number(x.project_ord), Number(x.day), Number(x.path_id), Number(x.human), Number(x.ai)]).sort();

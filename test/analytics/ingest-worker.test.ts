@@ -5,9 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkerWriter } from '../../src/analytics/ingest-worker-client.ts';
-import { createGroupWriter, type WriteEvent } from '../../src/analytics/ingest-writer.ts';
+import { createGroupWriter } from '../../src/analytics/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/prepare.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { packEvents, type WriteEvent } from '../../src/analytics/write-batch.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
@@ -128,10 +129,12 @@ describe('analytics ingest worker (SQLite file)', () => {
     const gen = prep.beginBatch(project);
     const events = batch(40, 0).map((e) => prep.prepare(e, project, gen, Date.now(), null) as WriteEvent);
     expect(writer.mode).toBe('worker');
-    expect(await Promise.all([writer.write(p.id, 'api', events.slice(0, 20)), writer.write(p.id, 'api', events.slice(20))])).toEqual([20, 20]);
+    expect(await Promise.all([writer.write(p.id, 'api', packEvents(events.slice(0, 20))), writer.write(p.id, 'api', packEvents(events.slice(20)))])).toEqual([
+      20, 20,
+    ]);
     expect(writer.mode).toBe('thread');
     expect(reasons).toHaveLength(1);
-    expect(await writer.write(p.id, 'api', events.slice(0, 5))).toBe(5);
+    expect(await writer.write(p.id, 'api', packEvents(events.slice(0, 5)))).toBe(5);
     await writer.close();
     expect(await countEvents(t.db)).toBe(45);
   });

@@ -1,0 +1,115 @@
+// A batch of prepared events as the writer receives it: columns in typed arrays, and every text field
+// dictionary-encoded in one string table per batch.
+//
+// Why not an array of per-event tuples: a batch of 1,000 events carries a few hundred distinct strings
+// (paths, visitors, user agents, class names), not 10,000. Encoded once here, in the thread that prepares
+// the events, the hand-off to the SQLite writer's worker thread copies the typed arrays as blocks of memory and each
+// distinct string once (structured clone copies a repeated string every time it appears), and the writer
+// looks up each distinct path, visitor and user agent once per batch rather than once per event.
+
+/**
+ * One prepared event (what prepare.ts derives from a valid event): a flat tuple, packed into a WriteBatch with
+ * the rest of its batch. `cls` is human | ai | crawler, `qualifying` 1 or 0.
+ */
+export type WriteEvent = [
+  ts: number,
+  day: number,
+  rawPath: string,
+  path: string,
+  vkey: string,
+  userAgent: string | null,
+  accept: string | null,
+  method: string | null,
+  status: number | null,
+  referrer: string | null,
+  cls: EventClass,
+  category: string | null,
+  rule: string | null,
+  qualifying: 0 | 1,
+  dedupKey: string | null,
+];
+
+/** Events' classes as stored (`class` column). */
+export type EventClass = 'human' | 'ai' | 'crawler';
+
+/** Text fields, by their offset in an event's slice of `refs` (REF_WIDTH entries per event). */
+export const R_RAW_PATH = 0;
+export const R_PATH = 1;
+export const R_VKEY = 2;
+export const R_UA = 3;
+export const R_ACCEPT = 4;
+export const R_METHOD = 5;
+export const R_REFERRER = 6;
+export const R_CLASS = 7;
+export const R_CATEGORY = 8;
+export const R_RULE = 9;
+export const R_DEDUP = 10;
+export const REF_WIDTH = 11;
+
+/** `refs` entry of an absent (null) text field. */
+export const NO_STRING = -1;
+/** `status` of an event without one. */
+export const NO_STATUS = -1;
+
+export interface WriteBatch {
+  n: number;
+  /** Distinct strings of the batch; `refs` point into it. */
+  strings: string[];
+  /** Per event: its text fields as indexes into `strings` (NO_STRING = null), REF_WIDTH per event. */
+  refs: Int32Array;
+  ts: Float64Array;
+  day: Int32Array;
+  /** HTTP status, NO_STATUS when absent. */
+  status: Int32Array;
+  /** 1 = a qualifying view. */
+  qualifying: Uint8Array;
+}
+
+/** Encodes prepared events (WriteEvent tuples) into a WriteBatch. */
+export function packEvents(events: readonly WriteEvent[]): WriteBatch {
+  const n = events.length;
+  const strings: string[] = [];
+  const index = new Map<string, number>();
+  const refs = new Int32Array(n * REF_WIDTH);
+  const ts = new Float64Array(n);
+  const day = new Int32Array(n);
+  const status = new Int32Array(n);
+  const qualifying = new Uint8Array(n);
+  const ref = (s: string | null): number => {
+    if (s === null) return NO_STRING;
+    let i = index.get(s);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(s);
+      index.set(s, i);
+    }
+    return i;
+  };
+  for (let i = 0; i < n; i++) {
+    const e = events[i] as WriteEvent;
+    const o = i * REF_WIDTH;
+    // (Indexed rather than destructured: this runs for every accepted event.)
+    refs[o + R_RAW_PATH] = ref(e[2]);
+    refs[o + R_PATH] = ref(e[3]);
+    refs[o + R_VKEY] = ref(e[4]);
+    refs[o + R_UA] = ref(e[5]);
+    refs[o + R_ACCEPT] = ref(e[6]);
+    refs[o + R_METHOD] = ref(e[7]);
+    refs[o + R_REFERRER] = ref(e[9]);
+    refs[o + R_CLASS] = ref(e[10]);
+    refs[o + R_CATEGORY] = ref(e[11]);
+    refs[o + R_RULE] = ref(e[12]);
+    refs[o + R_DEDUP] = ref(e[14]);
+    ts[i] = e[0];
+    day[i] = e[1];
+    status[i] = e[8] ?? NO_STATUS;
+    qualifying[i] = e[13];
+  }
+  return { n, strings, refs, ts, day, status, qualifying };
+}
+
+/** The text field `field` of event `i` (null when absent). */
+export function textOf(b: WriteBatch, i: number, field: number): string | null {
+  const r = b.refs[i * REF_WIDTH + field] as number;
+  return r === NO_STRING ? null : (b.strings[r] as string);
+}
