@@ -5,10 +5,11 @@
 import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
-import { type LoadRequest, type LoadResult, load, startBareServer } from './lib/load.ts';
-import { cpuMs, cpuMsOfProcesses, environment, writeResults } from './lib/results.ts';
+import { type LoadResult, startBareServer } from './lib/load.ts';
+import { environment, writeResults } from './lib/results.ts';
+import { measureRounds, medianOrNull, type RoundSystem, roundSystem } from './lib/rounds.ts';
 import { type Backend, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
-import { round } from './lib/stats.ts';
+import { median, round } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
@@ -17,20 +18,6 @@ const rounds = Math.max(1, intArg(args, 'rounds') ?? 3);
 const connections = intArg(args, 'connections') ?? 10;
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
 const roundS = Math.max(1, Math.round(durationS / rounds));
-
-interface System {
-  name: string;
-  baseUrl: string;
-  pid: number;
-  req: LoadRequest;
-  runs: LoadResult[];
-  /** Server process CPU (user + system) per request in each round, µs. */
-  cpuUs: (number | null)[];
-  /** The load generator's CPU (this process: autocannon) per request in each round, µs. */
-  loadGenCpuUs: number[];
-  /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
-  pgCpuUs: (number | null)[];
-}
 
 interface BackendResult {
   backend: Backend;
@@ -57,32 +44,9 @@ interface BackendResult {
   error?: string;
 }
 
-const medianOrNull = (xs: (number | null)[]): number | null => {
-  const known = xs.filter((x): x is number => x !== null);
-  return known.length ? round(median(known), 1) : null;
-};
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
-
-// Every system is started first and measured in turn, round after round (the order rotates each round):
-// on a shared machine the load changes over a minute, so each Inkwell round is compared with the bare
-// round measured just before or after it, and medians over rounds are reported.
+// Every system is started first, then measured in rotating rounds (lib/rounds.ts).
 const bare = await startBareServer();
-const systems: System[] = [
-  {
-    name: 'bare',
-    baseUrl: bare.baseUrl,
-    pid: bare.pid,
-    req: { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' },
-    runs: [],
-    cpuUs: [],
-    loadGenCpuUs: [],
-    pgCpuUs: [],
-  },
-];
+const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' })];
 const results: BackendResult[] = [];
 const services: { backend: Backend; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 try {
@@ -111,40 +75,14 @@ try {
       const req = { method: 'GET' as const, path: `/v2/agent/${project.projectId}/job/${job.id}`, headers: { authorization: `Bearer ${project.adminKey}` } };
       const check = await fetch(`${svc.baseUrl}${req.path}`, { headers: req.headers });
       if (check.status !== 200) throw new Error(`job get returned ${check.status}: ${(await check.text()).slice(0, 300)}`);
-      systems.push({ name: backend, baseUrl: svc.baseUrl, pid: svc.pid, req, runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] });
+      systems.push(roundSystem(backend, svc.baseUrl, svc.pid, req, backend === 'postgres'));
     } catch (err) {
       out.error = (err as Error).message;
       log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
     }
   }
 
-  for (const sys of systems) await load(sys.baseUrl, sys.req, { connections, durationS: 2 }); // warm-up
-  for (let round = 0; round < rounds; round++) {
-    const order = systems.map((_, i) => systems[(i + round) % systems.length] as System);
-    for (const sys of order) {
-      // Only PostgreSQL mode uses the database server, so only its rounds scan /proc for it (outside the
-      // load generator's CPU window).
-      const usesPg = sys.name === 'postgres';
-      const pg0 = usesPg ? cpuMsOfProcesses('postgres') : 0;
-      const cpu0 = cpuMs(sys.pid);
-      const gen0 = process.cpuUsage();
-      const res = await load(sys.baseUrl, sys.req, { connections, durationS: roundS });
-      const gen = process.cpuUsage(gen0);
-      const cpu1 = cpuMs(sys.pid);
-      const pg1 = usesPg ? cpuMsOfProcesses('postgres') : 0;
-      sys.runs.push(res);
-      const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
-      sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
-      // A backend that exits between the readings makes the difference meaningless.
-      sys.pgCpuUs.push(usesPg && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
-      sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? Math.round(((cpu1 - cpu0) * 10_000) / res.requests) / 10 : null);
-      if (res.non2xx > 0) log(`${sys.name}: ${res.non2xx} non-2xx responses`);
-      log(
-        `round ${round + 1}/${rounds} ${sys.name}: ${res.requestsPerSecond.toLocaleString('en')} req/s, p99 ${res.latencyMs.p99} ms, ` +
-          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}${sys.name === 'postgres' ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
-      );
-    }
-  }
+  await measureRounds(systems, { rounds, roundS, connections, warmUpS: 2, log });
 } finally {
   for (const svc of services) {
     const out = results.find((r) => r.backend === svc.backend) as BackendResult;
@@ -157,7 +95,7 @@ try {
   await bare.stop();
 }
 
-const bareSys = systems[0] as System;
+const bareSys = systems[0] as RoundSystem;
 const bareRps = median(bareSys.runs.map((r) => r.requestsPerSecond));
 const bareP99 = median(bareSys.runs.map((r) => r.latencyMs.p99));
 log(`bare Fastify route: ${bareRps.toLocaleString('en')} req/s (median of ${rounds}), p99 ${bareP99} ms`);

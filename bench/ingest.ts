@@ -1,22 +1,32 @@
 // Ingest benchmark: events/s through POST /v1/analytics/{projectId}/events in 1,000-event batches (autocannon),
 // against a bare Fastify route that does no work, measured in the same run; and `inkwell analytics import` rate.
 //
-//   npm run bench:ingest -- [--events 1M] [--pool 1M] [--duration 20] [--connections 4]
+//   npm run bench:ingest -- [--events 1M] [--pool 1M] [--duration 40] [--rounds 5] [--connections 4]
 //                           [--backends sqlite,postgres] [--import-events 200k] [--no-import]
-import { spawn } from 'node:child_process';
+//                           [--compare <checkout of an earlier commit>]
+//
+// The bare route and every backend's service run at once and are measured in rotating rounds (lib/rounds.ts):
+// events/s is the median over rounds, the ratio the median of per-round ratios. Each service keeps its
+// database across rounds, so later rounds write into a larger one (sustained ingest). --compare runs each
+// backend's service from another checkout too (its own database), in the same rounds: before and after a
+// change, measured side by side.
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { DATA_DIR, type DatasetMeta, ensureDataset, genOptions, readEvents, toApiEvent } from './lib/dataset.ts';
-import { type LoadResult, load, startBareServer } from './lib/load.ts';
+import { type LoadResult, startBareServer } from './lib/load.ts';
 import { environment, peakRssMb, writeResults } from './lib/results.ts';
+import { measureRounds, medianOrNull, type RoundSystem, roundSystem } from './lib/rounds.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, REPO_DIR, type ServiceEnv, serviceEnv, startService, tempDir } from './lib/service.ts';
-import { round } from './lib/stats.ts';
+import { median, round } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
-const durationS = intArg(args, 'duration') ?? 20;
+const durationS = intArg(args, 'duration') ?? 40;
+const rounds = Math.max(1, intArg(args, 'rounds') ?? 5);
+const roundS = Math.max(1, Math.round(durationS / rounds));
 const connections = intArg(args, 'connections') ?? 4;
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
 const BATCH = 1000;
@@ -47,22 +57,18 @@ function eventsPerSecond(r: LoadResult): number {
 log(`building ${poolEvents.toLocaleString('en')} events into ${Math.ceil(poolEvents / BATCH)} request bodies`);
 const bodies = await buildBodies(meta, poolEvents);
 
-// Bare route
-const bare = await startBareServer();
-let bareResult: LoadResult;
-try {
-  bareResult = await load(bare.baseUrl, { method: 'POST', path: '/v1/analytics/bench/events', bodies }, { connections, durationS });
-} finally {
-  await bare.stop();
-}
-log(`bare Fastify route: ${eventsPerSecond(bareResult).toLocaleString('en')} events/s (${bareResult.requestsPerSecond} req/s)`);
-
 interface BackendResult {
   backend: Backend;
+  /** Set for the services run from the --compare checkout: its commit. */
+  commit?: string;
   eventsPerSecond?: number;
   ratioToBare?: number;
   eventsSent?: number;
   repeatedEvents?: boolean;
+  p99Ms?: number;
+  /** Median over rounds of the service process's CPU (all threads) per event, µs. */
+  cpuUsPerEvent?: number | null;
+  rounds?: { eventsPerSecond: number; bareEventsPerSecond: number; ratioToBare: number; p99Ms: number; cpuUsPerEvent: number | null }[];
   load?: LoadResult;
   peakRssMb?: number | null;
   databaseMb?: number | null;
@@ -129,83 +135,131 @@ async function timeImport(s: ServiceEnv, projectId: string, file: string, events
   return { events, imported, ms: Math.round(ms), eventsPerSecond: rate, peakRssMb: peak, exitCode: code, output: output.slice(-600) };
 }
 
-const results: BackendResult[] = [];
-for (const backend of backends) {
-  const out: BackendResult = { backend };
-  const dataDir = tempDir(`ingest-${backend}`);
-  const s: ServiceEnv = { backend, dataDir };
-  try {
-    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
-    const project = await createProject(s);
-    const svc = await startService(s);
+const perEvent = (us: number | null) => (us === null ? null : round(us / BATCH, 2));
+const describe = (r: LoadResult) => `${eventsPerSecond(r).toLocaleString('en')} events/s`;
+const compareDir = args.get('compare');
+const compareCommit = compareDir ? execFileSync('git', ['-C', compareDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : undefined;
+const results: BackendResult[] = backends.map((backend) => ({ backend }));
+if (compareCommit) for (const backend of backends) results.push({ backend, commit: compareCommit });
+const nameOf = (r: BackendResult) => (r.commit ? `${r.backend}@${r.commit}` : r.backend);
+const started: { out: BackendResult; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
+const bare = await startBareServer();
+const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'POST', path: '/v1/analytics/bench/events', bodies })];
+try {
+  for (const out of results) {
+    const s: ServiceEnv = { backend: out.backend, dataDir: tempDir(`ingest-${out.backend}`), ...(out.commit ? { repoDir: compareDir } : {}) };
     try {
-      const r = await load(
-        svc.baseUrl,
-        { method: 'POST', path: `/v1/analytics/${project.projectId}/events`, headers: { authorization: `Bearer ${project.ingestKey}` }, bodies },
-        { connections, durationS },
-      );
-      out.load = r;
-      out.eventsPerSecond = eventsPerSecond(r);
-      out.ratioToBare = round(out.eventsPerSecond / eventsPerSecond(bareResult), 3);
-      out.eventsSent = r.ok * BATCH;
-      out.repeatedEvents = r.ok > bodies.length;
-      log(
-        `inkwell-${backend}: ${out.eventsPerSecond.toLocaleString('en')} events/s (${r.ok} batches accepted, ${r.non2xx} non-2xx, p99 ${r.latencyMs.p99} ms), ${out.ratioToBare} of bare`,
-      );
+      if (out.backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
+      const project = await createProject(s);
+      const svc = await startService(s);
+      started.push({ out, s, stop: () => svc.stop() });
+      const req = {
+        method: 'POST' as const,
+        path: `/v1/analytics/${project.projectId}/events`,
+        headers: { authorization: `Bearer ${project.ingestKey}` },
+        bodies,
+      };
+      systems.push(roundSystem(nameOf(out), svc.baseUrl, svc.pid, req, out.backend === 'postgres'));
+    } catch (err) {
+      out.error = (err as Error).message;
+      log(`inkwell-${nameOf(out)}: FAILED: ${out.error.slice(0, 800)}`);
+    }
+  }
+  await measureRounds(systems, { rounds, roundS, connections, warmUpS: 2, log, describe });
+} finally {
+  for (const { out, s, stop } of started) {
+    try {
+      out.peakRssMb = await stop();
+      out.databaseMb = out.backend === 'sqlite' ? dirSizeMb(s.dataDir) : null;
     } finally {
-      out.peakRssMb = await svc.stop();
+      fs.rmSync(s.dataDir, { recursive: true, force: true });
     }
-    out.databaseMb = backend === 'sqlite' ? dirSizeMb(dataDir) : null;
+  }
+  await bare.stop();
+}
 
-    if (!args.has('no-import')) {
-      const file = await jsonlFile(importEvents);
-      // A fresh database so the import writes every event.
-      const s2: ServiceEnv = { backend, dataDir: tempDir(`import-${backend}`) };
-      if (backend === 'postgres') s2.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
-      const p2 = await createProject(s2);
-      out.import = await timeImport(s2, p2.projectId, file, importEvents);
-      fs.rmSync(s2.dataDir, { recursive: true, force: true });
-      log(
-        out.import.exitCode === 0
-          ? `inkwell-${backend} import: ${out.import.eventsPerSecond?.toLocaleString('en')} events/s (${out.import.ms} ms incl. process start)`
-          : `inkwell-${backend} import FAILED (exit ${out.import.exitCode}): ${out.import.output.slice(-300)}`,
-      );
-    }
+const bareSys = systems[0] as RoundSystem;
+const bareEps = Math.round(median(bareSys.runs.map(eventsPerSecond)));
+log(`bare Fastify route: ${bareEps.toLocaleString('en')} events/s (median of ${rounds} rounds)`);
+for (const out of results) {
+  const sys = systems.find((x) => x.name === nameOf(out));
+  if (!sys || out.error) continue;
+  out.rounds = sys.runs.map((r, i) => {
+    const b = eventsPerSecond(bareSys.runs[i] as LoadResult);
+    return {
+      eventsPerSecond: eventsPerSecond(r),
+      bareEventsPerSecond: b,
+      ratioToBare: round(eventsPerSecond(r) / b, 3),
+      p99Ms: r.latencyMs.p99,
+      cpuUsPerEvent: perEvent(sys.cpuUs[i] ?? null),
+    };
+  });
+  out.eventsPerSecond = Math.round(median(sys.runs.map(eventsPerSecond)));
+  out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
+  out.p99Ms = median(sys.runs.map((r) => r.latencyMs.p99));
+  out.cpuUsPerEvent = perEvent(medianOrNull(sys.cpuUs));
+  const ok = sys.runs.reduce((n, r) => n + r.ok, 0);
+  out.eventsSent = ok * BATCH;
+  out.repeatedEvents = ok > bodies.length;
+  out.load = sys.runs[sys.runs.length - 1];
+  log(
+    `inkwell-${nameOf(out)}: ${out.eventsPerSecond.toLocaleString('en')} events/s (median of ${rounds} rounds; ${ok} batches accepted in all), p99 ${out.p99Ms} ms, ${out.ratioToBare} of bare, ${out.cpuUsPerEvent} µs CPU per event`,
+  );
+}
+
+for (const out of results) {
+  if (out.error || out.commit || args.has('no-import')) continue;
+  const backend = out.backend;
+  try {
+    const file = await jsonlFile(importEvents);
+    // A fresh database so the import writes every event.
+    const s2: ServiceEnv = { backend, dataDir: tempDir(`import-${backend}`) };
+    if (backend === 'postgres') s2.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
+    const p2 = await createProject(s2);
+    out.import = await timeImport(s2, p2.projectId, file, importEvents);
+    fs.rmSync(s2.dataDir, { recursive: true, force: true });
+    log(
+      out.import.exitCode === 0
+        ? `inkwell-${backend} import: ${out.import.eventsPerSecond?.toLocaleString('en')} events/s (${out.import.ms} ms incl. process start)`
+        : `inkwell-${backend} import FAILED (exit ${out.import.exitCode}): ${out.import.output.slice(-300)}`,
+    );
   } catch (err) {
     out.error = (err as Error).message;
-    log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
-  } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    log(`inkwell-${backend} import: FAILED: ${out.error.slice(0, 800)}`);
   }
-  results.push(out);
 }
 
 const result = {
   benchmark: 'ingest',
   environment: environment(),
   dataset: { name: meta.name, poolEvents, batches: bodies.length },
+  ...(compareCommit ? { compare: { commit: compareCommit, note: 'the inkwell entries with a commit ran from that checkout, in the same rounds' } } : {}),
   method: {
     batchSize: BATCH,
     connections,
     durationS,
+    rounds,
+    roundS,
     notes: [
-      'autocannon POSTs 1,000-event batches of the generated dataset (each body sent in turn, cycling when the pool is exhausted) with the ingest key.',
+      'autocannon POSTs 1,000-event batches of the generated dataset (each body sent in turn, cycling when the pool is exhausted) with the ingest key, after a 2 s warm-up.',
+      'All systems run at once and are measured in turn, `rounds` rounds of `roundS` seconds each (order rotating): events/s and p99 are medians over rounds; ratioToBare is the median of per-round ratios. Each service keeps its database across rounds.',
+      'cpuUsPerEvent: the service process CPU (all threads: HTTP, ingest writer, checkpointer; user + system) used in a round over the events accepted in it, median over rounds. The PostgreSQL server is not counted.',
       'bare = the same framework and route shape with no work (JSON parsing only), in its own process, in the same run.',
       'import = `inkwell analytics import --format jsonl` of the first events into a fresh database; wall time includes process start.',
     ],
   },
-  bare: { eventsPerSecond: eventsPerSecond(bareResult), load: bareResult },
+  bare: { eventsPerSecond: bareEps, rounds: bareSys.runs.map(eventsPerSecond), load: bareSys.runs[bareSys.runs.length - 1] },
   inkwell: results,
   targets: {
-    embeddedAtLeast50kEventsPerSecond: (results.find((r) => r.backend === 'sqlite')?.eventsPerSecond ?? 0) >= 50_000,
+    embeddedAtLeast50kEventsPerSecond: (results.find((r) => r.backend === 'sqlite' && !r.commit)?.eventsPerSecond ?? 0) >= 50_000,
   },
 };
 const files = writeResults('ingest', result);
-console.log(`system         events/s   ratio to bare  p99 ms  peak RSS MB  import events/s`);
-console.log(`bare           ${String(eventsPerSecond(bareResult)).padEnd(10)} 1              ${bareResult.latencyMs.p99}`);
+console.log(`${'system'.padEnd(24)}events/s   ratio to bare  p99 ms  CPU µs/event  peak RSS MB  import events/s`);
+console.log(`${'bare'.padEnd(24)}${String(bareEps).padEnd(10)} 1              ${median(bareSys.runs.map((r) => r.latencyMs.p99))}`);
 for (const r of results) {
   console.log(
-    `inkwell-${r.backend.padEnd(9)}${String(r.eventsPerSecond ?? 'FAILED').padEnd(11)}${String(r.ratioToBare ?? '').padEnd(15)}${String(r.load?.latencyMs.p99 ?? '').padEnd(8)}${String(r.peakRssMb ?? '').padEnd(13)}${r.import ? (r.import.eventsPerSecond ?? 'FAILED') : ''}`,
+    `${`inkwell-${nameOf(r)}`.padEnd(24)}${String(r.eventsPerSecond ?? 'FAILED').padEnd(11)}${String(r.ratioToBare ?? '').padEnd(15)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.cpuUsPerEvent ?? '').padEnd(14)}${String(r.peakRssMb ?? '').padEnd(13)}${r.import ? (r.import.eventsPerSecond ?? 'FAILED') : ''}`,
   );
 }
 console.log(`results: ${files.latest}`);

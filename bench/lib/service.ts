@@ -11,7 +11,6 @@ import { peakRssMb } from './results.ts';
 
 const execFileP = promisify(execFile);
 export const REPO_DIR = path.resolve(BENCH_DIR, '..');
-const BIN = path.join(REPO_DIR, 'bin', 'inkwell.js');
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -20,7 +19,11 @@ export interface ServiceEnv {
   dataDir: string;
   databaseUrl?: string;
   extraEnv?: Record<string, string>;
+  /** The checkout whose `inkwell` runs (default: this one); another commit's, to compare in the same run. */
+  repoDir?: string;
 }
+
+const binOf = (s: ServiceEnv) => path.join(s.repoDir ?? REPO_DIR, 'bin', 'inkwell.js');
 
 /** Limits raised so the benchmark measures the service, not its rate limiter. */
 export const BENCH_LIMITS_ENV: Record<string, string> = {
@@ -56,7 +59,7 @@ export async function freePort(): Promise<number> {
 
 /** Runs an `inkwell` CLI command against the service's database and returns its stdout. */
 export async function cli(s: ServiceEnv, args: string[]): Promise<string> {
-  const { stdout } = await execFileP(process.execPath, [BIN, ...args], { env: serviceEnv(s), cwd: REPO_DIR, maxBuffer: 64 << 20 });
+  const { stdout } = await execFileP(process.execPath, [binOf(s), ...args], { env: serviceEnv(s), cwd: s.repoDir ?? REPO_DIR, maxBuffer: 64 << 20 });
   return stdout;
 }
 
@@ -85,7 +88,11 @@ export interface RunningService {
 
 export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--role', role], { env: serviceEnv(s, port), cwd: REPO_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [binOf(s), 'serve', '--role', role], {
+    env: serviceEnv(s, port),
+    cwd: s.repoDir ?? REPO_DIR,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   // BENCH_SERVICE_LOG=<file>: the service's whole log is appended there too (with BENCH_LOG_LEVEL=info, for profiling).
   const logFile = process.env.BENCH_SERVICE_LOG;

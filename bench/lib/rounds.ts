@@ -1,0 +1,74 @@
+// Rotating rounds: every system is started first and measured in turn, round after round (the order rotates
+// each round). On a shared machine the speed changes over a minute, so each Inkwell round is compared with the
+// bare round measured just before or after it, and medians over rounds are reported. CPU per request of the
+// server process (and of the load generator, and of PostgreSQL when the system uses it) is read around each
+// round: steadier than throughput on a noisy machine.
+import { type LoadRequest, type LoadResult, load } from './load.ts';
+import { cpuMs, cpuMsOfProcesses } from './results.ts';
+import { median, round } from './stats.ts';
+
+export interface RoundSystem {
+  name: string;
+  baseUrl: string;
+  pid: number;
+  req: LoadRequest;
+  /** Count the `postgres` processes' CPU in its rounds. */
+  usesPg: boolean;
+  runs: LoadResult[];
+  /** Server process CPU (user + system) per request in each round, µs. */
+  cpuUs: (number | null)[];
+  /** The load generator's CPU (this process: autocannon) per request in each round, µs. */
+  loadGenCpuUs: number[];
+  /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
+  pgCpuUs: (number | null)[];
+}
+
+export function roundSystem(name: string, baseUrl: string, pid: number, req: LoadRequest, usesPg = false): RoundSystem {
+  return { name, baseUrl, pid, req, usesPg, runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] };
+}
+
+export const medianOrNull = (xs: (number | null)[], digits = 1): number | null => {
+  const known = xs.filter((x): x is number => x !== null);
+  return known.length ? round(median(known), digits) : null;
+};
+
+export interface RoundOptions {
+  rounds: number;
+  roundS: number;
+  connections: number;
+  /** Seconds of load per system before the first round (0 = none). */
+  warmUpS: number;
+  log: (m: string) => void;
+  /** How a round's throughput is shown in the log (default: req/s). */
+  describe?: (r: LoadResult) => string;
+}
+
+export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Promise<void> {
+  if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: o.connections, durationS: o.warmUpS });
+  const show = o.describe ?? ((r: LoadResult) => `${r.requestsPerSecond.toLocaleString('en')} req/s`);
+  for (let n = 0; n < o.rounds; n++) {
+    const order = systems.map((_, i) => systems[(i + n) % systems.length] as RoundSystem);
+    for (const sys of order) {
+      // Only PostgreSQL mode uses the database server, so only its rounds scan /proc for it (outside the
+      // load generator's CPU window).
+      const pg0 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
+      const cpu0 = cpuMs(sys.pid);
+      const gen0 = process.cpuUsage();
+      const res = await load(sys.baseUrl, sys.req, { connections: o.connections, durationS: o.roundS });
+      const gen = process.cpuUsage(gen0);
+      const cpu1 = cpuMs(sys.pid);
+      const pg1 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
+      sys.runs.push(res);
+      const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
+      sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
+      // A backend that exits between the readings makes the difference meaningless.
+      sys.pgCpuUs.push(sys.usesPg && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
+      sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? perRequest((cpu1 - cpu0) * 1000) : null);
+      if (res.non2xx > 0) o.log(`${sys.name}: ${res.non2xx} non-2xx responses`);
+      o.log(
+        `round ${n + 1}/${o.rounds} ${sys.name}: ${show(res)}, p99 ${res.latencyMs.p99} ms, ` +
+          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}${sys.usesPg ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
+      );
+    }
+  }
+}
