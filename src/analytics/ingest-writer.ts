@@ -20,7 +20,7 @@
 // the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { createBulkWriter } from '../db/bulk.ts';
+import { createBulkWriter, sortFlatRows } from '../db/bulk.ts';
 import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
 import { RULES_VERSION } from './classify.ts';
@@ -359,7 +359,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
 
         // One row per (day, path, visitor, class) of the group's qualifying views: the key packs path and
         // class (paths ids < 2^50) in one number, per visitor per day. Writers of a project take turns (the
-        // version row lock), so the rows need no particular order; existing ones are skipped by the insert.
+        // version row lock), so the rows need no particular order for locking; existing ones are skipped.
         const visits: number[] = [];
         const seen = new Map<number, Map<number, number[]>>();
         // And the group's qualifying views counted per (day, path): [human, ai], added to the daily counts.
@@ -435,8 +435,9 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
         const viewValues: number[] = [];
         for (const [day, byPath] of views) for (const [pid, [human, ai]] of byPath) viewValues.push(ord, day, pid, human, ai);
-        await store.bulkAddViews(bulk, trx, viewValues);
-        const added = await store.bulkInsertVisits(bulk, trx, visits);
+        // Both in key order (their keys are their leading columns): a few percent less writer time than arrival order.
+        await store.bulkAddViews(bulk, trx, sortFlatRows(viewValues, 5));
+        const added = await store.bulkInsertVisits(bulk, trx, sortFlatRows(visits, 5));
         // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
         if (added > 0)
           await daysetStore.bumpDayVersions(

@@ -65,6 +65,27 @@ function returningTail(columns: readonly string[]): string {
   return columns.length === 0 ? '' : ` returning ${columns.map(quoteIdent).join(', ')}`;
 }
 
+/**
+ * Flat rows of numbers sorted by their columns in order (first column first). Rows inserted in key order land
+ * in neighbouring B-tree pages one after another instead of all over the index.
+ */
+export function sortFlatRows(values: readonly number[], width: number): number[] {
+  const n = values.length / width;
+  const starts = new Array<number>(n);
+  for (let i = 0; i < n; i++) starts[i] = i * width;
+  starts.sort((a, b) => {
+    for (let c = 0; c < width; c++) {
+      const d = (values[a + c] as number) - (values[b + c] as number);
+      if (d !== 0) return d;
+    }
+    return 0;
+  });
+  const out = new Array<number>(values.length);
+  let o = 0;
+  for (const start of starts) for (let c = 0; c < width; c++) out[o++] = values[start + c] as number;
+  return out;
+}
+
 /** Rows in `values` (row-major) for a spec, checking the length is a whole number of rows. */
 function rowCount(spec: BulkTable, values: readonly unknown[]): number {
   const width = spec.columns.length;

@@ -1,8 +1,8 @@
 // The bulk writer on both dialects: flat and per-row inserts, every row count that splits into multi-row
 // statements differently, conflict handling and RETURNING.
 import { sql } from 'kysely';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { type BulkTable, createBulkWriter } from '../../src/db/bulk.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type BulkTable, createBulkWriter, sortFlatRows } from '../../src/db/bulk.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
 const SPEC: BulkTable = {
@@ -84,5 +84,19 @@ describeEachDialect('bulk writer', (dialect) => {
     await expect(t.db.kysely.transaction().execute((trx) => bulk.insertFlat(trx, SPEC, [1, 'a']))).rejects.toThrow(
       /bulk_probe: 2 values are not whole rows of 3/,
     );
+  });
+});
+
+describe('sortFlatRows', () => {
+  it('orders flat rows by their columns in turn and keeps every row whole', () => {
+    const rows = [
+      [2, 1, 9],
+      [1, 5, 0],
+      [2, 1, 3],
+      [1, 5, 0],
+      [1, 2, 7],
+    ];
+    expect(sortFlatRows(rows.flat(), 3)).toEqual([1, 2, 7, 1, 5, 0, 1, 5, 0, 2, 1, 3, 2, 1, 9]);
+    expect(sortFlatRows([], 5)).toEqual([]);
   });
 });
