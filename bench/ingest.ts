@@ -149,7 +149,8 @@ try {
   for (const out of results) {
     const s: ServiceEnv = { backend: out.backend, dataDir: tempDir(`ingest-${out.backend}`), ...(out.commit ? { repoDir: compareDir } : {}) };
     try {
-      if (out.backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
+      // Each service its own database (a second fresh one of the same name would drop the first's).
+      if (out.backend === 'postgres') s.databaseUrl = await freshPgDatabase(out.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
       const project = await createProject(s);
       const svc = await startService(s);
       started.push({ out, s, stop: () => svc.stop() });
