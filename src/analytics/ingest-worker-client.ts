@@ -6,6 +6,7 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { Learned } from './dictionary-mirror.ts';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
 import type { WriteBatch } from './write-batch.ts';
 
@@ -18,6 +19,7 @@ export type WorkerRequest = { t: 'write'; id: number; projectId: string; source:
 
 export type WorkerReply =
   | { t: 'ready' }
+  | { t: 'learned'; projectId: string; learned: Learned }
   | { t: 'done'; id: number; inserted: number }
   | { t: 'fail'; id: number; message: string; code: string | null }
   | { t: 'closed' };
@@ -81,6 +83,8 @@ export interface WorkerWriterOptions {
   fallback?: () => IngestWriter;
   /** Told why the worker could not start (for the log). */
   onFallback?: (err: Error) => void;
+  /** Told the dictionary ids the worker resolved for strings a batch had no `known` id for (dictionary-mirror.ts). */
+  onLearned?: (projectId: string, learned: Learned) => void;
 }
 
 interface Pending {
@@ -132,6 +136,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         const waiters = readyWaiters;
         readyWaiters = [];
         for (const f of waiters) f();
+      } else if (msg.t === 'learned') {
+        opts.onLearned?.(msg.projectId, msg.learned);
       } else if (msg.t === 'done' || msg.t === 'fail') {
         const p = pending.get(msg.id);
         if (!p) return;

@@ -20,7 +20,11 @@ const db = openDatabase({ sqlitePath: setup.sqlitePath });
 // this connection checkpoints itself only when the WAL grows past 64 MiB (it fell behind), instead of
 // after every commit past the default 4 MiB.
 db.sqliteHandle?.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
-const writer = createGroupWriter(db, { cacheEntries: setup.cacheEntries });
+const writer = createGroupWriter(db, {
+  cacheEntries: setup.cacheEntries,
+  // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
+  onLearned: (projectId, learned) => port.postMessage({ t: 'learned', projectId, learned } satisfies WorkerReply),
+});
 
 const inFlight = new Set<Promise<void>>();
 

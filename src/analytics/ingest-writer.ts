@@ -25,6 +25,7 @@ import type { Database } from '../db/index.ts';
 import type { DB } from '../db/schema.ts';
 import { RULES_VERSION } from './classify.ts';
 import { daysetStore } from './dayset-store.ts';
+import type { Learned, LearnedIds } from './dictionary-mirror.ts';
 import { GenerationCache, Lru } from './lru.ts';
 import { chunkRows, analyticsStore as store } from './store.ts';
 import { CLS_AI, CLS_HUMAN } from './tables.ts';
@@ -74,6 +75,11 @@ export interface IngestWriter {
 export interface GroupWriterOptions {
   /** Dictionary cache bound per project (paths and visitors each). */
   cacheEntries?: number;
+  /**
+   * Told, after each commit, the dictionary ids resolved for strings that a batch carried `known` entries of
+   * 0 for (dictionary-mirror.ts): so the preparing thread can send them next time.
+   */
+  onLearned?: (projectId: string, learned: Learned) => void;
 }
 
 interface ProjectCache {
@@ -95,6 +101,7 @@ const VISITOR_LOAD_CHUNK = 50_000;
 const USER_AGENT_CACHE = 20_000;
 
 interface Job {
+  projectId: string;
   ord: number;
   source: IngestSource;
   batch: WriteBatch;
@@ -112,12 +119,24 @@ function sha256(s: string): string {
  * field does not use (or only events not kept use) stay 0. Ids are copied out of the cache here: other
  * batches may evict them while this one awaits.
  */
-function idsOf(b: WriteBatch, keep: Uint8Array | null, field: number, cache: GenerationCache<string, number>, miss: Set<string>): Float64Array {
+function idsOf(
+  b: WriteBatch,
+  keep: Uint8Array | null,
+  field: number,
+  known: Float64Array | undefined,
+  cache: GenerationCache<string, number>,
+  miss: Set<string>,
+): Float64Array {
   const ids = new Float64Array(b.strings.length);
   for (let i = 0; i < b.n; i++) {
     if (keep !== null && keep[i] === 0) continue;
     const r = b.refs[i * REF_WIDTH + field] as number;
     if (r === NO_STRING || ids[r] !== 0) continue;
+    const given = known === undefined ? 0 : (known[r] as number);
+    if (given > 0) {
+      ids[r] = given;
+      continue;
+    }
     const s = b.strings[r] as string;
     const id = cache.get(s);
     if (id === undefined) {
@@ -126,6 +145,18 @@ function idsOf(b: WriteBatch, keep: Uint8Array | null, field: number, cache: Gen
     } else ids[r] = id;
   }
   return ids;
+}
+
+/** The ids of `ids` that `known` had no entry for (0), for Learned. */
+function newlyKnown(b: WriteBatch, known: Float64Array, ids: Float64Array): LearnedIds {
+  const out: LearnedIds = { keys: [], ids: [] };
+  for (let r = 0; r < ids.length; r++) {
+    if (known[r] === 0 && (ids[r] as number) > 0) {
+      out.keys.push(b.strings[r] as string);
+      out.ids.push(ids[r] as number);
+    }
+  }
+  return out;
 }
 
 /** Fills the ids idsOf left to resolve (-1) from the entries resolved in the transaction. */
@@ -300,6 +331,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       number,
       { paths: Map<string, number>; visitors: Map<string, number>; userAgents: Map<string, number>; indexed: { key: string; ord: number }[] }
     >();
+    const learned: { projectId: string; learned: Learned }[] = [];
     await db.kysely.transaction().execute(async (trx) => {
       // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
       // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
@@ -346,10 +378,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const pathMiss = new Set<string>();
         const visitorMiss = new Set<string>();
         const uaMiss = new Set<string>();
-        const known = todo.map(({ job, keep }) => ({
-          pids: idsOf(job.batch, keep, R_PATH, cache.paths, pathMiss),
-          vords: idsOf(job.batch, keep, R_VKEY, cache.visitors, visitorMiss),
-          uas: idsOf(job.batch, keep, R_UA, cache.userAgents, uaMiss),
+        const ids = todo.map(({ job: { batch }, keep }) => ({
+          pids: idsOf(batch, keep, R_PATH, batch.known?.paths, cache.paths, pathMiss),
+          vords: idsOf(batch, keep, R_VKEY, batch.known?.visitors, cache.visitors, visitorMiss),
+          uas: idsOf(batch, keep, R_UA, batch.known?.userAgents, cache.userAgents, uaMiss),
         }));
         const paths = await resolvePaths(trx, ord, pathMiss);
         const indexed: { key: string; ord: number }[] = [];
@@ -367,10 +399,20 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         for (let j = 0; j < todo.length; j++) {
           const { job, index, keep } = todo[j] as (typeof todo)[number];
           const b = job.batch;
-          const { pids, vords, uas } = known[j] as (typeof known)[number];
+          const { pids, vords, uas } = ids[j] as (typeof ids)[number];
           fillMisses(pids, b, paths);
           fillMisses(vords, b, visitors);
           fillMisses(uas, b, userAgents);
+          if (b.known && opts.onLearned) {
+            learned.push({
+              projectId: job.projectId,
+              learned: {
+                paths: newlyKnown(b, b.known.paths, pids),
+                visitors: newlyKnown(b, b.known.visitors, vords),
+                userAgents: newlyKnown(b, b.known.userAgents, uas),
+              },
+            });
+          }
           const { strings, refs } = b;
           const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
           const values: unknown[] = [];
@@ -460,6 +502,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
       }
     }
+    if (opts.onLearned) for (const l of learned) opts.onLearned(l.projectId, l.learned);
     return inserted;
   }
 
@@ -512,7 +555,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       const ord = await projectOrd(projectId);
       await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
-        queue.push({ ord, source, batch, resolve, reject });
+        queue.push({ projectId, ord, source, batch, resolve, reject });
         drain();
       });
     },

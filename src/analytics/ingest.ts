@@ -7,6 +7,7 @@
 // resolves only after the batch's transaction committed: accepted events are durable when the 202 is sent.
 import type { Database } from '../db/index.ts';
 import type { ProjectWithSecret } from '../projects/service.ts';
+import { DictionaryMirror } from './dictionary-mirror.ts';
 import { createWorkerWriter } from './ingest-worker-client.ts';
 import { createGroupWriter, type IngestSource, type IngestWriter } from './ingest-writer.ts';
 import { createEventPreparer } from './prepare.ts';
@@ -47,22 +48,31 @@ export class UnknownProjectError extends Error {}
 /** How long a project's settings are reused by ingest (a rotation change applies within this time). */
 export const PROJECT_CACHE_MS = 5000;
 
-/** The writer for this database: a worker thread for a SQLite file (unless disabled), else in this thread. */
-function createWriter(deps: IngestDeps): IngestWriter {
+/**
+ * The writer for this database: a worker thread for a SQLite file (unless disabled), else in this thread.
+ * With a worker, `mirror` (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
+ */
+function createWriter(deps: IngestDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.cacheEntries ?? 100_000;
   const handle = deps.db.sqliteHandle;
   const inThread = () => createGroupWriter(deps.db, { cacheEntries });
   if (handle && !handle.memory && deps.worker !== false) {
-    return createWorkerWriter(
+    const mirror = new DictionaryMirror(cacheEntries);
+    const writer = createWorkerWriter(
       { sqlitePath: handle.name, cacheEntries },
-      { fallback: inThread, ...(deps.onWorkerFallback ? { onFallback: deps.onWorkerFallback } : {}) },
+      {
+        fallback: inThread,
+        onLearned: (projectId, learned) => mirror.learn(projectId, learned),
+        ...(deps.onWorkerFallback ? { onFallback: deps.onWorkerFallback } : {}),
+      },
     );
+    return { writer, mirror };
   }
-  return inThread();
+  return { writer: inThread(), mirror: null };
 }
 
 export function createIngestService(deps: IngestDeps) {
-  const writer = createWriter(deps);
+  const { writer, mirror } = createWriter(deps);
   const preparer = createEventPreparer();
   const inFlight = new Set<Promise<IngestResult>>();
   let closing = false;
@@ -107,6 +117,7 @@ export function createIngestService(deps: IngestDeps) {
     /** Forgets cached dictionary entries (tests; after a restore). */
     clearCaches(): void {
       writer.clearCaches();
+      mirror?.clear();
       preparer.clear();
       projectCache.clear();
     },
@@ -141,7 +152,9 @@ export function createIngestService(deps: IngestDeps) {
       else ok.push(r);
     }
     if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
-    const inserted = await writer.write(projectId, opts.source, packEvents(ok));
+    const batch = packEvents(ok);
+    mirror?.fill(projectId, batch);
+    const inserted = await writer.write(projectId, opts.source, batch);
     return { accepted: ok.length, inserted, rejected };
   }
 }

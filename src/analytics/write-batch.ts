@@ -63,6 +63,11 @@ export interface WriteBatch {
   status: Int32Array;
   /** 1 = a qualifying view. */
   qualifying: Uint8Array;
+  /**
+   * Dictionary ids already known for the strings, by string index, in each role (> 0 = the id; 0 = unknown;
+   * -1 = not used so): set by DictionaryMirror.fill in the preparing thread, so the writer skips them.
+   */
+  known?: { paths: Float64Array; visitors: Float64Array; userAgents: Float64Array };
 }
 
 /** Encodes prepared events (WriteEvent tuples) into a WriteBatch. */

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DictionaryMirror } from '../../src/analytics/dictionary-mirror.ts';
 import { createWorkerWriter } from '../../src/analytics/ingest-worker-client.ts';
 import { createGroupWriter } from '../../src/analytics/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/prepare.ts';
@@ -111,6 +112,56 @@ describe('analytics ingest worker (SQLite file)', () => {
     const page = await c.svc.exporter.visitors({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
     expect(page.totals.total).toBe(101);
     await c.svc.close();
+  });
+
+  it('reports the dictionary ids it commits to the preparing thread, whose mirror sends them with later batches', async () => {
+    const { projects } = services(t.db);
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const mirror = new DictionaryMirror(1000);
+    const learned: number[] = [];
+    const writer = createWorkerWriter(
+      { sqlitePath: t.db.sqliteHandle?.name as string, cacheEntries: 1000 },
+      {
+        onLearned: (projectId, l) => {
+          learned.push(l.paths.keys.length + l.visitors.keys.length + l.userAgents.keys.length);
+          mirror.learn(projectId, l);
+        },
+      },
+    );
+    const prep = createEventPreparer();
+    const project = { id: p.id, visitorSecret: 's', rotation: 'none' as const };
+    const pack = (n: number, offset: number) => {
+      const gen = prep.beginBatch(project);
+      const b = packEvents(batch(n, offset).map((e) => prep.prepare(e, project, gen, Date.now(), null) as WriteEvent));
+      mirror.fill(p.id, b);
+      return b;
+    };
+    const knownCount = (ids: Float64Array | undefined) => [...(ids ?? [])].filter((x) => x > 0).length;
+    const first = pack(200, 0);
+    expect(knownCount(first.known?.paths) + knownCount(first.known?.visitors)).toBe(0);
+    expect(await writer.write(p.id, 'api', first)).toBe(200);
+    // 37 paths, 101 visitors and 1 user agent, reported after the commit (before the reply).
+    expect(learned).toEqual([139]);
+    const second = pack(200, 200);
+    expect([knownCount(second.known?.paths), knownCount(second.known?.visitors), knownCount(second.known?.userAgents)]).toEqual([37, 101, 1]);
+    expect(await writer.write(p.id, 'api', second)).toBe(200);
+    // Everything was known: nothing new to report.
+    expect(learned).toEqual([139, 0]);
+    await writer.close();
+    // The ids the mirror sent are the stored ones: every event of both batches points at its own path and visitor.
+    const rows = await t.db.kysely
+      .selectFrom('analytics_events as e')
+      .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
+      .innerJoin('analytics_visitors as v', 'v.ord', 'e.visitor_ord')
+      .select(['e.ts', 'p.path', 'v.visitor_key'])
+      .orderBy('e.ts')
+      .execute();
+    expect(rows).toHaveLength(400);
+    const sent = [...batch(200, 0), ...batch(200, 200)];
+    rows.forEach((r, i) => {
+      expect(r.path).toBe(sent[i]?.path);
+      expect(r.visitor_key).toBe(`v:${sent[i]?.visitorId}`);
+    });
   });
 
   it('a worker that cannot start hands its writes to the in-thread writer, and keeps doing so', async () => {
