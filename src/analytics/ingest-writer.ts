@@ -61,7 +61,7 @@ export interface IngestWriter {
   readonly mode: 'worker' | 'thread';
   /**
    * Stores the events of one batch durably; resolves with the raw events inserted (import duplicates
-   * skipped). The batch is the writer's from then on (a worker writer transfers its buffers).
+   * skipped). The batch must not be changed afterwards (the in-thread writer reads it while it waits).
    */
   write(projectId: string, source: IngestSource, batch: WriteBatch): Promise<number>;
   /** Forgets cached dictionary entries and project ordinals. */

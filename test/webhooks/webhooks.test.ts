@@ -268,7 +268,11 @@ describeEachDialect('webhooks', (dialect) => {
     await enqueueWebhook(hh.t.db, hh.projectId, { type: 'job.completed', data: job('completed') });
     dispatch(hh.ctx);
     await eventually(async () => (await deliveries(hh))[0]?.status === 'delivered');
-    const text = h?.logs.join('') ?? '';
+    // The dispatcher logs the delivery after its row is updated: wait for the line rather than race it.
+    const text = await eventually(async () => {
+      const logs = h?.logs.join('') ?? '';
+      return logs.includes('webhook delivered') ? logs : false;
+    });
     expect(text).toContain('webhook delivered');
     expect(text).toContain('will retry');
     expect(text).not.toContain(secret);
