@@ -201,6 +201,7 @@ export const analyticsStore = {
     return bulk.insertFlat(trx, VIEW_TABLE, values);
   },
 
+  /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
   async bulkInsertPaths(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
     return bulk.insert(trx, PATH_TABLE, rows);
   },
