@@ -9,6 +9,7 @@
 // Safe for the same reason the writer's own caches are: a dictionary entry, once committed, keeps its id
 // (paths, visitors and user agents are never updated or deleted). An id missing here only costs the writer
 // a lookup; ids arrive only after their transaction committed.
+import { USER_AGENT_CACHE } from './ingest-writer.ts';
 import { GenerationCache, Lru } from './lru.ts';
 import { NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, type WriteBatch } from './write-batch.ts';
 
@@ -50,7 +51,12 @@ export class DictionaryMirror {
   private mirrorOf(projectId: string): ProjectMirror {
     let m = this.projects.get(projectId);
     if (!m) {
-      m = { paths: new GenerationCache(this.entries), visitors: new GenerationCache(this.entries), userAgents: new GenerationCache(this.entries) };
+      m = {
+        paths: new GenerationCache(this.entries),
+        visitors: new GenerationCache(this.entries),
+        // Bounded like the writer's own user-agent cache.
+        userAgents: new GenerationCache(Math.min(this.entries, USER_AGENT_CACHE)),
+      };
       this.projects.set(projectId, m);
     }
     return m;

@@ -98,7 +98,7 @@ interface ProjectCache {
 const VISITOR_LOAD_CHUNK = 50_000;
 
 /** User agents cached per project (a site sees a few thousand distinct ones in a day). */
-const USER_AGENT_CACHE = 20_000;
+export const USER_AGENT_CACHE = 20_000;
 
 interface Job {
   projectId: string;
