@@ -97,11 +97,16 @@ export function createJobService(deps: JobServiceDeps) {
   }
 
   return {
-    async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency): Promise<JobResponse> {
+    /**
+     * `charge` (the rate limit) runs once the request is known to be valid, just before the job is written;
+     * a throw from it rolls the transaction back. Idempotent replays and rejected requests are not charged.
+     */
+    async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
       const model = input.model ?? project.model ?? deps.defaultModel;
       const res = await store.transaction((tx) =>
         idempotent(tx, project.id, idem, input, async () => {
           checkModel(model);
+          charge?.();
           const t = now();
           const id = newId('job');
           const row: JobRow = {
@@ -153,13 +158,15 @@ export function createJobService(deps: JobServiceDeps) {
     },
 
     /** Queues a follow-up turn; a completed or failed job becomes active again. */
-    async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency): Promise<JobResponse> {
+    /** `charge`: as for createJob (not charged: unknown or archived job, bad model, replays). */
+    async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
       const res = await store.transaction(async (tx) => {
         const row = await tx.lockJob(projectId, id);
         if (!row) throw new AppError('job_not_found');
         return idempotent(tx, projectId, idem, { prompt }, async () => {
           if (row.status === 'archived') throw new AppError('job_archived', 'Job is archived; it takes no more messages');
           checkModel(row.model);
+          charge?.();
           const t = now();
           const turnNo = (await tx.maxTurnNo(id)) + 1;
           await tx.insertTurn({ job_id: id, turn_no: turnNo, prompt, created_at: t });

@@ -303,4 +303,34 @@ describeEachDialect('job rate limits', (dialect) => {
     expect((await t.request('GET', `${path}/${first.body.id}`, { key: a.adminKey })).status).toBe(200);
     expect((await t.request('POST', `/v2/agent/${b.project.id}/job`, { key: b.adminKey, body: { prompt: 'x' } })).status).toBe(201);
   });
+
+  it('requests rejected by validation (400) or for an unknown job (404) do not use up the quota; valid ones do', async () => {
+    t = await startJobsApp(dialect, {}, { INKWELL_RATE_LIMIT_JOBS: '2/1h' });
+    const a = await t.seed();
+    const path = `/v2/agent/${a.project.id}/job`;
+    const post = (p: string, body: unknown, headers: Record<string, string> = {}) => t.request('POST', p, { key: a.adminKey, body, headers });
+    const rejected = [
+      await post(path, {}), // schema: prompt missing
+      await post(path, { prompt: 'x', extra: 1 }), // schema: unknown field
+      await post(path, { prompt: 'x', branch: 'bad..branch' }), // handler check
+      await post(path, { prompt: 'x', source: { ref: 'a b' } }),
+      await post(path, { prompt: 'x' }, { 'idempotency-key': 'has space' }), // bad header
+      await post(path, { prompt: 'x', model: 'anthropic/claude-x' }), // model_not_configured
+      await post(path, { prompt: 'x', model: 'anthropic/claude-x' }),
+    ];
+    for (const r of rejected) {
+      expect(r.status, r.text).toBe(400);
+      expect(r.headers.get('ratelimit-remaining')).toBeNull();
+    }
+    const first = await post(path, { prompt: 'x' });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('ratelimit-remaining')).toBe('1');
+    // Messages: an empty prompt (400) and an unknown job (404) are not charged either.
+    expect((await post(`${path}/${first.body.id}/message`, { prompt: '' })).status).toBe(400);
+    expect((await post(`${path}/job_unknown/message`, { prompt: 'y' })).status).toBe(404);
+    const msg = await post(`${path}/${first.body.id}/message`, { prompt: 'y' });
+    expect(msg.status).toBe(200);
+    expect(msg.headers.get('ratelimit-remaining')).toBe('0');
+    expect((await post(path, { prompt: 'x' })).status).toBe(429);
+  });
 });

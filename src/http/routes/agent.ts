@@ -153,7 +153,8 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         tags,
         security,
         summary: 'Create an agent job',
-        description: 'Queues a job; a worker runs the agent and opens a pull request when files change. Rate family `jobs`.',
+        description:
+          'Queues a job; a worker runs the agent and opens a pull request when files change. Rate family `jobs`: only a request that passes auth and validation and creates a job is counted.',
         params: ProjectParams,
         headers: IdempotencyHeaders,
         body: CreateBody,
@@ -162,15 +163,16 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const { projectId } = request.params;
-      ctx.rateLimiter.consume(reply, 'jobs', projectId);
       const body = request.body;
       if (body.source?.repository !== undefined) checkRepository(body.source.repository);
       if (body.source?.ref !== undefined && !isValidBranchName(body.source.ref))
         throw badField('source.ref', 'field "source.ref" must be a valid git branch name');
       if (body.branch !== undefined && !isValidBranchName(body.branch)) throw badField('branch', 'field "branch" must be a valid git branch name');
+      const idem = idempotencyFrom(request, `/v2/agent/${projectId}/job`);
       const project = await ctx.projects.getProject(projectId);
       if (!project) throw new AppError('project_not_found');
-      const res = await jobs.createJob(project, body, idempotencyFrom(request, `/v2/agent/${projectId}/job`));
+      // The quota is charged only once the request has passed auth and every check (inside createJob).
+      const res = await jobs.createJob(project, body, idem, () => ctx.rateLimiter.consume(reply, 'jobs', projectId));
       if (res.replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(res.status as 201).send(res.job);
     },
@@ -208,7 +210,8 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         tags,
         security,
         summary: 'Send a follow-up message',
-        description: 'Queues one more turn of the same conversation on the same branch; handled after any run in progress. Rate family `jobs`.',
+        description:
+          'Queues one more turn of the same conversation on the same branch; handled after any run in progress. Rate family `jobs`: only a request that passes auth and validation and queues a message is counted.',
         params: JobParams,
         headers: IdempotencyHeaders,
         body: MessageBody,
@@ -217,8 +220,8 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const { projectId, id } = request.params;
-      ctx.rateLimiter.consume(reply, 'jobs', projectId);
-      const res = await jobs.sendMessage(projectId, id, request.body.prompt, idempotencyFrom(request, `/v2/agent/${projectId}/job/${id}/message`));
+      const idem = idempotencyFrom(request, `/v2/agent/${projectId}/job/${id}/message`);
+      const res = await jobs.sendMessage(projectId, id, request.body.prompt, idem, () => ctx.rateLimiter.consume(reply, 'jobs', projectId));
       if (res.replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(res.status as 200).send(res.job);
     },
