@@ -16,7 +16,23 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Pretty logs (for a terminal) instead of JSON lines. */
   logPretty: boolean;
+  /** Largest request body accepted (413 above). */
   bodyLimitBytes: number;
+  /** Timeouts and size limits of the HTTP server (slow or half-sent requests, idle connections, SSE). */
+  http: {
+    /** A request's headers must arrive within this long of its first byte (408 and close otherwise). */
+    headersTimeoutMs: number;
+    /** A whole request (headers and body) must arrive within this long (408 and close otherwise; 0: no limit). */
+    requestTimeoutMs: number;
+    /** An idle kept-alive connection is closed after this long without a new request. */
+    keepAliveTimeoutMs: number;
+    /** Largest total size of a request's header lines (431 above). */
+    maxHeaderBytes: number;
+    /** A live event stream (SSE) sends a comment line after this long without an event. */
+    sseHeartbeatMs: number;
+    /** A live event stream is ended after this long (the client reconnects with Last-Event-ID; 0: no limit). */
+    sseMaxLifetimeMs: number;
+  };
   /** On SIGTERM/SIGINT, how long in-flight requests may take before their connections are closed. */
   shutdownTimeoutMs: number;
   /**
@@ -208,6 +224,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const host = str(env, 'HOST') ?? '127.0.0.1';
   if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or IP address (got ${JSON.stringify(host)})`);
+  const headersTimeoutMs = int(env, 'INKWELL_HEADERS_TIMEOUT_MS', 15_000, 100, 3_600_000);
+  const requestTimeoutMs = int(env, 'INKWELL_REQUEST_TIMEOUT_MS', 30_000, 0, 3_600_000);
+  if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
+    // Node's http server refuses a request timeout shorter than the headers timeout.
+    throw new ConfigError('INKWELL_REQUEST_TIMEOUT_MS', `must be 0 or at least INKWELL_HEADERS_TIMEOUT_MS (${headersTimeoutMs}); got ${requestTimeoutMs}`);
+  }
   const model = str(env, 'INKWELL_MODEL') ?? 'anthropic/claude-sonnet-4-5';
   if (!/^[a-z-]+\/.+$/.test(model)) throw new ConfigError('INKWELL_MODEL', 'must look like <provider>/<model>, e.g. anthropic/claude-sonnet-4-5');
   return {
@@ -217,7 +239,15 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     logLevel,
     logPretty: bool(env, 'INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY)),
-    bodyLimitBytes: 1024 * 1024,
+    bodyLimitBytes: int(env, 'INKWELL_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    http: {
+      headersTimeoutMs,
+      requestTimeoutMs,
+      keepAliveTimeoutMs: int(env, 'INKWELL_KEEP_ALIVE_TIMEOUT_MS', 5000, 1, 3_600_000),
+      maxHeaderBytes: int(env, 'INKWELL_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
+      sseHeartbeatMs: int(env, 'INKWELL_SSE_HEARTBEAT_MS', 15_000, 10, 3_600_000),
+      sseMaxLifetimeMs: int(env, 'INKWELL_SSE_MAX_LIFETIME_MS', 3_600_000, 0),
+    },
     shutdownTimeoutMs: int(env, 'INKWELL_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 3_600_000),
     trustProxy: trustProxy(env, 'INKWELL_TRUST_PROXY'),
     rateLimits: {

@@ -94,6 +94,8 @@ function toAppError(err: FastifyError | AppError, request: FastifyRequest): AppE
   }
   if (code === 'invalid_json') return new AppError(code, 'Request body is empty or not valid JSON');
   if (code === 'invalid_request' && fe.code === 'FST_ERR_BAD_URL') return new AppError(code, 'The URL contains an invalid percent-encoding');
+  if (code === 'payload_too_large')
+    return new AppError(code, `Request body is larger than ${formatBytes(request.server.initialConfig.bodyLimit ?? 1024 * 1024)}`);
   if (code) return new AppError(code);
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) return new AppError(STATUS_CODES[status] ?? 'invalid_request');
@@ -140,6 +142,22 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
     );
   }
   socket.destroy();
+}
+
+/**
+ * How often Node's http server looks for requests past their headers / request timeout: a tenth of the
+ * shorter one, between 100 ms and 5 s (Node's default of 30 s would let a 1 s timeout fire after 30 s).
+ */
+export function connectionsCheckingInterval(headersTimeoutMs: number, requestTimeoutMs: number): number {
+  const shortest = requestTimeoutMs > 0 ? Math.min(headersTimeoutMs, requestTimeoutMs) : headersTimeoutMs;
+  return Math.min(5000, Math.max(100, Math.floor(shortest / 10)));
+}
+
+/** "1 MiB", "64 KiB", or a byte count: the body limit as messages and the OpenAPI document state it. */
+export function formatBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }
 
 type LogMethod = (...args: unknown[]) => void;
@@ -219,10 +237,23 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
   // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
   let closing = false;
+  const http = ctx.config.http;
 
   const app: App = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
+    // Slow or half-sent requests are answered 408 and closed (clientErrorHandler); idle kept-alive connections
+    // are closed. Both timeouts count until the request has fully arrived: a long response (an SSE stream) is
+    // not cut by them.
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: http.headersTimeoutMs,
+      requestTimeout: http.requestTimeoutMs,
+      keepAliveTimeout: http.keepAliveTimeoutMs,
+      maxHeaderSize: http.maxHeaderBytes,
+      connectionsCheckingInterval: connectionsCheckingInterval(http.headersTimeoutMs, http.requestTimeoutMs),
+    },
     // Request start/end lines are off: onResponse records metrics and logs at debug (5xx at warn).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -281,7 +312,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     let size = 0;
     payload.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > ctx.config.bodyLimitBytes) payload.destroy(new AppError('payload_too_large'));
+      if (size > ctx.config.bodyLimitBytes)
+        payload.destroy(new AppError('payload_too_large', `Request body is larger than ${formatBytes(ctx.config.bodyLimitBytes)}`));
     });
     payload.on('end', () => done(null, undefined));
     payload.on('error', (err) => done(err, undefined));
@@ -378,7 +410,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         description:
           'Agent jobs (prompt → pull request) and exact visitor analytics. Wire-compatible with the hosted agent and analytics interface. ' +
           'Errors are `{error, code, details?}`; 5xx bodies are only `{error: "Internal error", code, requestId}`. Every response carries `x-request-id`. ' +
-          'Request bodies are JSON (`application/json`, at most 1 MiB); unknown body fields are rejected.',
+          `Request bodies are JSON (\`application/json\`, at most ${formatBytes(ctx.config.bodyLimitBytes)}); unknown body fields are rejected. ` +
+          `A request whose headers do not arrive within ${http.headersTimeoutMs / 1000} s` +
+          (http.requestTimeoutMs > 0 ? `, or whose body does not arrive within ${http.requestTimeoutMs / 1000} s of its start,` : '') +
+          ' is answered 408 `request_timeout` and its connection closed. ' +
+          `A live event stream (SSE) sends a \`: heartbeat\` comment after ${http.sseHeartbeatMs / 1000} s without an event` +
+          (http.sseMaxLifetimeMs > 0 ? ` and is ended by the server after ${http.sseMaxLifetimeMs / 1000} s: reconnect with \`Last-Event-ID\`.` : '.'),
       },
       components: {
         securitySchemes: {

@@ -13,7 +13,7 @@ export const ERRORS = {
   request_timeout: { status: 408, message: 'Request timeout' },
   job_archived: { status: 409, message: 'Job is archived' },
   conflict: { status: 409, message: 'Conflict' },
-  payload_too_large: { status: 413, message: 'Request body is larger than 1 MiB' },
+  payload_too_large: { status: 413, message: 'Request body is too large' },
   uri_too_long: { status: 414, message: 'A path parameter is too long' },
   unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
   idempotency_mismatch: { status: 422, message: 'Idempotency-Key was already used with a different request body' },

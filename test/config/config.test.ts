@@ -28,6 +28,14 @@ describe('loadConfig', () => {
     expect(c.logLevel).toBe('info');
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
     expect(c.shutdownTimeoutMs).toBe(10_000);
+    expect(c.http).toEqual({
+      headersTimeoutMs: 15_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5000,
+      maxHeaderBytes: 16 * 1024,
+      sseHeartbeatMs: 15_000,
+      sseMaxLifetimeMs: 3_600_000,
+    });
     expect(c.rateLimits).toEqual({
       jobs: { max: 100, windowMs: 3_600_000 },
       analyticsRead: { max: 600, windowMs: 3_600_000 },
@@ -58,6 +66,14 @@ describe('loadConfig', () => {
     ['INKWELL_LOG_PRETTY', 'yes', (c) => c.logPretty, true],
     ['INKWELL_LOG_PRETTY', '0', (c) => c.logPretty, false],
     ['INKWELL_SHUTDOWN_TIMEOUT_MS', '2500', (c) => c.shutdownTimeoutMs, 2500],
+    ['INKWELL_BODY_LIMIT_BYTES', '65536', (c) => c.bodyLimitBytes, 65_536],
+    ['INKWELL_HEADERS_TIMEOUT_MS', '5000', (c) => c.http.headersTimeoutMs, 5000],
+    ['INKWELL_REQUEST_TIMEOUT_MS', '60000', (c) => c.http.requestTimeoutMs, 60_000],
+    ['INKWELL_REQUEST_TIMEOUT_MS', '0', (c) => c.http.requestTimeoutMs, 0],
+    ['INKWELL_KEEP_ALIVE_TIMEOUT_MS', '65000', (c) => c.http.keepAliveTimeoutMs, 65_000],
+    ['INKWELL_MAX_HEADER_BYTES', '32768', (c) => c.http.maxHeaderBytes, 32_768],
+    ['INKWELL_SSE_HEARTBEAT_MS', '5000', (c) => c.http.sseHeartbeatMs, 5000],
+    ['INKWELL_SSE_MAX_LIFETIME_MS', '0', (c) => c.http.sseMaxLifetimeMs, 0],
     ['INKWELL_RATE_LIMIT_JOBS', '5/10s', (c) => c.rateLimits.jobs, { max: 5, windowMs: 10_000 }],
     ['INKWELL_RATE_LIMIT_ANALYTICS_READ', '1000/h', (c) => c.rateLimits.analyticsRead, { max: 1000, windowMs: 3_600_000 }],
     ['INKWELL_RATE_LIMIT_INGEST', '50/250ms', (c) => c.rateLimits.ingest, { max: 50, windowMs: 250 }],
@@ -114,6 +130,10 @@ describe('loadConfig', () => {
     ['INKWELL_WORKER_CONCURRENCY', 'many', /INKWELL_WORKER_CONCURRENCY/],
     ['INKWELL_SHUTDOWN_TIMEOUT_MS', 'soon', /INKWELL_SHUTDOWN_TIMEOUT_MS/],
     ['HOST', 'my host', /HOST must be a host name/],
+    ['INKWELL_REQUEST_TIMEOUT_MS', '5000', /INKWELL_REQUEST_TIMEOUT_MS must be 0 or at least INKWELL_HEADERS_TIMEOUT_MS \(15000\)/],
+    ['INKWELL_HEADERS_TIMEOUT_MS', '0', /INKWELL_HEADERS_TIMEOUT_MS must be between 100 and/],
+    ['INKWELL_KEEP_ALIVE_TIMEOUT_MS', '0', /INKWELL_KEEP_ALIVE_TIMEOUT_MS must be between 1 and/],
+    ['INKWELL_BODY_LIMIT_BYTES', '1MB', /INKWELL_BODY_LIMIT_BYTES must be a whole number/],
     ['INKWELL_TRUST_PROXY', 'nginx', /INKWELL_TRUST_PROXY must be true, false, a hop count/],
   ];
   for (const [name, value, message] of bad) {

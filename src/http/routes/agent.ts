@@ -98,8 +98,6 @@ const IdempotencyHeaders = Type.Object({
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
 
-const SSE_HEARTBEAT_MS = 15_000;
-
 function badField(field: string, message: string): AppError {
   return new AppError('invalid_request', message, [{ message, path: field }]);
 }
@@ -332,7 +330,11 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     streams.add(endForClose);
     res.on('close', end);
     const offEvent = notifier.onEvent(jobId, () => wake?.());
-    const pollMs = Math.min(Math.max(ctx.config.worker.pollIntervalMs, 50), 1000);
+    const { sseHeartbeatMs, sseMaxLifetimeMs } = ctx.config.http;
+    const pollMs = Math.min(Math.max(ctx.config.worker.pollIntervalMs, 50), 1000, sseHeartbeatMs);
+    // A stream ends after its maximum lifetime (an abandoned client cannot hold it forever); EventSource
+    // reconnects with Last-Event-ID and resumes exactly after the last event it saw.
+    const lifetime = sseMaxLifetimeMs > 0 ? setTimeout(end, sseMaxLifetimeMs) : undefined;
     let lastWrite = Date.now();
     let last = after;
     try {
@@ -345,7 +347,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
           lastWrite = Date.now();
         }
         if (batch.length === 500) continue;
-        if (Date.now() - lastWrite >= SSE_HEARTBEAT_MS) {
+        if (Date.now() - lastWrite >= sseHeartbeatMs) {
           res.write(': heartbeat\n\n');
           lastWrite = Date.now();
         }
@@ -362,6 +364,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     } catch (err) {
       request.log.warn({ err, jobId }, 'event stream ended by an error');
     } finally {
+      clearTimeout(lifetime);
       offEvent();
       streams.delete(endForClose);
       if (!res.writableEnded) res.end();
