@@ -75,6 +75,11 @@ export interface Config {
     maxAttempts: number;
     /** Clean worktrees kept per repository for the next job (0: every job checks out a new one). */
     worktreePool: number;
+    /**
+     * The only git config file the worker's git reads besides the mirror's own (which Inkwell writes):
+     * INKWELL_GIT_CONFIG_GLOBAL. Unset: none (the system and ~/.gitconfig files are never read).
+     */
+    gitConfigGlobal: string | undefined;
   };
   hosts: {
     githubToken: string | undefined;
@@ -279,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int(env, 'INKWELL_POLL_INTERVAL_MS', 500, 10),
       maxAttempts: int(env, 'INKWELL_MAX_ATTEMPTS', 3, 1, 100),
       worktreePool: int(env, 'INKWELL_WORKTREE_POOL', 2, 0, 64),
+      gitConfigGlobal: str(env, 'INKWELL_GIT_CONFIG_GLOBAL'),
     },
     hosts: {
       githubToken: str(env, 'GITHUB_TOKEN'),

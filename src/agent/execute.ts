@@ -134,6 +134,12 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       log.info({ history: input.history.length }, 'agent run: preparing workspace');
       const ws = await prepareWorkspace(config, { repository: input.repository, ref: input.ref, branch: input.branch, jobId: input.jobId, signal });
       phase('workspace');
+      if (ws.mirrorConfigRestored) {
+        log.warn(
+          { repository: input.repository },
+          'agent run: the mirror’s git config, hooks or a worktree config had been changed outside Inkwell; restored Inkwell’s',
+        );
+      }
       const root = await fs.realpath(ws.dir);
       const context = await gatherRepoContext(root);
       phase('context');
@@ -177,11 +183,15 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
 
       const summary = loop.text.trim();
       const change = describeChange(summary, input.prompt, input.jobId);
+      const restoredBefore = ws.mirrorConfigRestored;
       const commitSha = await commitAll(ws, {
         message: change.commitMessage,
         authorName: config.agent.gitAuthorName,
         authorEmail: config.agent.gitAuthorEmail,
       });
+      if (ws.mirrorConfigRestored && !restoredBefore) {
+        log.warn({ repository: input.repository }, 'agent run: the mirror’s git config or hooks changed during the turn; restored Inkwell’s before committing');
+      }
       phase('commit');
       if (commitSha) {
         await pushBranch(ws, input.branch, signal);

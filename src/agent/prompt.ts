@@ -1,7 +1,7 @@
 // The system prompt: the repository's own instructions, a compact file tree and the detected docs
 // framework. Everything but `gatherRepoContext` is pure.
-import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ConfinedTree } from './confined-fs.ts';
 
 export const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md', 'CONTRIBUTING.md', '.github/CONTRIBUTING.md', 'docs/CONTRIBUTING.md'] as const;
 
@@ -140,29 +140,20 @@ When you are done, reply with a summary of what you changed: the first line is a
   return parts.join('\n\n');
 }
 
-/** Reads the file list and instruction files of a worktree (skips .git; does not follow symlinks). */
+/** Reads the file list and instruction files of a worktree (skips .git; confined like the tools, see `ConfinedTree`). */
 export async function gatherRepoContext(root: string, maxFiles = 20_000): Promise<RepoContext> {
-  const files: string[] = [];
-  async function visit(dir: string, rel: string): Promise<void> {
-    if (files.length >= maxFiles) return;
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      if (e.name.toLowerCase() === '.git') continue;
-      const childRel = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await visit(path.join(dir, e.name), childRel);
-      else if (files.length < maxFiles) files.push(childRel);
-    }
-  }
-  await visit(root, '');
+  const tree = new ConfinedTree(root);
+  const { files } = await tree.list('.', maxFiles);
   files.sort();
   const instructions: RepoContext['instructions'] = [];
   const seenNames = new Set<string>();
+  const listed = new Set(files);
   for (const name of INSTRUCTION_FILES) {
     const base = path.posix.basename(name);
-    if (seenNames.has(base) || !files.includes(name)) continue;
-    const st = await fs.lstat(path.join(root, name)).catch(() => null);
-    if (!st?.isFile() || st.size > 1024 * 1024) continue;
-    instructions.push({ path: name, content: await fs.readFile(path.join(root, name), 'utf8') });
+    if (seenNames.has(base) || !listed.has(name)) continue;
+    const read = await tree.read(name).catch(() => null);
+    if (!read || read.content.length > 1024 * 1024) continue;
+    instructions.push({ path: name, content: read.content.toString('utf8') });
     seenNames.add(base);
   }
   return { files, instructions };

@@ -1,8 +1,10 @@
 // Regex search over files, in a worker thread with a time limit: a pathological pattern from the
 // model (catastrophic backtracking) cannot block the process; it ends as a readable tool error.
 import { Worker } from 'node:worker_threads';
+import { OPEN_NO_FOLLOW_SYNC_SOURCE } from './confined-fs.ts';
 
 export interface SearchRequest {
+  /** The root as `ConfinedTree.withRootRef` gives it (or a plain directory path). */
   root: string;
   files: string[];
   query: string;
@@ -20,21 +22,26 @@ export interface SearchMatch {
 
 export type SearchOutcome = { ok: true; matches: SearchMatch[]; capped: boolean } | { ok: false; error: string };
 
-// Plain JavaScript (workers with eval: true do not go through the TypeScript loader).
+// Plain JavaScript (workers with eval: true do not go through the TypeScript loader). Files are opened
+// without following links in any component (links are skipped, as list_files does not enter them).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const path = require('node:path');
+${OPEN_NO_FOLLOW_SYNC_SOURCE}
 const { root, files, query, maxMatches, maxFileBytes, maxLineChars } = workerData;
 let re;
 try { re = new RegExp(query); } catch (e) { parentPort.postMessage({ ok: false, error: 'query is not a valid regular expression: ' + e.message }); return; }
 const matches = [];
 let capped = false;
 outer: for (const f of files) {
-  let st;
-  try { st = fs.lstatSync(path.join(root, f)); } catch { continue; }
-  if (!st.isFile() || st.size > maxFileBytes) continue;
-  const buf = fs.readFileSync(path.join(root, f));
+  let buf;
+  let fd = null;
+  try {
+    fd = openNoFollowSync(fs, root, f);
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.size > maxFileBytes) continue;
+    buf = fs.readFileSync(fd);
+  } catch { continue; } finally { if (fd !== null) fs.closeSync(fd); }
   if (buf.subarray(0, 8000).includes(0)) continue;
   const lines = buf.toString('utf8').split('\\n');
   for (let i = 0; i < lines.length; i++) {

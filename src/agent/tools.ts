@@ -1,11 +1,9 @@
 // The agent's seven tools. Names and argument names are part of the contract (SPEC 3.4).
 // Every failure is returned to the model as a readable "Error: …" result, never thrown, so one bad
 // call does not end the run. Events carry summaries, never file contents.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { type ToolSet, tool } from 'ai';
 import { z } from 'zod';
-import { checkToolPath, isGitInternal, isInside, relativeTo } from './paths.ts';
+import { ConfinedError, ConfinedTree } from './confined-fs.ts';
 import { searchFiles } from './search.ts';
 
 export const TOOL_NAMES = ['list_files', 'read_file', 'search', 'write_file', 'edit_file', 'delete_file', 'move_file'] as const;
@@ -28,7 +26,8 @@ export interface ToolEventSink {
   toolResult(id: string, tool: ToolName, ok: boolean, summary: string): Promise<void>;
 }
 
-class ToolFailure extends Error {}
+/** A readable refusal: the same kind as the confined file system's own. */
+const ToolFailure = ConfinedError;
 
 interface Outcome {
   /** What the model reads. */
@@ -45,88 +44,11 @@ function clip(s: string, n: number = LIMITS.summaryChars): string {
   return s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s;
 }
 
-async function lstatOrNull(p: string) {
-  try {
-    return await fs.lstat(p);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    throw err;
-  }
-}
-
-/**
- * Resolves a checked relative path inside `root` (a real path), following symlinks in every parent
- * component (and in the last one when `followLast`). Refuses anything that resolves outside `root` or
- * into `.git`. Missing components are fine (the file may be about to be created).
- */
-export async function resolveInRoot(
-  root: string,
-  input: unknown,
-  opts: { followLast: boolean; allowRoot?: boolean },
-  depth = 0,
-): Promise<{ abs: string; rel: string }> {
-  const checked = checkToolPath(input, { allowRoot: opts.allowRoot });
-  if (!checked.ok) fail(checked.error);
-  if (depth > 20) fail(`path "${String(input)}" has too many levels of symbolic links`);
-  if (checked.rel === '') return { abs: root, rel: '' };
-  const parts = checked.rel.split('/');
-  let current = root;
-  for (let i = 0; i < parts.length; i++) {
-    const next = path.join(current, parts[i]!);
-    const isLast = i === parts.length - 1;
-    const st = await lstatOrNull(next);
-    if (!st) {
-      current = path.join(next, ...parts.slice(i + 1));
-      break;
-    }
-    if (st.isSymbolicLink() && (!isLast || opts.followLast)) {
-      const target = path.resolve(current, await fs.readlink(next));
-      if (!isInside(root, target)) fail(`path "${String(input)}" goes through the symlink "${relativeTo(root, next)}", which points outside the repository`);
-      const targetRel = relativeTo(root, target);
-      if (isGitInternal(targetRel)) fail(`path "${String(input)}" goes through the symlink "${relativeTo(root, next)}", which points into .git`);
-      const rest = [targetRel, ...parts.slice(i + 1)].filter((p) => p !== '').join('/');
-      return resolveInRoot(root, rest === '' ? '.' : rest, { ...opts, allowRoot: true }, depth + 1);
-    }
-    if (!isLast && !st.isDirectory()) fail(`path "${String(input)}": "${relativeTo(root, next)}" is a file, not a directory`);
-    current = next;
-  }
-  if (!isInside(root, current)) fail(`path "${String(input)}" is outside the repository`);
-  const rel = relativeTo(root, current);
-  if (isGitInternal(rel)) fail(`path "${String(input)}" is inside .git, which the agent may not read or change`);
-  return { abs: current, rel };
-}
-
-/** Files under `dir` (relative to root), sorted; skips `.git`; does not follow symlinked directories. */
-async function walk(root: string, dir: string, limit: number): Promise<{ files: string[]; truncated: boolean }> {
-  const files: string[] = [];
-  let truncated = false;
-  async function visit(abs: string): Promise<void> {
-    const entries = await fs.readdir(abs, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      if (files.length >= limit) {
-        truncated = true;
-        return;
-      }
-      if (e.name.toLowerCase() === '.git') continue;
-      const child = path.join(abs, e.name);
-      if (e.isDirectory()) await visit(child);
-      else files.push(relativeTo(root, child));
-    }
-  }
-  await visit(dir);
-  return { files, truncated };
-}
-
 function isBinary(buf: Buffer): boolean {
   return buf.subarray(0, 8000).includes(0);
 }
 
-async function readText(abs: string, rel: string): Promise<string> {
-  const st = await lstatOrNull(abs);
-  if (!st) fail(`file "${rel}" does not exist`);
-  if (st.isDirectory()) fail(`"${rel}" is a directory; use list_files to see what it contains`);
-  const buf = await fs.readFile(abs);
+function asText(buf: Buffer, rel: string): string {
   if (isBinary(buf)) fail(`"${rel}" is a binary file and cannot be read as text`);
   return buf.toString('utf8');
 }
@@ -136,14 +58,18 @@ function lineCount(text: string): number {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 }
 
+/**
+ * The tools over the worktree at `root`. Every file operation goes through `ConfinedTree`, which
+ * resolves paths without letting the kernel follow a link, at the moment of the operation: tool calls
+ * of one step may run in parallel and still cannot reach outside the worktree or into `.git`.
+ */
 export function createToolImplementations(root: string, signal?: AbortSignal) {
+  const tree = new ConfinedTree(root);
   return {
     async list_files(args: { path?: string }): Promise<Outcome> {
-      const { abs, rel } = await resolveInRoot(root, args.path ?? '.', { followLast: true, allowRoot: true });
-      const st = await lstatOrNull(abs);
-      if (!st) fail(`"${rel}" does not exist`);
-      if (!st.isDirectory()) return { output: rel, summary: `"${rel}" is a file` };
-      const { files, truncated } = await walk(root, abs, LIMITS.listEntries);
+      const { rel, kind, files, truncated } = await tree.list(args.path ?? '.', LIMITS.listEntries);
+      if (kind === null) fail(`"${rel}" does not exist`);
+      if (kind !== 'directory') return { output: rel, summary: `"${rel}" is a file` };
       const where = rel === '' ? 'the repository' : `"${rel}"`;
       if (files.length === 0) return { output: `${where} has no files`, summary: `0 files in ${where}` };
       const note = truncated ? `\n… more files not shown (limit ${LIMITS.listEntries}); list a subdirectory to see them` : '';
@@ -151,8 +77,9 @@ export function createToolImplementations(root: string, signal?: AbortSignal) {
     },
 
     async read_file(args: { path: string; offset?: number; limit?: number }): Promise<Outcome> {
-      const { abs, rel } = await resolveInRoot(root, args.path, { followLast: true });
-      const text = await readText(abs, rel);
+      const read = await tree.read(args.path);
+      const rel = read.rel;
+      const text = asText(read.content, rel);
       const lines = text.split('\n');
       if (text.endsWith('\n')) lines.pop();
       const total = lines.length;
@@ -179,21 +106,23 @@ export function createToolImplementations(root: string, signal?: AbortSignal) {
       } catch (err) {
         fail(`query is not a valid regular expression: ${(err as Error).message}`);
       }
-      const { abs, rel } = await resolveInRoot(root, args.path ?? '.', { followLast: true, allowRoot: true });
-      const st = await lstatOrNull(abs);
-      if (!st) fail(`"${rel}" does not exist`);
-      const files = st.isDirectory() ? (await walk(root, abs, 20_000)).files : [rel];
-      const found = await searchFiles(
-        {
-          root,
-          files,
-          query: args.query,
-          maxMatches: LIMITS.searchMatches,
-          maxFileBytes: LIMITS.searchFileBytes,
-          maxLineChars: 4 * LIMITS.searchLineChars,
-        },
-        LIMITS.searchTimeoutMs,
-        signal,
+      const listed = await tree.list(args.path ?? '.', 20_000);
+      const rel = listed.rel;
+      if (listed.kind === null) fail(`"${rel}" does not exist`);
+      const files = listed.kind === 'directory' ? listed.files : [rel];
+      const found = await tree.withRootRef((rootRef) =>
+        searchFiles(
+          {
+            root: rootRef,
+            files,
+            query: args.query,
+            maxMatches: LIMITS.searchMatches,
+            maxFileBytes: LIMITS.searchFileBytes,
+            maxLineChars: 4 * LIMITS.searchLineChars,
+          },
+          LIMITS.searchTimeoutMs,
+          signal,
+        ),
       );
       if (!found.ok) fail(found.error);
       const matches = found.matches.map((m) => `${m.file}:${m.line}: ${clip(m.text.trim(), LIMITS.searchLineChars)}`);
@@ -205,53 +134,40 @@ export function createToolImplementations(root: string, signal?: AbortSignal) {
     },
 
     async write_file(args: { path: string; content: string }): Promise<Outcome> {
-      const { abs, rel } = await resolveInRoot(root, args.path, { followLast: true });
       const bytes = Buffer.byteLength(args.content, 'utf8');
       if (bytes > LIMITS.writeBytes) fail(`content is ${bytes} bytes; the limit is ${LIMITS.writeBytes}`);
-      const st = await lstatOrNull(abs);
-      if (st?.isDirectory()) fail(`"${rel}" is a directory`);
-      await fs.mkdir(path.dirname(abs), { recursive: true });
-      await fs.writeFile(abs, args.content, 'utf8');
-      const what = `${st ? 'updated' : 'created'} "${rel}" (${lineCount(args.content)} lines, ${bytes} bytes)`;
+      const { rel, created } = await tree.write(args.path, args.content);
+      const what = `${created ? 'created' : 'updated'} "${rel}" (${lineCount(args.content)} lines, ${bytes} bytes)`;
       return { output: `OK: ${what}`, summary: what };
     },
 
     async edit_file(args: { path: string; old_string: string; new_string: string }): Promise<Outcome> {
       if (args.old_string === '') fail('old_string must not be empty; use write_file to create or replace a whole file');
       if (args.old_string === args.new_string) fail('old_string and new_string are the same; nothing would change');
-      const { abs, rel } = await resolveInRoot(root, args.path, { followLast: true });
-      const text = await readText(abs, rel);
-      const first = text.indexOf(args.old_string);
-      if (first < 0) fail(`old_string was not found in "${rel}"; read the file and copy the exact text (including whitespace)`);
-      let count = 0;
-      for (let i = first; i >= 0; i = text.indexOf(args.old_string, i + 1)) count++;
-      if (count > 1) fail(`old_string matches ${count} places in "${rel}"; include more surrounding text so it matches exactly one`);
-      const updated = text.slice(0, first) + args.new_string + text.slice(first + args.old_string.length);
-      await fs.writeFile(abs, updated, 'utf8');
+      let first = -1;
+      let text = '';
+      const { rel } = await tree.update(args.path, (content, rel) => {
+        text = asText(content, rel);
+        first = text.indexOf(args.old_string);
+        if (first < 0) fail(`old_string was not found in "${rel}"; read the file and copy the exact text (including whitespace)`);
+        let count = 0;
+        for (let i = first; i >= 0; i = text.indexOf(args.old_string, i + 1)) count++;
+        if (count > 1) fail(`old_string matches ${count} places in "${rel}"; include more surrounding text so it matches exactly one`);
+        return text.slice(0, first) + args.new_string + text.slice(first + args.old_string.length);
+      });
       const line = lineCount(text.slice(0, first)) + 1;
       const what = `edited "${rel}" at line ${line} (-${lineCount(args.old_string) || 1} +${lineCount(args.new_string)} lines)`;
       return { output: `OK: ${what}`, summary: what };
     },
 
     async delete_file(args: { path: string }): Promise<Outcome> {
-      const { abs, rel } = await resolveInRoot(root, args.path, { followLast: false });
-      const st = await lstatOrNull(abs);
-      if (!st) fail(`file "${rel}" does not exist`);
-      if (st.isDirectory()) fail(`"${rel}" is a directory; delete the files in it one by one`);
-      await fs.unlink(abs);
+      const { rel } = await tree.remove(args.path);
       return { output: `OK: deleted "${rel}"`, summary: `deleted "${rel}"` };
     },
 
     async move_file(args: { from: string; to: string }): Promise<Outcome> {
-      const src = await resolveInRoot(root, args.from, { followLast: false });
-      const dst = await resolveInRoot(root, args.to, { followLast: true });
-      const st = await lstatOrNull(src.abs);
-      if (!st) fail(`file "${src.rel}" does not exist`);
-      if (st.isDirectory()) fail(`"${src.rel}" is a directory; move the files in it one by one`);
-      if (await lstatOrNull(dst.abs)) fail(`"${dst.rel}" already exists; delete it first or choose another name`);
-      await fs.mkdir(path.dirname(dst.abs), { recursive: true });
-      await fs.rename(src.abs, dst.abs);
-      return { output: `OK: moved "${src.rel}" to "${dst.rel}"`, summary: `moved "${src.rel}" to "${dst.rel}"` };
+      const { from, to } = await tree.move(args.from, args.to);
+      return { output: `OK: moved "${from}" to "${to}"`, summary: `moved "${from}" to "${to}"` };
     },
   };
 }
@@ -318,7 +234,9 @@ export function createTools(root: string, sink: ToolEventSink, signal?: AbortSig
         } catch (err) {
           if (!(err instanceof ToolFailure)) {
             const code = (err as NodeJS.ErrnoException).code;
-            const message = `${name} failed${code ? ` (${code})` : ''}: ${String((err as Error).message ?? err).replaceAll(root, '<repo>')}`;
+            const message = `${name} failed${code ? ` (${code})` : ''}: ${String((err as Error).message ?? err)
+              .replaceAll(root, '<repo>')
+              .replace(/\/proc\/self\/fd\/\d+/g, '<repo>')}`;
             await sink.toolResult(toolCallId, name, false, clip(message));
             return `Error: ${message}`;
           }

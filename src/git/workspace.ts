@@ -41,7 +41,11 @@ export interface Workspace {
   baseSha: string;
   remoteBranchExists: boolean;
   /** Runs git for this repository with the credential settings applied. */
-  git(args: string[], opts?: { cwd?: string; okCodes?: number[] }): Promise<{ stdout: string; code: number }>;
+  git(args: string[], opts?: { cwd?: string; okCodes?: number[]; env?: Record<string, string> }): Promise<{ stdout: string; code: number }>;
+  /** The mirror's config (or hooks, or a worktree's config) had been changed outside Inkwell and was restored. */
+  mirrorConfigRestored: boolean;
+  /** The remote URL the mirror's config names (see `writeMirrorConfig`). */
+  url: string;
 }
 
 export interface PrepareInput {
@@ -52,21 +56,17 @@ export interface PrepareInput {
   signal?: AbortSignal;
 }
 
-/**
- * Settings for every git command on a mirror or its worktrees. gc.auto=0: several worktrees share the object
- * store; never let an automatic gc run under them. No hooks (the repository's are not ours to run), no signing.
- */
-const GIT_SETTINGS: Array<[string, string]> = [
-  ['gc.auto', '0'],
-  ['core.hooksPath', '/dev/null'],
-  ['commit.gpgSign', 'false'],
-];
-
 function gitFor(config: Config, repository: string, mirror: string, signal?: AbortSignal) {
   const creds = credentialsFor(repository, config);
-  const base: Array<[string, string]> = [...GIT_SETTINGS, ...creds.config];
-  return (args: string[], opts: { cwd?: string; okCodes?: number[] } = {}) =>
-    git(args, { cwd: opts.cwd ?? mirror, env: creds.env, config: base, signal, okCodes: opts.okCodes });
+  return (args: string[], opts: { cwd?: string; okCodes?: number[]; env?: Record<string, string> } = {}) =>
+    git(args, {
+      cwd: opts.cwd ?? mirror,
+      env: { ...creds.env, ...opts.env },
+      config: creds.config,
+      globalConfig: config.worker.gitConfigGlobal,
+      signal,
+      okCodes: opts.okCodes,
+    });
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -81,17 +81,65 @@ async function revParse(run: Workspace['git'], ref: string): Promise<string | nu
   return r.code === 0 ? r.stdout.trim() : null;
 }
 
-async function ensureMirror(mirror: string, url: string, run: Workspace['git']): Promise<void> {
-  if (await exists(path.join(mirror, 'HEAD'))) {
-    const current = (await run(['config', '--get', 'remote.origin.url'], { okCodes: [1] })).stdout.trim();
-    if (current !== url) await run(['config', 'remote.origin.url', url]);
-    return;
+/** The whole config of a mirror: Inkwell's, nothing else (see `HARDENING` in run.ts). Pure. */
+export function mirrorConfigText(url: string): string {
+  if (/[\0\n\r]/.test(url)) throw new GitError('repository must not contain control characters', null, '');
+  // Quoted only when git's config syntax needs it (comment characters, quotes, backslashes, edge spaces).
+  const quoted = /[;#"\\]|^\s|\s$/.test(url) ? `"${url.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"` : url;
+  return [
+    '[core]',
+    '\trepositoryformatversion = 0',
+    '\tfilemode = true',
+    '\tbare = true',
+    '[remote "origin"]',
+    `\turl = ${quoted}`,
+    '\tfetch = +refs/heads/*:refs/remotes/origin/*',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the mirror's config from scratch when it differs from Inkwell's (anything else in it, such as
+ * `core.fsmonitor`, a filter driver or an include, is gone), drops per-worktree config files and hooks.
+ * Under the mirror lock. Returns whether anything had to be restored.
+ */
+export async function writeMirrorConfig(mirror: string, url: string): Promise<boolean> {
+  const want = mirrorConfigText(url);
+  const file = path.join(mirror, 'config');
+  const have = await fs.readFile(file, 'utf8').catch(() => null);
+  let restored = false;
+  if (have !== want) {
+    const tmp = `${file}.inkwell-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+    await fs.writeFile(tmp, want, { mode: 0o644 });
+    await fs.rename(tmp, file);
+    restored = have !== null;
   }
+  const worktrees = await fs.readdir(path.join(mirror, 'worktrees')).catch(() => [] as string[]);
+  for (const name of worktrees) {
+    const extra = path.join(mirror, 'worktrees', name, 'config.worktree');
+    if (await exists(extra)) {
+      await fs.rm(extra, { force: true });
+      restored = true;
+    }
+  }
+  for (const dir of ['hooks', path.join('info', 'attributes')]) {
+    const p = path.join(mirror, dir);
+    const st = await fs.lstat(p).catch(() => null);
+    if (!st) continue;
+    if (st.isDirectory() && (await fs.readdir(p)).length === 0) continue;
+    await fs.rm(p, { recursive: true, force: true });
+    restored = true;
+  }
+  return restored;
+}
+
+async function ensureMirror(mirror: string, url: string, run: Workspace['git']): Promise<boolean> {
+  if (await exists(path.join(mirror, 'HEAD'))) return writeMirrorConfig(mirror, url);
   await fs.rm(mirror, { recursive: true, force: true });
   await fs.mkdir(mirror, { recursive: true });
-  await run(['init', '--bare', '-q', '.'], { cwd: mirror });
-  await run(['config', 'remote.origin.url', url]);
-  await run(['config', 'remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*']);
+  await run(['init', '--bare', '-q', '--template=', '.'], { cwd: mirror });
+  await writeMirrorConfig(mirror, url);
+  return false;
 }
 
 /**
@@ -149,14 +197,15 @@ async function prepareLocked(config: Config, input: PrepareInput, dir: string): 
   const { ws, reused } = await withLock(
     mirror,
     async () => {
-      await ensureMirror(mirror, remoteUrl(input.repository, config), run);
+      const url = remoteUrl(input.repository, config);
+      const mirrorConfigRestored = await ensureMirror(mirror, url, run);
       await clearStaleLocks(mirror);
       await run(['fetch', '--prune', '--no-tags', '--quiet', 'origin']);
       const baseSha = await revParse(run, `refs/remotes/origin/${input.ref}`);
       if (!baseSha) throw new GitError(`base ref "${input.ref}" does not exist in the repository`, null, '');
       const branchSha = await revParse(run, `refs/remotes/origin/${input.branch}`);
       const startSha = branchSha ?? baseSha;
-      const ws: Workspace = { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run };
+      const ws: Workspace = { dir, mirror, startSha, baseSha, remoteBranchExists: branchSha !== null, git: run, mirrorConfigRestored, url };
       // The job's own worktree is still there (its next turn was queued before the last one settled, or a
       // run crashed): with the pool on it is reused in place like a spare.
       if (pooled && (await isWorktreeOf(dir, mirror))) return { ws, reused: true };
@@ -236,16 +285,19 @@ export interface CommitInput {
   authorEmail: string;
 }
 
-/** Stages everything and commits; null when the worktree has no changes. */
+/**
+ * Stages everything and commits; null when the worktree has no changes. The mirror's config is restored
+ * first (again): this is the first git command after the agent's tools ran.
+ */
 export async function commitAll(ws: Workspace, input: CommitInput): Promise<string | null> {
+  ws.mirrorConfigRestored = (await writeMirrorConfig(ws.mirror, ws.url)) || ws.mirrorConfigRestored;
   await ws.git(['add', '-A', '--', '.'], { cwd: ws.dir });
-  const diff = await ws.git(['diff', '--cached', '--quiet'], { cwd: ws.dir, okCodes: [1] });
+  const diff = await ws.git(['diff', '--cached', '--quiet', '--no-ext-diff', '--no-textconv'], { cwd: ws.dir, okCodes: [1] });
   if (diff.code === 0) return null;
   const who = { name: input.authorName, email: input.authorEmail };
-  await git(['commit', '--quiet', '--no-verify', '-m', input.message], {
+  await ws.git(['commit', '--quiet', '--no-verify', '-m', input.message], {
     cwd: ws.dir,
     env: { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email },
-    config: GIT_SETTINGS,
   });
   return (await ws.git(['rev-parse', 'HEAD'], { cwd: ws.dir })).stdout.trim();
 }
@@ -280,8 +332,8 @@ async function mirrorOf(dir: string): Promise<string | null> {
 }
 
 /** Git for local work on a mirror's worktrees (no remote, so no credentials). */
-function localGit(mirror: string): Workspace['git'] {
-  return (args, opts = {}) => git(args, { cwd: opts.cwd ?? mirror, okCodes: opts.okCodes, config: GIT_SETTINGS });
+function localGit(config: Config, mirror: string): Workspace['git'] {
+  return (args, opts = {}) => git(args, { cwd: opts.cwd ?? mirror, okCodes: opts.okCodes, globalConfig: config.worker.gitConfigGlobal });
 }
 
 /** Removes a finished job's worktree (the pushed branch stays on the remote). Safe when it does not exist. */
@@ -292,7 +344,7 @@ export async function removeWorktree(config: Config, jobId: string): Promise<voi
     await fs.rm(dir, { recursive: true, force: true });
     return;
   }
-  await withLock(mirror, () => dropWorktree(mirror, dir, localGit(mirror)));
+  await withLock(mirror, () => dropWorktree(mirror, dir, localGit(config, mirror)));
 }
 
 /** Per job, the token of the turn this process prepared last (see `prepareWorkspace`). */
@@ -338,7 +390,7 @@ async function release(config: Config, jobId: string): Promise<void> {
   const dir = worktreePath(config, jobId);
   const mirror = await mirrorOf(dir);
   if (mirror && config.worker.worktreePool > 0) {
-    const run = localGit(mirror);
+    const run = localGit(config, mirror);
     // Cleaning outside the mirror lock: it touches this worktree's own index only.
     const clean = await run(['reset', '--quiet', '--hard'], { cwd: dir })
       .then(() => run(['clean', '-ffdxq'], { cwd: dir }))

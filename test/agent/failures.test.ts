@@ -112,8 +112,9 @@ describe('agent run failures', () => {
   }
 
   it('deadline during a long tool loop ends the run too', async () => {
-    h = await startHarness({ env: { INKWELL_RUN_TIMEOUT_MS: '500', INKWELL_MAX_STEPS: '1000' } });
-    h.model.setFallback({ delayMs: 60, reply: { toolCalls: [{ name: 'list_files', args: {} }] } });
+    // The deadline covers preparing the workspace too: generous, so a busy machine still reaches the loop.
+    h = await startHarness({ env: { INKWELL_RUN_TIMEOUT_MS: '3000', INKWELL_MAX_STEPS: '1000' } });
+    h.model.setFallback({ delayMs: 100, reply: { toolCalls: [{ name: 'list_files', args: {} }] } });
     const err = await runError(h.execute());
     expect(err.code).toBe('run_deadline_exceeded');
     expect(h.model.requests.length).toBeGreaterThan(1);
