@@ -72,7 +72,8 @@ export interface BenchProject {
 export async function createProject(s: ServiceEnv): Promise<BenchProject> {
   const p = JSON.parse(await cli(s, ['project', 'create', '--name', 'Bench', '--repository', 'https://github.com/acme/docs', '--json'])) as { id: string };
   const admin = JSON.parse(await cli(s, ['key', 'create', '--project', p.id, '--kind', 'admin', '--name', 'bench', '--json'])) as { key: string };
-  const ingest = JSON.parse(await cli(s, ['key', 'create', '--project', p.id, '--kind', 'ingest', '--name', 'bench', '--json'])) as { key: string };
+  // The bench replays history (its own timestamps and visitor ids): that needs an ingest-secret key.
+  const ingest = JSON.parse(await cli(s, ['key', 'create', '--project', p.id, '--kind', 'ingest-secret', '--name', 'bench', '--json'])) as { key: string };
   return { projectId: p.id, adminKey: admin.key, ingestKey: ingest.key };
 }
 

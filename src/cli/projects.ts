@@ -1,5 +1,6 @@
 // `inkwell project …` and `inkwell key …`: administration straight on the database.
 import type { Command } from 'commander';
+import { KEY_KINDS, type KeyKind } from '../lib/ids.ts';
 import { NotFoundError, ProjectInputError } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
@@ -34,13 +35,17 @@ export function registerProjectCommands(program: Command): void {
     .command('create')
     .description('Create a key; the full key is printed once')
     .requiredOption('--project <id>', 'project id')
-    .option('--kind <kind>', 'admin (server-side secret) or ingest (safe in a web page)', 'admin')
+    .option(
+      '--kind <kind>',
+      'admin (server-side secret), ingest (ink_pub_…, safe in a web page; the server sets event time and visitor) or ingest-secret (ink_ing_…, ingest only, may set timestamp and visitorId: edge middleware, log shippers)',
+      'admin',
+    )
     .option('--name <name>', 'a name to recognise the key by')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; kind: string; name?: string; json?: boolean }) => {
-      if (opts.kind !== 'admin' && opts.kind !== 'ingest') fail(`--kind must be admin or ingest (got ${JSON.stringify(opts.kind)})`);
+      if (!(KEY_KINDS as readonly string[]).includes(opts.kind)) fail(`--kind must be one of ${KEY_KINDS.join(', ')} (got ${JSON.stringify(opts.kind)})`);
       const created = await withContext((ctx) =>
-        ctx.projects.createKey({ projectId: opts.project, kind: opts.kind as 'admin' | 'ingest', ...(opts.name ? { name: opts.name } : {}) }),
+        ctx.projects.createKey({ projectId: opts.project, kind: opts.kind as KeyKind, ...(opts.name ? { name: opts.name } : {}) }),
       ).catch(notFound);
       if (opts.json) printJson(created);
       else

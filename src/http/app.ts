@@ -419,7 +419,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       },
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Admin key `ink_…` or, for ingest only, `ink_pub_…`.' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'Admin key `ink_…`, or for the ingest endpoints only: a public ingest key `ink_pub_…` (safe in a web page; events may not set `timestamp` or `visitorId`) or an ingest-secret key `ink_ing_…` (a server-side secret for edge middleware and log shippers; may set both). Ingest keys get 403 `forbidden` on every other endpoint.',
+          },
         },
       },
     },

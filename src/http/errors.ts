@@ -3,6 +3,7 @@ export const ERRORS = {
   invalid_json: { status: 400, message: 'Request body is not valid JSON' },
   invalid_request: { status: 400, message: 'Invalid request' },
   unknown_field: { status: 400, message: 'Unknown field in request body' },
+  field_not_allowed: { status: 400, message: 'A field in the request body is not allowed with this key' },
   model_not_configured: { status: 400, message: 'The model provider has no credentials configured' },
   unauthorized: { status: 401, message: 'Unauthorized' },
   forbidden: { status: 403, message: 'This key cannot use this endpoint' },

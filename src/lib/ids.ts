@@ -21,17 +21,29 @@ export function newId(prefix: string, length = 16): string {
 
 export const ADMIN_KEY_RE = /^ink_[0-9A-Za-z]{40}$/;
 export const INGEST_KEY_RE = /^ink_pub_[0-9A-Za-z]{32}$/;
+export const INGEST_SECRET_KEY_RE = /^ink_ing_[0-9A-Za-z]{40}$/;
 
-export type KeyKind = 'admin' | 'ingest';
+/**
+ * admin (`ink_…`): every endpoint of its project. ingest (`ink_pub_…`, public: safe in a web page): the ingest
+ * endpoints only, and it cannot set an event's `timestamp` or `visitorId`. ingest-secret (`ink_ing_…`, a
+ * server-side secret for edge middleware and log shippers): the ingest endpoints only, `timestamp` and
+ * `visitorId` allowed.
+ */
+export type KeyKind = 'admin' | 'ingest' | 'ingest-secret';
+
+export const KEY_KINDS: readonly KeyKind[] = ['admin', 'ingest', 'ingest-secret'];
 
 export function generateKey(kind: KeyKind): string {
-  return kind === 'admin' ? `ink_${base62(40)}` : `ink_pub_${base62(32)}`;
+  if (kind === 'admin') return `ink_${base62(40)}`;
+  if (kind === 'ingest-secret') return `ink_ing_${base62(40)}`;
+  return `ink_pub_${base62(32)}`;
 }
 
 /** The kind a well-formed key claims, or null for anything malformed. */
 export function keyKindOf(key: string): KeyKind | null {
   if (ADMIN_KEY_RE.test(key)) return 'admin';
   if (INGEST_KEY_RE.test(key)) return 'ingest';
+  if (INGEST_SECRET_KEY_RE.test(key)) return 'ingest-secret';
   return null;
 }
 
@@ -44,5 +56,5 @@ export function hashKey(key: string): string {
 
 /** What listings show of a key: enough to recognise it, never enough to use it. */
 export function keyPrefix(key: string): string {
-  return key.startsWith('ink_pub_') ? key.slice(0, 12) : key.slice(0, 8);
+  return key.startsWith('ink_pub_') || key.startsWith('ink_ing_') ? key.slice(0, 12) : key.slice(0, 8);
 }

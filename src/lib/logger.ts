@@ -27,6 +27,7 @@ export const REDACT_PATHS = [
 export function scrubSecrets(text: string): string {
   return text
     .replace(/ink_pub_[0-9A-Za-z]{32}/g, 'ink_pub_[redacted]')
+    .replace(/ink_ing_[0-9A-Za-z]{40}/g, 'ink_ing_[redacted]')
     .replace(/ink_[0-9A-Za-z]{40}/g, 'ink_[redacted]')
     .replace(/(Bearer\s+)[^\s"']+/gi, '$1[redacted]')
     .replace(/\b(gh[pousr]_[0-9A-Za-z]{20,}|github_pat_[0-9A-Za-z_]{20,}|glpat-[0-9A-Za-z_-]{20,}|sk-[0-9A-Za-z_-]{20,})\b/g, '[redacted]')

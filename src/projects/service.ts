@@ -135,7 +135,7 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
         id: `key_${base62(12)}`,
         project_id: input.projectId,
         kind: input.kind,
-        name: input.name ?? (input.kind === 'admin' ? 'admin' : 'ingest'),
+        name: input.name ?? input.kind,
         prefix: keyPrefix(key),
         hash: hashKey(key),
         created_at: now(),

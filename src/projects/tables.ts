@@ -15,7 +15,7 @@ export interface ProjectsTables {
   api_keys: {
     id: string;
     project_id: string;
-    kind: 'admin' | 'ingest';
+    kind: 'admin' | 'ingest' | 'ingest-secret';
     name: string;
     /** The first characters of the key, shown in listings. */
     prefix: string;

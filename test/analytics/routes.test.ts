@@ -21,7 +21,7 @@ describeEachDialect('analytics API', (dialect) => {
     data = generate({ seed: 42, events: 1500, days: 10 });
     await sendEvents(
       t,
-      s.ingestKey,
+      s.ingestSecretKey,
       s.project.id,
       data.map((d) => d.wire),
     );
@@ -109,7 +109,7 @@ describeEachDialect('analytics API', (dialect) => {
       for (let i = 0; !stop && i < extra.length; i += 60) {
         await sendEvents(
           t,
-          s.ingestKey,
+          s.ingestSecretKey,
           s.project.id,
           extra.slice(i, i + 60).map((d) => d.wire),
           60,
@@ -125,7 +125,7 @@ describeEachDialect('analytics API', (dialect) => {
         if (nudges++ % 3 === 0)
           await sendEvents(
             t,
-            s.ingestKey,
+            s.ingestSecretKey,
             s.project.id,
             extra.slice(nudges, nudges + 5).map((d) => d.wire),
             5,
@@ -146,7 +146,7 @@ describeEachDialect('analytics API', (dialect) => {
       expect(a.total > b.total || (a.total === b.total && a.path < b.path)).toBe(true);
     }
     // A fresh walk (offset 0) sees data sent after the snapshot.
-    await sendEvents(t, s.ingestKey, s.project.id, [
+    await sendEvents(t, s.ingestSecretKey, s.project.id, [
       { path: '/fresh-after-walk', timestamp: new Date(START_MS).toISOString(), ip: '192.0.2.99', userAgent: 'Mozilla/5.0 Firefox/125.0' },
     ]);
     const after = await walk(t, s.adminKey, s.project.id, 'visitors', {}, 250);
@@ -248,7 +248,7 @@ describeEachDialect('analytics API', (dialect) => {
   describe('ingest validation', () => {
     it('rejects invalid events one by one and stores the rest', async () => {
       const res = await t.request('POST', `/v1/analytics/${other.project.id}/events`, {
-        key: other.ingestKey,
+        key: other.ingestSecretKey,
         body: {
           events: [
             { path: '/ok-1', timestamp: '2026-03-02T10:00:00Z', ip: '9.9.9.9', userAgent: 'Mozilla/5.0 Firefox/125.0' },

@@ -86,7 +86,7 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
       /^inkwell: Project prj_nope not found\n$/,
       /^inkwell: Project prj_nope not found\n$/,
       /^inkwell: Key key_nope not found\n$/,
-      /^inkwell: --kind must be admin or ingest \(got "superuser"\)\n$/,
+      /^inkwell: --kind must be one of admin, ingest, ingest-secret \(got "superuser"\)\n$/,
       /^inkwell: --model: model must look like <provider>\/<model>/,
       /required option '--repository <url>' not specified/,
     ];

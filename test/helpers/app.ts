@@ -13,6 +13,8 @@ export interface Seeded {
   project: Project;
   adminKey: string;
   ingestKey: string;
+  /** An ingest-secret key (ink_ing_…): may set `timestamp` and `visitorId` on ingest. */
+  ingestSecretKey: string;
   adminKeyId: string;
 }
 
@@ -21,7 +23,7 @@ export interface TestApp {
   ctx: AppContext;
   testDb: TestDb;
   baseUrl: string;
-  /** Creates a project with an admin and an ingest key. */
+  /** Creates a project with an admin, a public ingest and an ingest-secret key. */
   seed(input?: { name?: string; repository?: string; ref?: string; model?: string }): Promise<Seeded>;
   /** Real HTTP request; JSON bodies are encoded unless `raw` is given. */
   request(method: string, path: string, opts?: RequestOpts): Promise<TestResponse>;
@@ -79,7 +81,8 @@ export async function startTestApp(
       });
       const admin = await ctx.projects.createKey({ projectId: project.id, kind: 'admin' });
       const ingest = await ctx.projects.createKey({ projectId: project.id, kind: 'ingest' });
-      return { project, adminKey: admin.key, ingestKey: ingest.key, adminKeyId: admin.id };
+      const ingestSecret = await ctx.projects.createKey({ projectId: project.id, kind: 'ingest-secret' });
+      return { project, adminKey: admin.key, ingestKey: ingest.key, ingestSecretKey: ingestSecret.key, adminKeyId: admin.id };
     },
     request: (method, path, opts = {}) => httpRequest(baseUrl, method, path, opts),
     async close() {

@@ -10,13 +10,43 @@ import type { IngestResult } from '../../analytics/ingest.ts';
 import { UnknownProjectError } from '../../analytics/ingest.ts';
 import { createAnalyticsService } from '../../analytics/service.ts';
 import { TRACKER_JS } from '../../analytics/tracker.ts';
-import { INGEST_KEY_RE } from '../../lib/ids.ts';
+import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { AppError, type ErrorDetail } from '../errors.ts';
 
 const MAX_EVENTS = 1000;
+
+/**
+ * Event fields that rewrite history: a public ingest key (ink_pub_…, readable in any page that embeds the
+ * tracker) may not set them, so that nobody can backdate events or choose visitor ids. With that key the
+ * server's clock is the event time and the visitor is derived from IP and user agent. An ingest-secret key
+ * (ink_ing_…) or an admin key may set them.
+ */
+const TRUSTED_EVENT_FIELDS = {
+  timestamp: "the server's clock is the event time",
+  visitorId: 'the visitor is derived from the IP address and user agent',
+} as const;
+
+/** 400 `field_not_allowed` naming each `events.<i>.<field>` a public ingest key may not send (at most 20 listed). */
+function refuseTrustedFields(kind: KeyKind, events: unknown[]): void {
+  if (kind !== 'ingest') return;
+  const details: ErrorDetail[] = [];
+  for (let i = 0; i < events.length && details.length < 20; i++) {
+    const e = events[i];
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) continue;
+    for (const field of Object.keys(TRUSTED_EVENT_FIELDS) as (keyof typeof TRUSTED_EVENT_FIELDS)[]) {
+      if (Object.hasOwn(e, field)) {
+        details.push({
+          path: `events.${i}.${field}`,
+          message: `field "${field}" is not allowed with a public ingest key (ink_pub_…): ${TRUSTED_EVENT_FIELDS[field]}; a trusted sender uses an ingest-secret key (ink_ing_…)`,
+        });
+      }
+    }
+  }
+  if (details.length > 0) throw new AppError('field_not_allowed', (details[0] as ErrorDetail).message, details);
+}
 
 const ErrorSchema = Type.Object(
   {
@@ -35,7 +65,8 @@ const IngestBody = Type.Object(
     events: Type.Array(Type.Unknown(), {
       minItems: 1,
       maxItems: MAX_EVENTS,
-      description: 'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored.',
+      description:
+        'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored. With a public ingest key (`ink_pub_…`) an event may not carry `timestamp` or `visitorId` (400 `field_not_allowed` naming the field; the server sets both); an ingest-secret key (`ink_ing_…`) or an admin key may set them.',
     }),
   },
   { additionalProperties: false },
@@ -49,7 +80,12 @@ const IngestResponse = Type.Object({
 const CollectBody = Type.Object(
   {
     projectId: Type.String({ minLength: 1, maxLength: 64 }),
-    key: Type.String({ minLength: 1, maxLength: 128, description: 'The project ingest key (ink_pub_…)' }),
+    key: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description:
+        'The project ingest key (ink_pub_…; an ingest-secret key ink_ing_… is also accepted). With ink_pub_… events may not carry `timestamp` or `visitorId`.',
+    }),
     events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 50 }),
   },
   { additionalProperties: false },
@@ -129,7 +165,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
     await analytics.close();
   });
   const adminOnly = requireKey(ctx.projects, ['admin']);
-  const adminOrIngest = requireKey(ctx.projects, ['admin', 'ingest']);
+  const adminOrIngest = requireKey(ctx.projects, ['admin', 'ingest', 'ingest-secret']);
   const exportQueries = new WeakMap<FastifyRequest, ParsedQuery>();
 
   async function ingest(projectId: string, events: unknown[], source: 'api' | 'collect'): Promise<IngestResult> {
@@ -149,7 +185,9 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
         tags: ['Analytics'],
         summary: 'Send page-view events',
         description:
-          'Server-side ingest (edge or server middleware, which sees AI agents that never run JavaScript). Admin or ingest key. Each event: `path` or `url` (required), `timestamp?` (ISO 8601, default now), `userAgent?`, `ip?` (hashed, never stored), `visitorId?`, `accept?`, `status?`, `method?`, `referrer?`. Accepted events are durable when the 202 is sent. Rate limit family `ingest`, counted in events.',
+          'Server-side ingest (edge or server middleware, which sees AI agents that never run JavaScript). Admin, ingest-secret (`ink_ing_…`) or public ingest (`ink_pub_…`) key. Each event: `path` or `url` (required), `timestamp?` (ISO 8601, default now), `userAgent?`, `ip?` (hashed, never stored), `visitorId?`, `accept?`, `status?`, `method?`, `referrer?`. ' +
+          '`timestamp` and `visitorId` may only be set with an ingest-secret or admin key: with a public ingest key they are refused (400 `field_not_allowed`, `details[].path` = `events.<index>.<field>`), the event time is the server clock and the visitor is derived from `ip` and `userAgent`. ' +
+          'Accepted events are durable when the 202 is sent. Rate limit family `ingest`, counted in events (a refused request is not counted).',
         security: [{ bearerAuth: [] }],
         params: ProjectParams,
         body: IngestBody,
@@ -158,6 +196,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
     },
     async (request, reply) => {
       const { projectId } = request.params;
+      refuseTrustedFields((request.auth as { kind: KeyKind }).kind, request.body.events);
       ctx.rateLimiter.consume(reply, 'ingest', projectId, request.body.events.length);
       const result = await ingest(projectId, request.body.events, 'api');
       return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
@@ -248,16 +287,18 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
             tags: ['Analytics'],
             summary: 'Collect page views from the browser tracker',
             description:
-              'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only.',
+              'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only (`ink_pub_…`, or an ingest-secret `ink_ing_…`); with `ink_pub_…` an event carrying `timestamp` or `visitorId` is refused (400 `field_not_allowed` naming the field).',
             body: CollectBody,
             response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
           },
         },
         async (request, reply) => {
           const { projectId, key, events } = request.body;
-          const auth = INGEST_KEY_RE.test(key) ? await ctx.projects.authenticate(key) : null;
-          if (auth?.kind !== 'ingest') throw new AppError('unauthorized', 'An ingest key (ink_pub_…) of the project is required in "key"');
+          const auth = INGEST_KEY_RE.test(key) || INGEST_SECRET_KEY_RE.test(key) ? await ctx.projects.authenticate(key) : null;
+          if (auth?.kind !== 'ingest' && auth?.kind !== 'ingest-secret')
+            throw new AppError('unauthorized', 'An ingest key (ink_pub_… or ink_ing_…) of the project is required in "key"');
           if (auth.projectId !== projectId) throw new AppError('project_not_found');
+          refuseTrustedFields(auth.kind, events);
           ctx.rateLimiter.consume(reply, 'ingest', projectId, events.length);
           const userAgent = request.headers['user-agent'] ?? '';
           // Only what a page view from the tracker may carry; identity and UA come from the request itself.

@@ -55,7 +55,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
         tags: ['Projects'],
         summary: 'Get the project this admin key belongs to (checks the key)',
         description:
-          'Returns the project without secrets. 401 for a missing, malformed, unknown or revoked key; 404 `project_not_found` for another project; 403 `forbidden` for an ingest key.',
+          'Returns the project without secrets. 401 for a missing, malformed, unknown or revoked key; 404 `project_not_found` for another project; 403 `forbidden` for an ingest key (`ink_pub_…` or `ink_ing_…`).',
         security: [{ bearerAuth: [] }],
         params: Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) }),
         response: { 200: ProjectSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
