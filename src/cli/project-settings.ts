@@ -1,10 +1,12 @@
-// `inkwell project set …`: project settings (visitor-id rotation), straight on the database.
+// `inkwell project set …`: project settings (visitor-id rotation, repository allow-list), straight on the database.
 import type { Command } from 'commander';
-import { NotFoundError, type ProjectSettings } from '../projects/service.ts';
+import { NotFoundError, ProjectInputError, type ProjectSettings } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson } from './output.ts';
 
 const ROTATIONS = ['none', 'daily', 'monthly'] as const;
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerProjectSettingsCommands(program: Command): void {
   const project = program.commands.find((c) => c.name() === 'project') ?? program.command('project').description('Projects');
@@ -16,8 +18,14 @@ export function registerProjectSettingsCommands(program: Command): void {
       '--visitor-id-rotation <rotation>',
       'none, daily or monthly: how often the keyed hash of IP + user agent that identifies visitors without a visitorId changes (a visitor seen on two days counts once per period)',
     )
+    .option(
+      '--allow-repository <url>',
+      "let the project's jobs use this repository besides the project's own (source.repository); repeatable; stored canonical",
+      collect,
+    )
+    .option('--disallow-repository <url>', 'take a repository off the allow-list; repeatable', collect)
     .option('--json', 'print one JSON object')
-    .action(async (opts: { project: string; visitorIdRotation?: string; json?: boolean }) => {
+    .action(async (opts: { project: string; visitorIdRotation?: string; allowRepository?: string[]; disallowRepository?: string[]; json?: boolean }) => {
       const patch: Partial<ProjectSettings> = {};
       if (opts.visitorIdRotation !== undefined) {
         if (!(ROTATIONS as readonly string[]).includes(opts.visitorIdRotation)) {
@@ -25,14 +33,25 @@ export function registerProjectSettingsCommands(program: Command): void {
         }
         patch.visitorIdRotation = opts.visitorIdRotation as (typeof ROTATIONS)[number];
       }
-      if (Object.keys(patch).length === 0) fail('nothing to change: pass --visitor-id-rotation none|daily|monthly');
-      const settings = await withContext((ctx) => ctx.projects.updateSettings(opts.project, patch)).catch((err: unknown) => {
+      const allow = opts.allowRepository ?? [];
+      const disallow = opts.disallowRepository ?? [];
+      if (Object.keys(patch).length === 0 && allow.length === 0 && disallow.length === 0)
+        fail('nothing to change: pass --visitor-id-rotation none|daily|monthly, --allow-repository URL or --disallow-repository URL');
+      const settings = await withContext(async (ctx) => {
+        // The allow-list first: it is the part that can refuse its input, and then nothing is changed.
+        if (allow.length > 0 || disallow.length > 0) await ctx.projects.changeAllowedRepositories(opts.project, { allow, disallow });
+        return ctx.projects.updateSettings(opts.project, patch);
+      }).catch((err: unknown) => {
         if (err instanceof NotFoundError) fail(err.message);
+        if (err instanceof ProjectInputError) fail(`--${err.field}: ${err.message}`);
         throw err;
       });
       // Never print secrets that may sit in settings (webhook secret).
-      const shown = { visitorIdRotation: settings.visitorIdRotation ?? 'none' };
+      const shown = { visitorIdRotation: settings.visitorIdRotation ?? 'none', allowedRepositories: settings.allowedRepositories ?? [] };
       if (opts.json) printJson({ projectId: opts.project, settings: shown });
-      else process.stdout.write(`Project ${opts.project}: visitor-id rotation ${shown.visitorIdRotation}\n`);
+      else {
+        const allowed = shown.allowedRepositories.length > 0 ? shown.allowedRepositories.join(', ') : "none besides the project's own repository";
+        process.stdout.write(`Project ${opts.project}: visitor-id rotation ${shown.visitorIdRotation}; allowed repositories: ${allowed}\n`);
+      }
     });
 }

@@ -27,7 +27,11 @@ export function registerProjectCommands(program: Command): void {
     .action(async (opts: { json?: boolean }) => {
       const projects = await withContext((ctx) => ctx.projects.listProjects());
       if (opts.json) printJson({ projects });
-      else printTable(projects as unknown as Record<string, unknown>[], ['id', 'name', 'repository', 'ref', 'model', 'createdAt']);
+      else {
+        // The allow-list (settings.allowedRepositories in --json): repositories jobs may use besides the project's own.
+        const rows = projects.map((p) => ({ ...p, allowedRepositories: (p.settings.allowedRepositories ?? []).join(' ') || null }));
+        printTable(rows, ['id', 'name', 'repository', 'ref', 'model', 'createdAt', 'allowedRepositories']);
+      }
     });
 
   const key = program.command('key').description('Create, list and revoke API keys');

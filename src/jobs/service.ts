@@ -2,6 +2,7 @@
 // in the store. Errors are coded AppErrors (the one registry).
 import { AppError } from '../http/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { type RepositoryScope, repositoryAllowed } from '../projects/repository.ts';
 import { appendEvent, type JobEvent, toJobEvent } from './events.ts';
 import { IDEMPOTENCY_TTL_MS, requestFingerprint } from './idempotency.ts';
 import { changeStatus } from './lifecycle.ts';
@@ -15,6 +16,8 @@ export interface ProjectDefaults {
   repository: string;
   ref: string;
   model: string | null;
+  /** The allow-list: a job may use the project's repository or one listed here (src/projects/repository.ts). */
+  settings?: RepositoryScope['settings'];
 }
 
 export interface CreateJobInput {
@@ -45,6 +48,8 @@ export interface JobServiceDeps {
   defaultModel: string;
   /** Why a model cannot be used (provider without credentials, unknown provider), or null. */
   modelConfigError: (model: string) => string | null;
+  /** The project's repository and allow-list, read before a message is queued (a job's repository may have been disallowed since). */
+  repositoryScope?: (projectId: string) => Promise<RepositoryScope | undefined>;
   now: () => number;
 }
 
@@ -54,6 +59,13 @@ export function createJobService(deps: JobServiceDeps) {
   function checkModel(model: string): void {
     const problem = deps.modelConfigError(model);
     if (problem) throw new AppError('model_not_configured', problem, [{ message: problem, path: 'model' }]);
+  }
+
+  /** 403 repository_not_allowed unless the project may use `repository` (its own, or on its allow-list). */
+  function checkRepository(project: RepositoryScope & { id: string }, repository: string, field?: string): void {
+    if (repositoryAllowed(project, repository)) return;
+    const message = `${field ? `field "${field}" names` : "this job's repository is"} a repository the project may not use: only its own repository and those on its allow-list (inkwell project set --project ${project.id} --allow-repository URL)`;
+    throw new AppError('repository_not_allowed', message, [{ message, ...(field ? { path: field } : {}) }]);
   }
 
   /**
@@ -103,6 +115,8 @@ export function createJobService(deps: JobServiceDeps) {
      */
     async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
       const model = input.model ?? project.model ?? deps.defaultModel;
+      // Before anything is stored, charged or handed to git or a code host.
+      if (input.source?.repository !== undefined) checkRepository(project, input.source.repository, 'source.repository');
       const res = await store.transaction((tx) =>
         idempotent(tx, project.id, idem, input, async () => {
           checkModel(model);
@@ -160,11 +174,13 @@ export function createJobService(deps: JobServiceDeps) {
     /** Queues a follow-up turn; a completed or failed job becomes active again. */
     /** `charge`: as for createJob (not charged: unknown or archived job, bad model, replays). */
     async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
+      const scope = await deps.repositoryScope?.(projectId);
       const res = await store.transaction(async (tx) => {
         const row = await tx.lockJob(projectId, id);
         if (!row) throw new AppError('job_not_found');
         return idempotent(tx, projectId, idem, { prompt }, async () => {
           if (row.status === 'archived') throw new AppError('job_archived', 'Job is archived; it takes no more messages');
+          if (scope) checkRepository({ ...scope, id: projectId }, row.repository);
           checkModel(row.model);
           charge?.();
           const t = now();

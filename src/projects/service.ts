@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import { base62, generateKey, hashKey, type KeyKind, keyKindOf, keyPrefix } from '../lib/ids.ts';
 import { iso, isoOrNull } from '../lib/time.ts';
+import { changeAllowList } from './repository.ts';
 import type { KeyAuthRow, KeyRow, ProjectRow, ProjectsStore } from './store.ts';
 import { type ProjectInput, validateProjectInput } from './validate.ts';
 
@@ -12,6 +13,8 @@ export type VisitorIdRotation = 'none' | 'daily' | 'monthly';
 export interface ProjectSettings {
   visitorIdRotation?: VisitorIdRotation;
   webhook?: { url: string; secret: string } | null;
+  /** Repositories a job may name besides the project's own, canonical (src/projects/repository.ts). */
+  allowedRepositories?: string[];
 }
 
 export interface Project {
@@ -122,6 +125,20 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
       const p = await store.getProject(id);
       if (!p) throw new NotFoundError(`Project ${id} not found`);
       const settings = { ...(JSON.parse(p.settings) as ProjectSettings), ...patch };
+      await store.updateProjectSettings(id, JSON.stringify(settings));
+      return settings;
+    },
+
+    /**
+     * Adds repositories to and removes them from the project's allow-list (see changeAllowList, which
+     * throws ProjectInputError for bad input); returns the new settings.
+     */
+    async changeAllowedRepositories(id: string, change: { allow?: string[]; disallow?: string[] }): Promise<ProjectSettings> {
+      const p = await store.getProject(id);
+      if (!p) throw new NotFoundError(`Project ${id} not found`);
+      const current = JSON.parse(p.settings) as ProjectSettings;
+      const allowedRepositories = changeAllowList({ repository: p.repository, settings: current }, change.allow ?? [], change.disallow ?? []);
+      const settings = { ...current, allowedRepositories };
       await store.updateProjectSettings(id, JSON.stringify(settings));
       return settings;
     },

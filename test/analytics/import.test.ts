@@ -183,7 +183,7 @@ describe('analytics CLI (one database is enough: these exercise argument handlin
     // A project this server has not ingested for yet (ingest caches project settings for a few seconds).
     const p = await t.seed({ name: 'rotation' });
     const out = await cli(t.testDb.env, ['project', 'set', '--project', p.project.id, '--visitor-id-rotation', 'daily', '--json']);
-    expect(JSON.parse(out.stdout)).toEqual({ projectId: p.project.id, settings: { visitorIdRotation: 'daily' } });
+    expect(JSON.parse(out.stdout)).toEqual({ projectId: p.project.id, settings: { visitorIdRotation: 'daily', allowedRepositories: [] } });
     const ev = (ts: string) => ({ path: '/r', timestamp: ts, ip: '198.51.100.7', userAgent: 'Mozilla/5.0 Firefox/125.0' });
     await sendEvents(t, p.adminKey, p.project.id, [ev('2026-03-01T10:00:00Z'), ev('2026-03-01T20:00:00Z'), ev('2026-03-02T10:00:00Z')]);
     const daily = await walk(t, p.adminKey, p.project.id, 'visitors', {}, 250);

@@ -68,9 +68,71 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     expect(key.code).toBe(0);
     expect(key.stdout).toMatch(/Store it now; it is not shown again:\n\n {2}ink_[0-9A-Za-z]{40}\n/);
     const list = await runCli(['project', 'list'], env);
-    expect(list.stdout).toMatch(/^id\s+name\s+repository\s+ref\s+model\s+createdAt\n-+/);
+    expect(list.stdout).toMatch(/^id\s+name\s+repository\s+ref\s+model\s+createdAt\s+allowedRepositories\n-+/);
     expect(list.stdout).toContain(id);
   });
+
+  it('project set --allow-repository / --disallow-repository: canonical allow-list, shown by set and list', async () => {
+    const env = t.env;
+    const p = await runJson(['project', 'create', '--name', 'Allow', '--repository', 'https://github.com/acme/docs'], env);
+    const set = await runJson(
+      [
+        'project',
+        'set',
+        '--project',
+        p.id,
+        '--allow-repository',
+        'https://GitHub.com/Acme/Site.git/',
+        '--allow-repository',
+        'ssh://git@GitLab.example:22/g/docs.git',
+        '--allow-repository',
+        'https://github.com/acme/site', // the same one again
+        '--allow-repository',
+        'https://github.com/acme/docs.git', // the project's own: always allowed, not stored
+      ],
+      env,
+    );
+    expect(set).toEqual({
+      projectId: p.id,
+      settings: { visitorIdRotation: 'none', allowedRepositories: ['https://github.com/acme/site', 'ssh://git@gitlab.example/g/docs'] },
+    });
+    const listed = (await runJson(['project', 'list'], env)).projects.find((x: { id: string }) => x.id === p.id);
+    expect(listed.settings).toEqual({ visitorIdRotation: 'none', allowedRepositories: ['https://github.com/acme/site', 'ssh://git@gitlab.example/g/docs'] });
+
+    const plain = await runCli(
+      ['project', 'set', '--project', p.id, '--disallow-repository', 'https://github.com/acme/site', '--visitor-id-rotation', 'daily'],
+      env,
+    );
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toBe(`Project ${p.id}: visitor-id rotation daily; allowed repositories: ssh://git@gitlab.example/g/docs\n`);
+    const table = await runCli(['project', 'list'], env);
+    const row = table.stdout.split('\n').find((line) => line.startsWith(p.id));
+    expect(row).toMatch(/\sssh:\/\/git@gitlab\.example\/g\/docs$/);
+
+    // Bad input changes nothing: one line on stderr, exit 1.
+    const bad = await Promise.all([
+      runCli(['project', 'set', '--project', p.id, '--allow-repository', 'https://user:tok@github.com/a/b'], env),
+      runCli(['project', 'set', '--project', p.id, '--allow-repository', 'ftp://host/x', '--visitor-id-rotation', 'monthly'], env),
+      runCli(['project', 'set', '--project', p.id, '--disallow-repository', 'https://github.com/acme/nope'], env),
+      runCli(['project', 'set', '--project', p.id, '--disallow-repository', 'https://github.com/acme/docs/'], env),
+      runCli(['project', 'set', '--project', 'prj_nope', '--allow-repository', 'https://github.com/a/b'], env),
+    ]);
+    const expected = [
+      /^inkwell: --allow-repository: repository must not contain a password/,
+      /^inkwell: --allow-repository: repository must be an https:\/\/, http:\/\/, ssh:\/\/, git:\/\/ or file:\/\/ URL/,
+      /^inkwell: --disallow-repository: "https:\/\/github.com\/acme\/nope" is not on the project's allow-list\n$/,
+      /^inkwell: --disallow-repository: .* is the project's own repository/,
+      /^inkwell: Project prj_nope not found\n$/,
+    ];
+    bad.forEach((r, i) => {
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(expected[i] as RegExp);
+      expect(r.stderr).not.toContain('tok@');
+      expect(r.stdout).toBe('');
+    });
+    const after = (await runJson(['project', 'list'], env)).projects.find((x: { id: string }) => x.id === p.id);
+    expect(after.settings).toEqual({ visitorIdRotation: 'daily', allowedRepositories: ['ssh://git@gitlab.example/g/docs'] });
+  }, 120_000); // a dozen CLI processes
 
   it('fails clearly, with a non-zero exit, on unknown projects and keys and bad input', async () => {
     const env = t.env;

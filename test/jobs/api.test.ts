@@ -51,6 +51,8 @@ describeEachDialect('job API', (dialect) => {
   });
 
   it('takes model, source, branch and draft from the request', async () => {
+    // Another repository than the project's own needs the allow-list (test/jobs/repository-allowlist.test.ts).
+    await t.ctx.projects.changeAllowedRepositories(pid, { allow: ['https://github.com/acme/site'] });
     const r = await t.request('POST', jobPath(), {
       key,
       body: {

@@ -131,6 +131,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     notifier,
     defaultModel: ctx.config.model.defaultModel,
     modelConfigError: (model) => modelConfigError(model, ctx.config),
+    repositoryScope: (projectId) => ctx.projects.getProject(projectId),
     now: ctx.now,
   });
   const auth = requireKey(ctx.projects, ['admin']);
@@ -152,7 +153,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         security,
         summary: 'Create an agent job',
         description:
-          'Queues a job; a worker runs the agent and opens a pull request when files change. Rate family `jobs`: only a request that passes auth and validation and creates a job is counted.',
+          "Queues a job; a worker runs the agent and opens a pull request when files change. Rate family `jobs`: only a request that passes auth and validation and creates a job is counted. `source.repository` must be the project's own repository or one on its allow-list (`inkwell project set --allow-repository`), compared in canonical form; anything else is 403 `repository_not_allowed` (not counted, nothing stored).",
         params: ProjectParams,
         headers: IdempotencyHeaders,
         body: CreateBody,
@@ -209,7 +210,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         security,
         summary: 'Send a follow-up message',
         description:
-          'Queues one more turn of the same conversation on the same branch; handled after any run in progress. Rate family `jobs`: only a request that passes auth and validation and queues a message is counted.',
+          "Queues one more turn of the same conversation on the same branch; handled after any run in progress. Rate family `jobs`: only a request that passes auth and validation and queues a message is counted. 403 `repository_not_allowed` when the job's repository is no longer the project's own nor on its allow-list.",
         params: JobParams,
         headers: IdempotencyHeaders,
         body: MessageBody,
