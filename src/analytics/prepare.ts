@@ -11,6 +11,7 @@
 //   secret and period the HMAC is a function of (ip, user agent). A change of a project's secret or rotation
 //   setting starts a new generation, so no key computed under the old settings is ever reused.
 // Long inputs (rare, often abuse) bypass the caches, so their memory stays bounded.
+import { textProblem } from '../lib/text.ts';
 import { type Classification, classifyParts } from './classify.ts';
 import { utcDay } from './dates.ts';
 import { type IngestEvent, validateIngestEvent } from './event.ts';
@@ -156,10 +157,12 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       const v = validateIngestEvent(raw, now, normalize);
       if (!v.ok) return v.error;
       const ev = v.event;
-      // PostgreSQL text cannot hold U+0000; refuse it for every dialect alike.
+      // PostgreSQL text cannot hold U+0000, and a lone surrogate is stored as U+FFFD (so the visitor or
+      // path read back is not the one looked up): refuse both for every dialect alike (src/lib/text.ts).
       for (const field of TEXT_FIELDS) {
         const value = ev[field];
-        if (typeof value === 'string' && value.includes('\u0000')) return `${field} must not contain NUL (\\u0000) characters`;
+        const problem = typeof value === 'string' ? textProblem(value) : null;
+        if (problem) return `${field} ${problem}`;
       }
       const ts = v.timestampMs;
       if (ts > now + MAX_FUTURE_MS) return 'timestamp is more than 24 hours in the future';

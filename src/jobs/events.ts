@@ -56,10 +56,25 @@ export function sseFrame(e: JobEvent): string {
   return `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 }
 
-/** Parses a Last-Event-ID / `after` value: a non-negative integer, else null. */
+/**
+ * The largest event seq a job can have: job_events.seq and jobs.event_seq are `integer` columns (32-bit on
+ * PostgreSQL). A larger Last-Event-ID / `after` means "after every event" and is read as this value, so it
+ * never reaches the database (where PostgreSQL would refuse it as out of range).
+ */
+export const MAX_EVENT_SEQ = 2 ** 31 - 1;
+
+/**
+ * Parses a Last-Event-ID / `after` value: whole-number digits (surrounding spaces allowed, any length),
+ * clamped to MAX_EVENT_SEQ; null when it is not a whole number.
+ */
 export function parseSeq(value: string | undefined): number | null {
   if (value === undefined) return null;
   const v = value.trim();
-  if (!/^\d{1,15}$/.test(v)) return null;
-  return Number(v);
+  if (!/^\d+$/.test(v)) return null;
+  return clampSeq(Number(v));
+}
+
+/** A non-negative seq bound to what the columns hold (a huge or infinite one becomes MAX_EVENT_SEQ). */
+export function clampSeq(seq: number): number {
+  return Math.min(seq, MAX_EVENT_SEQ);
 }

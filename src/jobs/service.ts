@@ -249,6 +249,13 @@ export function createJobService(deps: JobServiceDeps) {
       return { events: rows.slice(0, limit).map(toJobEvent), hasMore: rows.length > limit };
     },
 
+    /** The last event seq of a job (0: none yet); job_not_found when the project has no such job. */
+    async lastEventSeq(projectId: string, id: string): Promise<number> {
+      const seq = await store.getEventSeq(projectId, id);
+      if (seq === undefined) throw new AppError('job_not_found');
+      return seq;
+    },
+
     /** Events after `after` without the project check (the stream checked once at its start). */
     async eventsAfter(id: string, after: number, limit: number): Promise<JobEvent[]> {
       return (await store.listEvents(id, after, limit)).map(toJobEvent);

@@ -6,6 +6,7 @@ import type { Database } from '../db/index.ts';
 import { reusableQuery } from '../db/reusable.ts';
 import type { DB } from '../db/schema.ts';
 import type { KeyAuthRow } from '../projects/store.ts';
+import { MAX_EVENT_SEQ } from './events.ts';
 import type { JobsTables } from './tables.ts';
 
 export type JobRow = Selectable<JobsTables['jobs']>;
@@ -273,8 +274,16 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
       await db.insertInto('job_events').values(row).execute();
     },
 
+    /** Events with seq > afterSeq; an afterSeq beyond what the column holds finds none (never an out-of-range error). */
     async listEvents(jobId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
+      if (afterSeq >= MAX_EVENT_SEQ) return [];
       return db.selectFrom('job_events').selectAll().where('job_id', '=', jobId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+    },
+
+    /** The last event seq handed out for a job of this project (undefined: no such job). */
+    async getEventSeq(projectId: string, id: string): Promise<number | undefined> {
+      const row = await db.selectFrom('jobs').select('event_seq').where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+      return row === undefined ? undefined : Number(row.event_seq);
     },
 
     // ---- idempotency keys ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { modelConfigError } from '../../agent/models.ts';
-import { EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
+import { clampSeq, EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
 import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
 import { notifierFor } from '../../jobs/notify.ts';
 import { createJobService, type Idempotency } from '../../jobs/service.ts';
@@ -100,6 +100,17 @@ const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, E
 
 function badField(field: string, message: string): AppError {
   return new AppError('invalid_request', message, [{ message, path: field }]);
+}
+
+/**
+ * `after` given as digits of any length is bounded to the largest seq before validation (which would refuse
+ * a number too long for a double): a huge `after` only means "nothing newer", never an error.
+ */
+function clampAfterQuery(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const query = request.query as Record<string, unknown>;
+  const after = query.after;
+  if (typeof after === 'string' && after.length > 9 && /^\d+$/.test(after)) query.after = String(clampSeq(Number(after)));
+  done();
 }
 
 function idempotencyFrom(request: FastifyRequest, path: string): Idempotency | undefined {
@@ -276,31 +287,38 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     '/v2/agent/:projectId/job/:id/events',
     {
       onRequest: auth,
+      preValidation: clampAfterQuery,
       schema: {
         tags,
         security,
         summary: 'Job events (history, or a live SSE stream)',
         description:
-          'JSON: events after `after` (at most 1000; `hasMore` says when to ask again). With `Accept: text/event-stream`: the same events, then new ones live; each frame has `id: <seq>` so a reconnect with `Last-Event-ID` resumes exactly after the last event seen.',
+          'JSON: events after `after` (at most 1000; `hasMore` says when to ask again). With `Accept: text/event-stream`: the same events, then new ones live; each frame has `id: <seq>` so a reconnect with `Last-Event-ID` resumes exactly after the last event seen. An `after` or Last-Event-ID beyond the last event is not an error: JSON returns no events, and the stream stays open and sends the events that come next. A Last-Event-ID that is not a whole number is a 400 (an empty one counts as absent).',
         params: JobParams,
         querystring: Type.Object({ after: Type.Integer({ minimum: 0, default: 0, description: 'Return events with seq greater than this.' }) }),
-        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String()) }),
+        headers: Type.Object({
+          'last-event-id': Type.Optional(Type.String({ description: 'The seq of the last event seen (the larger of it and `after` applies).' })),
+        }),
         produces: ['application/json', 'text/event-stream'],
         response: { 200: Type.Object({ events: Type.Array(EventSchema), hasMore: Type.Boolean() }), ...errors(400, 401, 403, 404) },
       },
     },
     async (request, reply) => {
       const { projectId, id } = request.params;
-      let after = request.query.after;
+      // Bounded by what the seq column holds: a larger value means "after every event" (never a 5xx).
+      let after = clampSeq(request.query.after);
       const lastEventId = request.headers['last-event-id'];
-      if (lastEventId !== undefined) {
+      if (lastEventId !== undefined && lastEventId.trim() !== '') {
         const seq = parseSeq(lastEventId);
         if (seq === null) throw badField('Last-Event-ID', 'header "Last-Event-ID" must be an event seq (a whole number)');
         after = Math.max(after, seq);
       }
       if (!(request.headers.accept ?? '').includes('text/event-stream')) return jobs.listEvents(projectId, id, after, 1000);
-      await jobs.getJob(projectId, id); // 404 before the stream starts
-      await streamEvents(request, reply, id, after);
+      // 404 before the stream starts. A position beyond the last event (a client's id from elsewhere, a
+      // restored database) waits for the next event instead of for a seq that may never come: a stream
+      // that ended at once would only make an EventSource reconnect forever.
+      const lastSeq = await jobs.lastEventSeq(projectId, id);
+      await streamEvents(request, reply, id, Math.min(after, lastSeq));
     },
   );
 
@@ -315,6 +333,12 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     };
     for (const [k, v] of Object.entries(reply.getHeaders())) if (typeof v === 'string') headers[k] = v;
     res.writeHead(200, headers);
+    // HEAD (Fastify answers it with this handler): the stream's headers, no stream. A stream has no end,
+    // and a HEAD response without one would hold its connection forever.
+    if (request.method === 'HEAD') {
+      res.end();
+      return;
+    }
     res.write('retry: 1000\n\n');
 
     let open = true;
