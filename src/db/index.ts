@@ -87,6 +87,40 @@ export function redactUrl(u: string): string {
   }
 }
 
+/**
+ * No pg error event goes unheard (an unheard 'error' event ends the process). The pool emits one when an
+ * idle client loses its connection (the pool replaces it); a client emits one when its connection ends
+ * while it is checked out (between the statements of a transaction, or during one), and pg-pool listens to
+ * idle clients only. The query that was running, or the next one, reports the failure itself, and the
+ * broken client is discarded on release (it is no longer queryable).
+ */
+function guardPool(pool: pg.Pool): void {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
+}
+
+/**
+ * Kysely's SQLite driver, except that a rollback SQLite already did is not an error. On SQLITE_FULL (and
+ * some I/O errors) SQLite rolls the transaction back itself; Kysely's ROLLBACK then fails with "cannot
+ * rollback - no transaction is active", and that error replaced the one that said the disk was full.
+ */
+class SqliteDialectKeepingCause extends SqliteDialect {
+  override createDriver() {
+    const driver = super.createDriver();
+    const rollback = driver.rollbackTransaction.bind(driver);
+    driver.rollbackTransaction = async (connection) => {
+      try {
+        await rollback(connection);
+      } catch (err) {
+        if (!/no transaction is active/.test(String((err as Error)?.message))) throw err;
+      }
+    };
+    return driver;
+  }
+}
+
 /** Default of `OpenOptions.pgBatchInFlight`: with `npm run bench:api`, 2 beat 1 (bigger batches, more waiting) and matched 3. */
 export const PG_BATCH_IN_FLIGHT = 2;
 
@@ -99,9 +133,7 @@ export function openDatabase(opts: OpenOptions): Database {
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     };
     const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
-    pool.on('error', () => {
-      // An idle client lost its connection; the pool replaces it. Queries report their own errors.
-    });
+    guardPool(pool);
     const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     let lookupPool: pg.Pool | undefined;
     if (postgresCaps.batchedLookups) {
@@ -114,9 +146,7 @@ export function openDatabase(opts: OpenOptions): Database {
       // every other query keeps the default planning on the main pool.
       const maxInFlight = opts.pgBatchInFlight ?? PG_BATCH_IN_FLIGHT;
       const lookups = new pg.Pool({ ...poolOptions, max: maxInFlight });
-      lookups.on('error', () => {
-        // As above.
-      });
+      guardPool(lookups);
       const planned = new WeakSet<pg.PoolClient>();
       const shapes = new Map<string, RowShape>();
       lookupPool = lookups;
@@ -171,7 +201,7 @@ export function openDatabase(opts: OpenOptions): Database {
   // 64 MiB page cache (default 2 MiB): analytics ingest inserts into large, randomly keyed indexes; with the
   // default cache a 1M-event load runs at half speed.
   sqlite.pragma('cache_size = -65536');
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
   // Reusable reads (src/db/reusable.ts) run directly on the handle, their results kept while nothing changes
   // (src/db/sqlite-reads.ts: exact freshness, checked on every read).
   registerDirectReader(kysely, sqliteDirectReader(sqlite));

@@ -15,9 +15,11 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
+import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import type { AppContext } from './context.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
+import { type FaultCode, noteFault } from './faults.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -99,15 +101,20 @@ function toAppError(err: FastifyError | AppError, request: FastifyRequest): AppE
   if (code) return new AppError(code);
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) return new AppError(STATUS_CODES[status] ?? 'invalid_request');
+  const fault = infraFault(err);
+  if (fault) return new AppError(fault, undefined, undefined, { 'retry-after': String(RETRY_AFTER_S) });
   return null;
 }
+
+/** Retry-After of 503 `database_unavailable` and 507 `storage_full`. */
+const RETRY_AFTER_S = 5;
 
 /** 5xx bodies carry only the fixed message, the code and the request id (SPEC §1). */
 function serverErrorBody(code: ErrorCode, requestId: string): ErrorBody {
   return { error: 'Internal error', code, requestId };
 }
 
-function sendError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
+function sendError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply, onFault?: (code: FaultCode) => void): void {
   const e = toAppError(err, request);
   let status: number;
   let body: ErrorBody;
@@ -120,9 +127,24 @@ function sendError(err: FastifyError | AppError, request: FastifyRequest, reply:
     const code = e ? e.code : 'internal_error';
     if (status === 500) request.log.error({ err, url: scrubSecrets(request.url) }, 'unhandled error');
     else if (e?.headers) reply.headers(e.headers);
+    if (e && (e.code === 'database_unavailable' || e.code === 'storage_full')) {
+      onFault?.(e.code);
+      logFault(request, e.code, err);
+    }
     body = serverErrorBody(code, request.id);
   }
   reply.header('x-request-id', request.id).status(status).type('application/json; charset=utf-8').send(body);
+}
+
+const lastFaultLog = new Map<string, number>();
+
+/** One line per fault kind every 10 s during an outage, naming the cause (not one per failed request). */
+function logFault(request: FastifyRequest, code: string, err: unknown): void {
+  const now = Date.now();
+  if (now - (lastFaultLog.get(code) ?? 0) < 10_000) return;
+  lastFaultLog.set(code, now);
+  const cause = scrubSecrets(String((err as Error)?.message ?? err)).slice(0, 300);
+  request.log.warn({ code, cause, errorCode: (err as { code?: unknown })?.code }, code === 'storage_full' ? 'storage is full' : 'database is unavailable');
 }
 
 /** Malformed HTTP (before Fastify has a request): answer in our error shape, then close. */
@@ -389,7 +411,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     done();
   });
 
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply));
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply, (code) => noteFault(ctx, code)));
 
   app.setNotFoundHandler((request, reply) => {
     reply
