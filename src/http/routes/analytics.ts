@@ -26,7 +26,9 @@ const MAX_EVENTS = 1000;
  */
 const TRUSTED_EVENT_FIELDS = {
   timestamp: "the server's clock is the event time",
-  visitorId: 'the visitor is derived from the IP address and user agent',
+  visitorId: 'the visitor is derived from the IP address and user agent of the request',
+  ip: 'the IP address is the one the request comes from',
+  userAgent: "the user agent is the request's User-Agent header",
 } as const;
 
 /** 400 `field_not_allowed` naming each `events.<i>.<field>` a public ingest key may not send (at most 20 listed). */
@@ -48,6 +50,11 @@ function refuseTrustedFields(kind: KeyKind, events: unknown[]): void {
   if (details.length > 0) throw new AppError('field_not_allowed', (details[0] as ErrorDetail).message, details);
 }
 
+/** Events with the user agent and IP of the request that brought them (objects only; the rest is rejected later). */
+function withRequestIdentity(events: unknown[], userAgent: string, ip: string): unknown[] {
+  return events.map((e) => (typeof e === 'object' && e !== null && !Array.isArray(e) ? { ...e, userAgent, ip } : e));
+}
+
 const ErrorSchema = Type.Object(
   {
     error: Type.String(),
@@ -66,7 +73,7 @@ const IngestBody = Type.Object(
       minItems: 1,
       maxItems: MAX_EVENTS,
       description:
-        'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored. With a public ingest key (`ink_pub_…`) an event may not carry `timestamp` or `visitorId` (400 `field_not_allowed` naming the field; the server sets both); an ingest-secret key (`ink_ing_…`) or an admin key may set them.',
+        'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored. With a public ingest key (`ink_pub_…`) an event may not carry `timestamp`, `visitorId`, `ip` or `userAgent` (400 `field_not_allowed` naming the field; the server takes them from its clock and the request); an ingest-secret key (`ink_ing_…`) or an admin key may set them.',
     }),
   },
   { additionalProperties: false },
@@ -84,7 +91,7 @@ const CollectBody = Type.Object(
       minLength: 1,
       maxLength: 128,
       description:
-        'The project ingest key (ink_pub_…; an ingest-secret key ink_ing_… is also accepted). With ink_pub_… events may not carry `timestamp` or `visitorId`.',
+        'The project ingest key (ink_pub_…; an ingest-secret key ink_ing_… is also accepted). With ink_pub_… events may not carry `timestamp`, `visitorId`, `ip` or `userAgent`.',
     }),
     events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 50 }),
   },
@@ -186,7 +193,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
         summary: 'Send page-view events',
         description:
           'Server-side ingest (edge or server middleware, which sees AI agents that never run JavaScript). Admin, ingest-secret (`ink_ing_…`) or public ingest (`ink_pub_…`) key. Each event: `path` or `url` (required), `timestamp?` (ISO 8601, default now), `userAgent?`, `ip?` (hashed, never stored), `visitorId?`, `accept?`, `status?`, `method?`, `referrer?`. ' +
-          '`timestamp` and `visitorId` may only be set with an ingest-secret or admin key: with a public ingest key they are refused (400 `field_not_allowed`, `details[].path` = `events.<index>.<field>`), the event time is the server clock and the visitor is derived from `ip` and `userAgent`. ' +
+          "`timestamp`, `visitorId`, `ip` and `userAgent` may only be set with an ingest-secret or admin key: with a public ingest key they are refused (400 `field_not_allowed`, `details[].path` = `events.<index>.<field>`); the event time is the server clock, and the IP and user agent are the request's, from which the visitor is derived. " +
           'Accepted events are durable when the 202 is sent. Rate limit family `ingest`, counted in events (a refused request is not counted).',
         security: [{ bearerAuth: [] }],
         params: ProjectParams,
@@ -196,9 +203,12 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
     },
     async (request, reply) => {
       const { projectId } = request.params;
-      refuseTrustedFields((request.auth as { kind: KeyKind }).kind, request.body.events);
+      const kind = (request.auth as { kind: KeyKind }).kind;
+      refuseTrustedFields(kind, request.body.events);
       ctx.rateLimiter.consume(reply, 'ingest', projectId, request.body.events.length);
-      const result = await ingest(projectId, request.body.events, 'api');
+      // A public key's events carry the identity of the request itself, as on /v1/collect.
+      const events = kind === 'ingest' ? withRequestIdentity(request.body.events, request.headers['user-agent'] ?? '', request.ip) : request.body.events;
+      const result = await ingest(projectId, events, 'api');
       return reply.status(202).send({ accepted: result.accepted, rejected: result.rejected });
     },
   );
@@ -287,7 +297,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
             tags: ['Analytics'],
             summary: 'Collect page views from the browser tracker',
             description:
-              'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only (`ink_pub_…`, or an ingest-secret `ink_ing_…`); with `ink_pub_…` an event carrying `timestamp` or `visitorId` is refused (400 `field_not_allowed` naming the field).',
+              'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only (`ink_pub_…`, or an ingest-secret `ink_ing_…`); with `ink_pub_…` an event carrying `timestamp`, `visitorId`, `ip` or `userAgent` is refused (400 `field_not_allowed` naming the field).',
             body: CollectBody,
             response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
           },
