@@ -25,7 +25,11 @@ export function registerProjectCommands(program: Command): void {
     .description('List projects')
     .option('--json', 'print one JSON object')
     .action(async (opts: { json?: boolean }) => {
-      const projects = await withContext((ctx) => ctx.projects.listProjects());
+      // The webhook's signing secret is shown once by `webhook set`, never in listings.
+      const projects = (await withContext((ctx) => ctx.projects.listProjects())).map((p) => ({
+        ...p,
+        settings: { ...p.settings, ...(p.settings.webhook ? { webhook: { url: p.settings.webhook.url } } : {}) },
+      }));
       if (opts.json) printJson({ projects });
       else {
         // The allow-list (settings.allowedRepositories in --json): repositories jobs may use besides the project's own.

@@ -48,6 +48,9 @@ describe('inkwell webhook CLI', () => {
     const get = await inkwell(['webhook', 'get', '--project', project.id, '--json'], t.env);
     expect(JSON.parse(get.stdout)).toEqual({ projectId: project.id, webhook: { url } });
     expect(get.stdout).not.toContain(out.secret);
+    const listed = await inkwell(['project', 'list', '--json'], t.env);
+    expect(JSON.parse(listed.stdout).projects.find((p: { id: string }) => p.id === project.id).settings.webhook).toEqual({ url });
+    expect(listed.stdout).not.toContain(out.secret);
 
     await enqueueWebhook(t.db, project.id, { type: 'job.completed', data: { job: { id: 'job_1' } } });
     const list = await inkwell(['webhook', 'deliveries', '--project', project.id, '--json'], t.env);
