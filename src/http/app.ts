@@ -17,6 +17,7 @@ import Fastify, {
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
+import { RouteMethods } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
@@ -296,6 +297,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // Declared up front so every request object keeps one shape (set later by the auth hook).
   app.decorateRequest('auth', undefined);
 
+  // Every route's methods by path: a known path asked with another method is 405 with Allow (not-found handler).
+  const routeMethods = new RouteMethods();
+  app.addHook('onRoute', (route) => routeMethods.add(route.method, route.url));
+
   const routes: RouteEntry[] = [];
   ROUTES.set(app, routes);
   app.addHook('onRoute', (route) => {
@@ -414,6 +419,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply, (code) => noteFault(ctx, code)));
 
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routeMethods.allowed(path);
+    if (allowed.length > 0) {
+      reply
+        .header('x-request-id', request.id)
+        .header('allow', allowed.join(', '))
+        .status(405)
+        .send(errorBody('method_not_allowed', `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`));
+      return;
+    }
     reply
       .header('x-request-id', request.id)
       .status(404)
@@ -432,6 +447,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         description:
           'Agent jobs (prompt → pull request) and exact visitor analytics. Wire-compatible with the hosted agent and analytics interface. ' +
           'Errors are `{error, code, details?}`; 5xx bodies are only `{error: "Internal error", code, requestId}`. Every response carries `x-request-id`. ' +
+          'A known path asked with a method it does not have is 405 `method_not_allowed` with `Allow`. ' +
+          'An unreachable database is 503 `database_unavailable` and a full disk 507 `storage_full`, both with `Retry-After`. ' +
           `Request bodies are JSON (\`application/json\`, at most ${formatBytes(ctx.config.bodyLimitBytes)}); unknown body fields are rejected. ` +
           `A request whose headers do not arrive within ${http.headersTimeoutMs / 1000} s` +
           (http.requestTimeoutMs > 0 ? `, or whose body does not arrive within ${http.requestTimeoutMs / 1000} s of its start,` : '') +

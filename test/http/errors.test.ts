@@ -178,6 +178,23 @@ describeEachDialect('request errors', (dialect) => {
     }
   });
 
+  it('a known path with an unsupported method → 405 method_not_allowed with Allow, in the error shape', async () => {
+    const project = '/v1/projects/prj_x';
+    for (const m of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const r = await t.request(m, `${project}?x=1`);
+      expect(r.status, `${m} ${r.text}`).toBe(405);
+      expect(r.headers.get('allow')).toBe('GET, HEAD');
+      expect(r.body).toMatchObject({ code: 'method_not_allowed' });
+      expect(r.headers.get('x-request-id')).toBeTruthy();
+    }
+    const jobs = await t.request('DELETE', '/v2/agent/prj_x/job');
+    expect(jobs.status).toBe(405);
+    expect(jobs.headers.get('allow')).toBe('POST');
+    const job = await t.request('PUT', '/v2/agent/prj_x/job/job_y/');
+    expect(job.status).toBe(405);
+    expect(job.headers.get('allow')).toBe('GET, HEAD');
+  });
+
   it('bad percent-encoding → 400; an overlong path parameter → 414; both in the error shape', async () => {
     const r = await t.request('GET', '/v1/projects/%E0%A4%A');
     expect(r.status).toBe(400);

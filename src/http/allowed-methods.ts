@@ -1,0 +1,37 @@
+// Which methods a path has routes for: a known path asked with another method is 405 with `Allow`, not 404.
+// Built from Fastify's onRoute hook (every route, including HEAD routes Fastify adds for GET). Pure.
+
+interface Pattern {
+  re: RegExp;
+  methods: Set<string>;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `/v2/agent/:projectId/job/:id` → a regular expression for concrete paths (a trailing slash allowed). */
+export function patternOf(url: string): RegExp {
+  const body = url
+    .replace(/\/+$/, '')
+    .split('/')
+    .map((seg) => (seg === '*' ? '.*' : seg.startsWith(':') ? '[^/]+' : escape(seg)))
+    .join('/');
+  return new RegExp(`^${body}/?$`);
+}
+
+export class RouteMethods {
+  private readonly patterns = new Map<string, Pattern>();
+
+  add(method: string | string[], url: string): void {
+    let p = this.patterns.get(url);
+    if (!p) this.patterns.set(url, (p = { re: patternOf(url), methods: new Set() }));
+    for (const m of Array.isArray(method) ? method : [method]) p.methods.add(m.toUpperCase());
+  }
+
+  /** Methods with a route for `path` (without its query), sorted; empty for an unknown path. */
+  allowed(path: string): string[] {
+    const out = new Set<string>();
+    for (const p of this.patterns.values()) if (p.re.test(path)) for (const m of p.methods) out.add(m);
+    if (out.has('GET')) out.add('HEAD');
+    return [...out].sort();
+  }
+}
