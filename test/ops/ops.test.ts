@@ -73,6 +73,10 @@ describeEachDialect('ops endpoints', (dialect) => {
     expect(project.security).toEqual([{ bearerAuth: [] }]);
     expect(Object.keys(project.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Parameters with defaults are optional in the document as on the wire (requests without them succeed).
+    const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
+    expect(param('/v2/agent/{projectId}/jobs', 'limit')).toMatchObject({ in: 'query', required: false });
+    expect(param('/v2/agent/{projectId}/job/{id}/events', 'after')).toMatchObject({ in: 'query', required: false });
   });
 
   it('/docs → 200 HTML that loads the document', async () => {

@@ -248,7 +248,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         params: ProjectParams,
         querystring: Type.Object({
           status: Type.Optional(StatusSchema),
-          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Jobs per page (default 20).' })),
           cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'nextCursor of the previous page.' })),
         }),
         response: {
@@ -260,7 +260,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     async (request) => {
       const q = request.query;
       return jobs.listJobs(request.params.projectId, {
-        limit: q.limit,
+        limit: q.limit ?? 20,
         ...(q.status ? { status: q.status } : {}),
         ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
       });
@@ -295,7 +295,9 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         description:
           'JSON: events after `after` (at most 1000; `hasMore` says when to ask again). With `Accept: text/event-stream`: the same events, then new ones live; each frame has `id: <seq>` so a reconnect with `Last-Event-ID` resumes exactly after the last event seen. An `after` or Last-Event-ID beyond the last event is not an error: JSON returns no events, and the stream stays open and sends the events that come next. A Last-Event-ID that is not a whole number is a 400 (an empty one counts as absent).',
         params: JobParams,
-        querystring: Type.Object({ after: Type.Integer({ minimum: 0, default: 0, description: 'Return events with seq greater than this.' }) }),
+        querystring: Type.Object({
+          after: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Return events with seq greater than this (default 0: from the start).' })),
+        }),
         headers: Type.Object({
           'last-event-id': Type.Optional(Type.String({ description: 'The seq of the last event seen (the larger of it and `after` applies).' })),
         }),
@@ -306,7 +308,7 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
     async (request, reply) => {
       const { projectId, id } = request.params;
       // Bounded by what the seq column holds: a larger value means "after every event" (never a 5xx).
-      let after = clampSeq(request.query.after);
+      let after = clampSeq(request.query.after ?? 0);
       const lastEventId = request.headers['last-event-id'];
       if (lastEventId !== undefined && lastEventId.trim() !== '') {
         const seq = parseSeq(lastEventId);
