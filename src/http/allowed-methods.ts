@@ -1,5 +1,7 @@
-// Which methods a path has routes for: a known path asked with another method is 405 with `Allow`, not 404.
-// Built from Fastify's onRoute hook (every route, including HEAD routes Fastify adds for GET). Pure.
+// What a route takes besides its schema's body: which methods a path has routes for (a known path asked with
+// another method is 405 with `Allow`, not 404), and which query parameters (any other is 400 `unknown_field`,
+// one rule for every API endpoint). Built from Fastify's onRoute hook. Pure.
+import { AppError, type ErrorDetail } from './errors.ts';
 
 interface Pattern {
   re: RegExp;
@@ -34,4 +36,15 @@ export class RouteMethods {
     if (out.has('GET')) out.add('HEAD');
     return [...out].sort();
   }
+}
+
+/** 400 `unknown_field` naming every query parameter not in `allowed`, or null. */
+export function unknownQueryParams(query: unknown, allowed: readonly string[]): AppError | null {
+  if (typeof query !== 'object' || query === null) return null;
+  const details: ErrorDetail[] = [];
+  const takes = allowed.length > 0 ? `allowed: ${allowed.join(', ')}` : 'this endpoint takes none';
+  for (const name of Object.keys(query)) {
+    if (!allowed.includes(name)) details.push({ path: name.slice(0, 100), message: `Unknown query parameter "${name.slice(0, 100)}" (${takes})` });
+  }
+  return details.length > 0 ? new AppError('unknown_field', details[0]!.message, details.slice(0, 20)) : null;
 }

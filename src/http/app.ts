@@ -17,7 +17,7 @@ import Fastify, {
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
-import { RouteMethods } from './allowed-methods.ts';
+import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
@@ -299,7 +299,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // Every route's methods by path: a known path asked with another method is 405 with Allow (not-found handler).
   const routeMethods = new RouteMethods();
-  app.addHook('onRoute', (route) => routeMethods.add(route.method, route.url));
+  app.addHook('onRoute', (route) => {
+    routeMethods.add(route.method, route.url);
+    // API endpoints reject query parameters their schema does not name (before the handler, after auth).
+    if (!/^\/v[12]\//.test(route.url)) return;
+    const allowed = Object.keys((route.schema?.querystring as { properties?: object } | undefined)?.properties ?? {});
+    const rejectUnknown = async (request: FastifyRequest) => {
+      const err = unknownQueryParams(request.query, allowed);
+      if (err) throw err;
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing ? [rejectUnknown, ...(Array.isArray(existing) ? existing : [existing])] : [rejectUnknown];
+  });
 
   const routes: RouteEntry[] = [];
   ROUTES.set(app, routes);

@@ -195,6 +195,19 @@ describeEachDialect('request errors', (dialect) => {
     expect(job.headers.get('allow')).toBe('GET, HEAD');
   });
 
+  it('unknown query parameters → 400 unknown_field naming them, on every API endpoint', async () => {
+    const project = await t.request('GET', `/v1/projects/${s.project.id}?verbose=1`, { key: s.adminKey });
+    expect(project.status).toBe(400);
+    expect(project.body).toMatchObject({ code: 'unknown_field', details: [{ path: 'verbose', message: expect.stringContaining('takes none') }] });
+    const jobs = await t.request('GET', `/v2/agent/${s.project.id}/jobs?limit=5&sort=asc`, { key: s.adminKey });
+    expect(jobs.status).toBe(400);
+    expect(jobs.body).toMatchObject({ code: 'unknown_field', details: [{ path: 'sort', message: expect.stringContaining('allowed: status, limit, cursor') }] });
+    const views = await t.request('GET', `/v1/analytics/${s.project.id}/views?sort=asc`, { key: s.adminKey });
+    expect(views.status).toBe(400);
+    expect(views.body.code).toBe('unknown_field');
+    expect((await t.request('GET', `/v2/agent/${s.project.id}/jobs?limit=5`, { key: s.adminKey })).status).toBe(200);
+  });
+
   it('bad percent-encoding → 400; an overlong path parameter → 414; both in the error shape', async () => {
     const r = await t.request('GET', '/v1/projects/%E0%A4%A');
     expect(r.status).toBe(400);
