@@ -19,6 +19,7 @@ import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
+import { withDocumentedSchemas } from './documented.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
 import { agentRoutes } from './routes/agent.ts';
@@ -449,7 +450,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(swagger, {
     // A route registered as '/' under a plugin prefix is served with and without the trailing slash;
     // the document names the canonical form without it.
-    transform: ({ schema, url }) => ({ schema, url: url.length > 1 ? url.replace(/\/+$/, '') : url }),
+    // Item schemas validated by the handler (see documented.ts) are shown as what they are.
+    transform: ({ schema, url }) => ({ schema: withDocumentedSchemas(schema), url: url.length > 1 ? url.replace(/\/+$/, '') : url }),
     openapi: {
       openapi: '3.1.0',
       info: {

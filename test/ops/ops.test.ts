@@ -77,6 +77,19 @@ describeEachDialect('ops endpoints', (dialect) => {
     const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
     expect(param('/v2/agent/{projectId}/jobs', 'limit')).toMatchObject({ in: 'query', required: false });
     expect(param('/v2/agent/{projectId}/job/{id}/events', 'after')).toMatchObject({ in: 'query', required: false });
+    // The ingest event items are described (the schema each event is validated with), not `{}`.
+    for (const [path, maxItems] of [
+      ['/v1/analytics/{projectId}/events', 1000],
+      ['/v1/collect', 50],
+    ] as const) {
+      const events = doc.paths[path].post.requestBody.content['application/json'].schema.properties.events;
+      expect(events.maxItems).toBe(maxItems);
+      expect(Object.keys(events.items.properties)).toEqual(
+        expect.arrayContaining(['path', 'url', 'timestamp', 'userAgent', 'ip', 'visitorId', 'accept', 'status', 'method', 'referrer']),
+      );
+      expect(events.items.additionalProperties).toBe(false);
+      expect(events.items.properties.status).toMatchObject({ type: 'integer', minimum: 100, maximum: 599 });
+    }
   });
 
   it('/docs → 200 HTML that loads the document', async () => {

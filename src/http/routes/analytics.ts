@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseDateRange } from '../../analytics/dates.ts';
+import { IngestEventSchema } from '../../analytics/event.ts';
 import type { IngestResult } from '../../analytics/ingest.ts';
 import { UnknownProjectError } from '../../analytics/ingest.ts';
 import { createAnalyticsService } from '../../analytics/service.ts';
@@ -14,6 +15,7 @@ import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { documentedAs } from '../documented.ts';
 import { AppError, type ErrorDetail } from '../errors.ts';
 
 const MAX_EVENTS = 1000;
@@ -69,7 +71,7 @@ const ProjectParams = Type.Object({ projectId: Type.String({ description: 'Proje
 
 const IngestBody = Type.Object(
   {
-    events: Type.Array(Type.Unknown(), {
+    events: Type.Array(documentedAs('IngestEvent', IngestEventSchema), {
       minItems: 1,
       maxItems: MAX_EVENTS,
       description:
@@ -93,7 +95,12 @@ const CollectBody = Type.Object(
       description:
         'The project ingest key (ink_pub_…; an ingest-secret key ink_ing_… is also accepted). With ink_pub_… events may not carry `timestamp`, `visitorId`, `ip` or `userAgent`.',
     }),
-    events: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 50 }),
+    events: Type.Array(documentedAs('IngestEvent', IngestEventSchema), {
+      minItems: 1,
+      maxItems: 50,
+      description:
+        "Page views, 1 to 50, each validated on its own (invalid ones are listed in `rejected`). The tracker sends `path` (or `url`) and `referrer`; the user agent and IP are the request's.",
+    }),
   },
   { additionalProperties: false },
 );
