@@ -15,7 +15,7 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...extra };
 }
 
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/inkwell.js', ...args], { cwd: ROOT, env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -120,7 +120,7 @@ describeEachDialect('worker processes', (dialect: DialectName) => {
 
     // A second worker while the first is alive and renewing: it must not touch the job.
     const w2 = startWorkerProcess();
-    await waitFor(async () => w2.log().includes('inkwell started'), 30_000);
+    await waitFor(async () => w2.log().includes('inkwell started'), 90_000);
     await new Promise((r) => setTimeout(r, 3500)); // longer than the lease: renewals keep it
     expect(model.requests).toHaveLength(2);
 

@@ -44,7 +44,7 @@ async function serve(env: Record<string, string>): Promise<Served> {
     err += d;
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   while (!out.includes('"inkwell started"')) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`serve did not start (exit ${child.exitCode}): ${out}\n${err}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -98,7 +98,7 @@ describeEachDialect('inkwell serve process', (dialect) => {
     const slow = slowRequest(first.baseUrl);
     await new Promise((r) => setTimeout(r, 200));
     first.child.kill('SIGTERM');
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     while (!first.stdout().includes('"shutting down"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     // New connections are refused while it drains.
     await expect(fetch(`${first.baseUrl}/healthz`)).rejects.toThrow();
