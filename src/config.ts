@@ -59,6 +59,8 @@ export interface Config {
     maxRetries: number;
     /** First retry delay for 429/5xx model responses; doubles per attempt (a Retry-After header wins when larger). */
     retryBaseDelayMs: number;
+    /** One model call must answer (streaming: send its next chunk) within this, else it is retried. */
+    requestTimeoutMs: number;
     /** Use streaming chat responses (SSE) instead of one JSON response per model call. */
     streaming: boolean;
   };
@@ -86,6 +88,8 @@ export interface Config {
     githubApiUrl: string;
     gitlabToken: string | undefined;
     gitlabUrl: string;
+    /** Longest total wait for a code host's rate limit within one pull-request step; a longer one fails the run (host_rate_limited). */
+    maxWaitMs: number;
   };
   webhooks: {
     allowPrivate: boolean;
@@ -270,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
       openaiCompatibleApiKey: str(env, 'OPENAI_COMPATIBLE_API_KEY'),
       maxRetries: int(env, 'INKWELL_MODEL_MAX_RETRIES', 3, 0, 20),
       retryBaseDelayMs: int(env, 'INKWELL_MODEL_RETRY_BASE_MS', 1000, 0, 600_000),
+      requestTimeoutMs: int(env, 'INKWELL_MODEL_REQUEST_TIMEOUT_MS', 300_000, 50, 3_600_000),
       streaming: bool(env, 'INKWELL_MODEL_STREAMING', true),
     },
     agent: {
@@ -291,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
       githubApiUrl: url(env, 'GITHUB_API_URL', 'https://api.github.com'),
       gitlabToken: str(env, 'GITLAB_TOKEN'),
       gitlabUrl: url(env, 'GITLAB_URL', 'https://gitlab.com'),
+      maxWaitMs: int(env, 'INKWELL_HOST_MAX_WAIT_MS', 15 * 60_000, 0, 24 * 3_600_000),
     },
     webhooks: {
       allowPrivate: bool(env, 'INKWELL_ALLOW_PRIVATE_WEBHOOKS', false),

@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { GitError } from '../git/run.ts';
 import { commitAll, commitsAhead, prepareWorkspace, pushBranch } from '../git/workspace.ts';
-import { HostError, hostConfigError, hostFor } from '../hosts/index.ts';
+import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
 import { scrubSecrets } from '../lib/logger.ts';
-import { isRetryableModelError, runLoop, StepLimitError } from './loop.ts';
+import { isRetryableModelError, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError } from './models.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { describeChange } from './summary.ts';
@@ -48,7 +48,20 @@ export interface RunResult {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-export type RunErrorCode = 'step_limit_exceeded' | 'run_deadline_exceeded' | 'model_error' | 'model_not_configured' | 'git_error' | 'host_error' | 'aborted';
+export type RunErrorCode =
+  | 'step_limit_exceeded'
+  | 'run_deadline_exceeded'
+  /** The model provider answered 429 on every try (or asked for a wait longer than Inkwell waits). */
+  | 'model_rate_limited'
+  /** 5xx, timeouts, cut streams or network failures on every try. */
+  | 'model_unavailable'
+  | 'model_error'
+  | 'model_not_configured'
+  | 'git_error'
+  /** The code host's rate limit outlasted INKWELL_HOST_MAX_WAIT_MS; the message says when to retry. */
+  | 'host_rate_limited'
+  | 'host_error'
+  | 'aborted';
 
 export class RunError extends Error {
   /** Tokens used before the failure, when known (add to the job's cumulative usage). */
@@ -116,7 +129,11 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       }
       if (err instanceof ModelNotConfiguredError) return new RunError('model_not_configured', err.message);
       if (err instanceof GitError) return new RunError('git_error', errorText(err, secrets));
+      if (err instanceof HostRateLimitedError) return new RunError('host_rate_limited', errorText(err, secrets));
       if (err instanceof HostError) return new RunError('host_error', errorText(err, secrets));
+      const modelFailure = modelFailureKind(err);
+      if (modelFailure === 'rate_limited') return new RunError('model_rate_limited', `The model call failed: ${errorText(err, secrets)}`);
+      if (modelFailure === 'unavailable') return new RunError('model_unavailable', `The model call failed: ${errorText(err, secrets)}`);
       if (AISDKError.isInstance(err) || isRetryableModelError(err)) return new RunError('model_error', `The model call failed: ${errorText(err, secrets)}`);
       return err;
     };
@@ -128,7 +145,10 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
       if (input.branch === input.ref) throw new RunError('git_error', `The job branch "${input.branch}" must differ from the base ref`);
       const hostProblem = hostConfigError(input.repository, config);
       if (hostProblem) throw new RunError('host_error', hostProblem);
-      const host = hostFor(input.repository, config);
+      const host = hostFor(input.repository, config, {
+        onWait: ({ host: name, kind, waitMs, reason }) =>
+          log.warn({ host: name, kind, waitMs, reason: scrubSecrets(reason) }, 'code host asks to wait; retrying'),
+      });
       const model = createLanguageModel(input.model, config);
 
       log.info({ history: input.history.length }, 'agent run: preparing workspace');
@@ -167,6 +187,7 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         streaming: config.model.streaming,
         maxRetries: config.model.maxRetries,
         retryBaseDelayMs: config.model.retryBaseDelayMs,
+        requestTimeoutMs: config.model.requestTimeoutMs,
         signal,
         onAssistantText: (text) => emit('assistant_message', { text: text.length > MESSAGE_EVENT_CHARS ? `${text.slice(0, MESSAGE_EVENT_CHARS)}…` : text }),
         onToolError: async ({ toolCallId, toolName, error }) => {
@@ -210,6 +231,7 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
           title: change.title,
           body: change.prBody,
           draft: input.draft,
+          signal,
         });
         if (pr) {
           prLink = pr.url;

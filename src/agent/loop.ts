@@ -1,4 +1,4 @@
-// The tool-calling loop on the AI SDK: step limit, model retries with backoff, abort.
+// The tool-calling loop on the AI SDK: step limit, model retries with backoff (Retry-After honoured), per-request timeout, abort.
 // Streaming (SSE) and one-shot responses run the same loop; config.model.streaming picks one.
 import { APICallError, generateText, type ModelMessage, stepCountIs, streamText, type ToolSet, wrapLanguageModel } from 'ai';
 import type { ProviderModel } from './models.ts';
@@ -12,7 +12,11 @@ export interface LoopInput {
   streaming: boolean;
   maxRetries: number;
   retryBaseDelayMs: number;
+  /** One model call (one step) must answer within this (streaming: send its next chunk within this); else it is retried. */
+  requestTimeoutMs?: number;
   signal: AbortSignal;
+  /** Waits between retries (tests inject one that records and returns at once). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   onAssistantText(text: string): Promise<void>;
   /** Tool calls the SDK rejected before running them (unknown tool, arguments that fail the schema). */
   onToolError?(part: { toolCallId: string; toolName: string; error: unknown }): Promise<void>;
@@ -46,13 +50,64 @@ export class StreamInterruptedError extends Error {
   }
 }
 
+/** A model call that did not answer (streaming: did not send its next chunk) within the per-request timeout: retried. */
+export class ModelTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the model did not answer within ${Math.round(timeoutMs / 100) / 10} s (INKWELL_MODEL_REQUEST_TIMEOUT_MS)`);
+    this.name = 'ModelTimeoutError';
+  }
+}
+
 export function isRetryableModelError(err: unknown): boolean {
-  if (err instanceof StreamInterruptedError) return true;
+  if (err instanceof StreamInterruptedError || err instanceof ModelTimeoutError) return true;
   if (APICallError.isInstance(err)) return err.isRetryable || (err.statusCode !== undefined && (err.statusCode === 429 || err.statusCode >= 500));
   // Network failures (connection reset/refused, fetch failed) before any response.
   const e = err as { name?: string; cause?: { code?: string } };
   return e?.name === 'TypeError' && /fetch failed|terminated|socket/i.test(String((err as Error).message ?? ''));
 }
+
+/** Why a model call failed, as the job's error code: rate limited (429), unavailable (5xx, timeouts, cut streams, network) or other. */
+export type ModelFailureKind = 'rate_limited' | 'unavailable' | 'other';
+
+export function modelFailureKind(err: unknown): ModelFailureKind {
+  if (err instanceof ModelRetriesExhaustedError) return err.kind;
+  if (APICallError.isInstance(err) && err.statusCode === 429) return 'rate_limited';
+  return isRetryableModelError(err) ? 'unavailable' : 'other';
+}
+
+/**
+ * Retries ran out (or the provider asked for a wait longer than Inkwell waits): the last error, how many
+ * calls were made and, when the provider said, when to try again.
+ */
+export class ModelRetriesExhaustedError extends Error {
+  constructor(
+    readonly kind: 'rate_limited' | 'unavailable',
+    readonly attempts: number,
+    readonly retryAt: Date | null,
+    cause: unknown,
+  ) {
+    const what = kind === 'rate_limited' ? 'the model provider rate-limited the request' : 'the model provider was unavailable';
+    const when = retryAt ? `; it asks to retry after ${retryAt.toISOString()}` : '';
+    super(`${what} (${attempts} ${attempts === 1 ? 'call' : 'calls'})${when}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'ModelRetriesExhaustedError';
+  }
+}
+
+/** A provider's wait hint (`retry-after-ms`, `retry-after` in seconds or as an HTTP date), in ms; null when absent. Pure. */
+export function retryAfterHintMs(headers: Record<string, string> | undefined, now = Date.now()): number | null {
+  const ms = headers?.['retry-after-ms'];
+  const s = headers?.['retry-after'];
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Number(ms);
+  if (s && /^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  if (s) {
+    const at = Date.parse(s);
+    if (!Number.isNaN(at)) return Math.max(0, at - now);
+  }
+  return null;
+}
+
+/** The longest wait a provider's Retry-After gets; a longer hint fails the call at once (it names when to retry). */
+export const MODEL_MAX_HINTED_WAIT_MS = 60_000;
 
 /** Delay before retry `attempt` (1-based): exponential with jitter; a larger Retry-After wins (capped at 60 s). Pure. */
 export function retryDelayMs(attempt: number, baseMs: number, headers: Record<string, string> | undefined, random = Math.random()): number {
@@ -84,15 +139,52 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function withRetry<T>(fn: () => PromiseLike<T>, input: LoopInput): Promise<T> {
+/** One attempt's signal: the run's signal plus the per-request timeout, which `touch()` restarts (a streamed chunk arrived). */
+interface Attempt {
+  signal: AbortSignal;
+  touch(): void;
+  timedOut(): boolean;
+  done(): void;
+}
+
+function startAttempt(input: LoopInput): Attempt {
+  const ms = input.requestTimeoutMs;
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    if (!ms) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(new ModelTimeoutError(ms)), ms);
+  };
+  arm();
+  return {
+    signal: AbortSignal.any([input.signal, controller.signal]),
+    touch: arm,
+    timedOut: () => controller.signal.aborted && !input.signal.aborted,
+    done: () => clearTimeout(timer),
+  };
+}
+
+async function withRetry<T>(fn: (attempt: Attempt) => PromiseLike<T>, input: LoopInput): Promise<T> {
+  const wait = input.sleep ?? sleep;
   for (let attempt = 1; ; attempt++) {
+    const current = startAttempt(input);
     try {
-      return await fn();
-    } catch (err) {
-      if (input.signal.aborted || attempt > input.maxRetries || !isRetryableModelError(err)) throw err;
-      const delayMs = retryDelayMs(attempt, input.retryBaseDelayMs, APICallError.isInstance(err) ? err.responseHeaders : undefined);
+      return await fn(current);
+    } catch (caught) {
+      // A timed-out attempt surfaces as whatever the fetch or the SDK made of the abort: name the cause.
+      const err = current.timedOut() ? new ModelTimeoutError(input.requestTimeoutMs!) : caught;
+      if (input.signal.aborted || !isRetryableModelError(err)) throw err;
+      const kind = modelFailureKind(err) === 'rate_limited' ? 'rate_limited' : 'unavailable';
+      const headers = APICallError.isInstance(err) ? err.responseHeaders : undefined;
+      const hint = retryAfterHintMs(headers);
+      const retryAt = hint !== null ? new Date(Date.now() + hint) : null;
+      if (attempt > input.maxRetries || (hint !== null && hint > MODEL_MAX_HINTED_WAIT_MS)) throw new ModelRetriesExhaustedError(kind, attempt, retryAt, err);
+      const delayMs = retryDelayMs(attempt, input.retryBaseDelayMs, headers);
       input.onRetry?.({ attempt, delayMs, error: (err as Error).message });
-      await sleep(delayMs, input.signal);
+      await wait(delayMs, input.signal);
+    } finally {
+      current.done();
     }
   }
 }
@@ -105,19 +197,33 @@ type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : n
  * this attempt (and is retried whole) instead of reaching the loop half done. The loop only acts on whole steps,
  * so nothing is lost by buffering one response.
  */
-async function readWhole(doStream: () => PromiseLike<StreamResult>, signal: AbortSignal): Promise<StreamResult> {
+async function readWhole(doStream: () => PromiseLike<StreamResult>, attempt: Attempt): Promise<StreamResult> {
   const result = await doStream();
+  attempt.touch();
   const parts: StreamPart[] = [];
   const reader = result.stream.getReader();
+  // A stalled stream (no chunk within the per-request timeout) ends the read even if the body never errors.
+  const stalled = new Promise<never>((_, reject) => {
+    const onAbort = () => reject(attempt.signal.reason);
+    if (attempt.signal.aborted) onAbort();
+    else attempt.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  stalled.catch(() => {});
+  const signal = attempt.signal;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await Promise.race([reader.read(), stalled]);
       if (done) break;
+      attempt.touch();
       if (value.type === 'error' && isRetryableModelError(value.error)) throw new StreamInterruptedError(value.error);
       parts.push(value);
     }
   } catch (err) {
-    if (signal.aborted || err instanceof StreamInterruptedError) throw err;
+    if (signal.aborted) {
+      void reader.cancel().catch(() => {});
+      throw err;
+    }
+    if (err instanceof StreamInterruptedError) throw err;
     throw new StreamInterruptedError(err);
   } finally {
     reader.releaseLock();
@@ -138,8 +244,9 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     model: input.model,
     middleware: {
       specificationVersion: 'v3',
-      wrapGenerate: ({ doGenerate }) => withRetry(doGenerate, input),
-      wrapStream: ({ doStream }) => withRetry(() => readWhole(doStream, input.signal), input),
+      // Each attempt calls the provider model itself with its own signal (the run's plus the per-request timeout).
+      wrapGenerate: ({ model, params }) => withRetry((attempt) => model.doGenerate({ ...params, abortSignal: attempt.signal }), input),
+      wrapStream: ({ model, params }) => withRetry((attempt) => readWhole(() => model.doStream({ ...params, abortSignal: attempt.signal }), attempt), input),
     },
   });
   // Some models end with an empty message after their last tool call: the summary is then the last text they wrote.

@@ -1,10 +1,14 @@
 // GitLab (gitlab.com or self-managed at GITLAB_URL) merge requests through @gitbeaker/rest.
 // Auth: GITLAB_TOKEN, sent as the PRIVATE-TOKEN header; it never appears in a returned URL or error.
+// Rate limits and transient failures: see retry.ts. Gitbeaker's own request handler retries 429 and 502 ten
+// times within about a quarter of a second, ignoring Retry-After, and then drops the response; ours sends
+// each request once (otherwise the same as gitbeaker's) and leaves the waiting to withHostRetry.
+import { createRequesterFn, type FormattedResponse, GitbeakerRequestError, GitbeakerTimeoutError } from '@gitbeaker/requester-utils';
 import { Gitlab } from '@gitbeaker/rest';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRepository } from './detect.ts';
-import { HostError } from './github.ts';
+import { type HostDeps, HostError, type HostFailure, parseRetryAfter, withHostRetry } from './retry.ts';
 import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */
@@ -45,9 +49,73 @@ function statusOf(err: unknown): number | undefined {
   return (err as { cause?: { response?: { status?: number } } }).cause?.response?.status;
 }
 
-export function createGitLabHost(config: Config): CodeHost {
+/** One request, no retries (gitbeaker's default handler without its retry loop). */
+async function requestOnce(endpoint: string, options?: Record<string, unknown>): Promise<FormattedResponse> {
+  const { rateLimiters: _r, agent: _a, asStream, prefixUrl, searchParams, method, ...opts } = (options ?? {}) as Record<string, any>;
+  const base = typeof prefixUrl === 'string' ? (prefixUrl.endsWith('/') ? prefixUrl : `${prefixUrl}/`) : undefined;
+  const url = new URL(endpoint, base);
+  url.search = searchParams || '';
+  const request = new Request(url, { ...opts, method });
+  const response = await fetch(request).catch((e: unknown) => {
+    const name = (e as { name?: string })?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw new GitbeakerTimeoutError('Query timeout was reached');
+    throw e;
+  });
+  const headers = Object.fromEntries(response.headers.entries());
+  if (response.ok) {
+    if (asStream) return { body: response.body as never, headers, status: response.status };
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+    let body: unknown = null;
+    if (response.status !== 204)
+      body = type === 'application/json' ? ((await response.json()) ?? {}) : type.startsWith('text/') ? await response.text() : await response.blob();
+    return { body: body as never, headers, status: response.status };
+  }
+  const content = await response.text();
+  let description: string = content;
+  if (response.headers.get('content-type')?.includes('application/json')) {
+    try {
+      const output = JSON.parse(content);
+      const property = output?.error || output?.message || '';
+      description = typeof property === 'string' ? property : JSON.stringify(property);
+    } catch {
+      description = content;
+    }
+  }
+  throw new GitbeakerRequestError(description, { cause: { description, request, response } });
+}
+
+/**
+ * GitLab's rate limits answer 429 with `Retry-After` (seconds) and `RateLimit-Reset` (epoch seconds); without
+ * either, wait a minute. 5xx, timeouts and network failures are transient; anything else is final.
+ */
+export function gitlabFailure(err: unknown, limitedBefore: number, now: number): HostFailure {
+  const response = (err as { cause?: { response?: { status?: number; headers?: Headers } } }).cause?.response;
+  const status = response?.status;
+  const header = (name: string) => response?.headers?.get?.(name) ?? undefined;
+  const retryAfter = parseRetryAfter(header('retry-after'), now);
+  if (status === 429) {
+    if (retryAfter !== null) return { kind: 'rate_limited', waitMs: Math.max(retryAfter, 1000), reason: `HTTP 429 with Retry-After ${header('retry-after')}` };
+    const reset = Number(header('ratelimit-reset'));
+    if (Number.isFinite(reset) && reset > 0) {
+      return { kind: 'rate_limited', waitMs: Math.max(0, reset * 1000 - now) + 1000, reason: `HTTP 429 (resets at ${new Date(reset * 1000).toISOString()})` };
+    }
+    return { kind: 'rate_limited', waitMs: 60_000 * 2 ** limitedBefore, reason: 'HTTP 429' };
+  }
+  if (status !== undefined)
+    return status === 500 || status >= 502 ? { kind: 'transient', ...(retryAfter !== null ? { waitMs: retryAfter } : {}) } : { kind: 'fatal' };
+  if (err instanceof GitbeakerTimeoutError) return { kind: 'transient' };
+  // No response at all: connection refused or reset, DNS.
+  return (err as { name?: string })?.name === 'TypeError' ? { kind: 'transient' } : { kind: 'fatal' };
+}
+
+export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost {
   const token = config.hosts.gitlabToken;
-  const api = new Gitlab({ host: config.hosts.gitlabUrl, token: token ?? '', queryTimeout: 30_000 });
+  const api = new Gitlab({
+    host: config.hosts.gitlabUrl,
+    token: token ?? '',
+    queryTimeout: 30_000,
+    requesterFn: createRequesterFn((_, options) => Promise.resolve(options), requestOnce),
+  });
 
   async function findOpen(projectPath: string, branch: string): Promise<PullRequestRef | null> {
     const list = (await api.MergeRequests.all({
@@ -67,7 +135,8 @@ export function createGitLabHost(config: Config): CodeHost {
       const projectPath = gitlabProjectPath(input.repository, config);
       if (!projectPath) throw new HostError(`not a GitLab repository: ${scrubSecrets(input.repository)}`);
       if (!token) throw new HostError('GITLAB_TOKEN is not set: it is needed to open merge requests on GitLab');
-      try {
+      // Look up, else create — retried as a whole, so a create whose answer was lost is found, not repeated.
+      const step = async (): Promise<PullRequestRef> => {
         const existing = await findOpen(projectPath, input.branch);
         if (existing) return existing;
         try {
@@ -83,8 +152,18 @@ export function createGitLabHost(config: Config): CodeHost {
           }
           throw err;
         }
+      };
+      try {
+        return await withHostRetry(step, {
+          ...deps,
+          host: 'GitLab',
+          what: `merge request for ${projectPath} branch ${input.branch}`,
+          maxWaitMs: config.hosts.maxWaitMs,
+          ...(input.signal ? { signal: input.signal } : {}),
+          classify: gitlabFailure,
+        });
       } catch (err) {
-        if (err instanceof HostError) throw err;
+        if (err instanceof HostError || input.signal?.aborted) throw err;
         throw new HostError(`GitLab merge request for ${projectPath} branch ${input.branch} failed: ${describe(err, token)}`);
       }
     },

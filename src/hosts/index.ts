@@ -5,19 +5,21 @@ import { parseRepository } from './detect.ts';
 import { createGitHubHost, HostError } from './github.ts';
 import { createGitLabHost } from './gitlab.ts';
 import { createLocalHost } from './local.ts';
+import type { HostDeps } from './retry.ts';
 import type { CodeHost } from './types.ts';
 
-export { HostError } from './github.ts';
+export { HostError, HostRateLimitedError } from './github.ts';
+export type { HostDeps, HostWait } from './retry.ts';
 
-export function hostFor(repository: string, config: Config): CodeHost {
+export function hostFor(repository: string, config: Config, deps: HostDeps = {}): CodeHost {
   const loc = parseRepository(repository, config);
   switch (loc.kind) {
     case 'local':
       return createLocalHost();
     case 'github':
-      return createGitHubHost(config);
+      return createGitHubHost(config, deps);
     case 'gitlab':
-      return createGitLabHost(config);
+      return createGitLabHost(config, deps);
     default:
       throw new HostError(
         `No code host for repository ${repository}: use a GitHub or GitLab URL (set GITHUB_API_URL / GITLAB_URL for self-hosted instances) or a local path / file:// URL`,

@@ -12,6 +12,8 @@ export interface EnsurePullRequestInput {
   title: string;
   body: string;
   draft?: boolean;
+  /** Ends rate-limit waits and requests early (the run was stopped or reached its deadline). */
+  signal?: AbortSignal;
 }
 
 export interface CodeHost {

@@ -21,13 +21,14 @@ async function runError(p: Promise<unknown>): Promise<RunError> {
 
 describe('agent run failures', () => {
   for (const streaming of ['1', '0']) {
-    it(`model HTTP 500 every time → model_error after the configured retries (streaming=${streaming})`, async () => {
+    it(`model HTTP 500 every time → model_unavailable after the configured retries (streaming=${streaming})`, async () => {
       h = await startHarness({ env: { INKWELL_MODEL_STREAMING: streaming, INKWELL_MODEL_MAX_RETRIES: '2', INKWELL_MODEL_RETRY_BASE_MS: '20' } });
       h.model.setFallback({ status: 500, message: 'upstream exploded' });
       const started = Date.now();
       const err = await runError(h.execute());
-      expect(err.code).toBe('model_error');
+      expect(err.code).toBe('model_unavailable');
       expect(err.message).toContain('upstream exploded');
+      expect(err.message).toContain('3 calls');
       // 1 try + 2 retries, with backoff between them (20 ms, then ~40 ms, ±25 %).
       expect(h.model.requests).toHaveLength(3);
       expect(Date.now() - started).toBeGreaterThanOrEqual(40);
@@ -61,11 +62,11 @@ describe('agent run failures', () => {
     expect(readBranchFile(h.repo, 'inkwell/test1-update-intro', 'docs/intro.mdx')).toContain('Hello again from Acme.');
   });
 
-  it('a stream cut off on every attempt → model_error after the configured retries', async () => {
+  it('a stream cut off on every attempt → model_unavailable after the configured retries', async () => {
     h = await startHarness({ env: { INKWELL_MODEL_MAX_RETRIES: '2' } });
     h.model.setFallback({ cutStream: { afterChunks: 2, reply: { text: 'A summary that never arrives in full.' } } });
     const err = await runError(h.execute());
-    expect(err.code).toBe('model_error');
+    expect(err.code).toBe('model_unavailable');
     expect(err.message).toContain('broke off');
     expect(h.model.requests).toHaveLength(3);
     expect(h.events.filter((e) => e.type === 'assistant_message')).toHaveLength(0);
@@ -219,6 +220,37 @@ describe('agent run failures', () => {
     const result = await h.execute();
     expect(result.summary).toBe('Add a changelog entry\n\nNoted the release.');
     expect(h.github.pulls[0]?.title).toBe('Add a changelog entry');
+  });
+
+  it('a GitHub rate limit longer than INKWELL_HOST_MAX_WAIT_MS → host_rate_limited naming when to retry; the next run opens the pull request', async () => {
+    h = await startHarness({
+      env: { INKWELL_HOST_MAX_WAIT_MS: '60000' },
+      script: [{ toolCalls: [{ name: 'write_file', args: { path: 'c.md', content: 'c\n' } }] }, { text: 'Add c' }],
+    });
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    h.github.failNext(403, 1, {
+      message: 'API rate limit exceeded for user ID 1.',
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+    });
+    const err = await runError(h.execute());
+    expect(err.code).toBe('host_rate_limited');
+    expect(err.message).toContain('GitHub rate limit');
+    expect(err.message).toContain(`retry after ${new Date(reset * 1000 + 1000).toISOString()}`);
+    expect(err.message).not.toContain(TOKEN);
+    expect(readBranchFile(h.repo, 'inkwell/test1-update-intro', 'c.md')).toBe('c\n');
+    expect(h.github.pulls).toHaveLength(0);
+    h.model.push({ text: 'c.md is there already.' });
+    const again = await h.execute();
+    expect(again.prLink).toBe('https://github.com/acme/docs/pull/1');
+    expect(h.github.pulls).toHaveLength(1);
+  });
+
+  it('a short GitHub secondary rate limit is waited out and the pull request opened', async () => {
+    h = await startHarness({ script: [{ toolCalls: [{ name: 'write_file', args: { path: 'd.md', content: 'd\n' } }] }, { text: 'Add d' }] });
+    h.github.failNext(403, 1, { message: 'You have exceeded a secondary rate limit.', headers: { 'retry-after': '1' } });
+    const result = await h.execute();
+    expect(result.prLink).toBe('https://github.com/acme/docs/pull/1');
+    expect(h.github.pulls).toHaveLength(1);
   });
 
   it('a failing event handler does not end the run', async () => {

@@ -3,7 +3,11 @@
 //   POST /repos/{owner}/{repo}/pulls {title, head, base, body?, draft?}  → 201 (422 when one is open for head)
 //   GET  /repos/{owner}/{repo}/pulls/{number}
 //   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}
-// Optional token check (401 "Bad credentials"), records every request with its headers.
+// Optional token check (401 "Bad credentials"), records every request with its headers. Scripted failures
+// (`failNext`) carry headers and a message, to play rate limits:
+//   primary:   gh.failNext(403, 1, { message: 'API rate limit exceeded', headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000000' } })
+//   secondary: gh.failNext(403, 1, { message: 'You have exceeded a secondary rate limit', headers: { 'retry-after': '30' } })
+// and `afterHandling: true` to do the work first and then answer the failure (a response lost on the way back).
 // Mount under a prefix (`/api/v3`) to play GitHub Enterprise Server.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,10 +37,19 @@ export interface GitHubServer {
   apiUrl: string;
   pulls: FakePull[];
   requests: RecordedGitHubRequest[];
-  /** The next `count` requests answer with this status (default 1). */
-  failNext(status: number, count?: number): void;
+  /** The next `count` requests answer with this status (default 1), with these headers and message. */
+  failNext(status: number, count?: number, opts?: FailureOptions): void;
   htmlUrl(pull: Pick<FakePull, 'owner' | 'repo' | 'number'>): string;
   close(): Promise<void>;
+}
+
+export interface FailureOptions {
+  headers?: Record<string, string>;
+  message?: string;
+  /** Handle the request as usual (create the pull request…), then answer with the failure instead. */
+  afterHandling?: boolean;
+  /** Only a request with this method takes this failure (others pass it by). */
+  method?: string;
 }
 
 export interface GitHubServerOptions {
@@ -51,7 +64,7 @@ export interface GitHubServerOptions {
 export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise<GitHubServer> {
   const pulls: FakePull[] = [];
   const requests: RecordedGitHubRequest[] = [];
-  const failures: number[] = [];
+  const failures: Array<FailureOptions & { status: number }> = [];
   const prefix = (opts.prefix ?? '').replace(/\/+$/, '');
   const htmlHost = opts.htmlHost ?? 'github.com';
   let apiUrl = '';
@@ -71,15 +84,26 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     user: { login: 'inkwell-bot' },
   });
 
-  const send = (res: http.ServerResponse, status: number, body: unknown): undefined => {
+  const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): undefined => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
     res.end(text);
   };
 
   function handle(req: RecordedGitHubRequest, res: http.ServerResponse): undefined {
-    const failure = failures.shift();
-    if (failure !== undefined) return send(res, failure, { message: `scripted failure ${failure}` });
+    const at = failures.findIndex((f) => f.method === undefined || f.method === req.method);
+    const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
+    if (failure !== undefined) {
+      const answer = () => send(res, failure.status, { message: failure.message ?? `scripted failure ${failure.status}` }, failure.headers);
+      if (!failure.afterHandling) return answer();
+      // Do the work, throw its answer away, answer the failure.
+      handleNormally(req, { writeHead: () => {}, end: () => {} } as unknown as http.ServerResponse);
+      return answer();
+    }
+    return handleNormally(req, res);
+  }
+
+  function handleNormally(req: RecordedGitHubRequest, res: http.ServerResponse): undefined {
     if (opts.token !== undefined) {
       const auth = String(req.headers.authorization ?? '');
       if (auth !== `token ${opts.token}` && auth !== `Bearer ${opts.token}`) {
@@ -179,8 +203,8 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     apiUrl,
     pulls,
     requests,
-    failNext: (status, count = 1) => {
-      for (let i = 0; i < count; i++) failures.push(status);
+    failNext: (status, count = 1, opts = {}) => {
+      for (let i = 0; i < count; i++) failures.push({ ...opts, status });
     },
     htmlUrl,
     close: async () => {

@@ -7,6 +7,8 @@
 // `:id` is a numeric id or the URL-encoded project path (`group%2Fsub%2Frepo`). Requests must carry
 // `PRIVATE-TOKEN: <token>` (or `Authorization: Bearer <token>`) when a token is configured; every
 // request is recorded with its headers. Mount under a prefix (`/gitlab`) to play a relative-URL install.
+// Scripted failures (`failNext`) carry headers, to play rate limits (`failNext(429, 1, { headers: { 'retry-after': '30' } })`),
+// and `afterHandling: true` does the work first and then answers the failure (a response lost on the way back).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -38,12 +40,21 @@ export interface GitLabServer {
   url: string;
   mergeRequests: FakeMergeRequest[];
   requests: RecordedGitLabRequest[];
-  /** The next `count` requests answer with this status (default 1). */
-  failNext(status: number, count?: number): void;
+  /** The next `count` requests answer with this status (default 1), with these headers and message. */
+  failNext(status: number, count?: number, opts?: FailureOptions): void;
   /** The next `count` list requests answer an empty list, as a lagging replica might (to provoke the create race). */
   staleLists(count?: number): void;
   webUrl(mr: Pick<FakeMergeRequest, 'projectPath' | 'iid'>): string;
   close(): Promise<void>;
+}
+
+export interface FailureOptions {
+  headers?: Record<string, string>;
+  message?: string;
+  /** Handle the request as usual (create the merge request…), then answer with the failure instead. */
+  afterHandling?: boolean;
+  /** Only a request with this method takes this failure (others pass it by). */
+  method?: string;
 }
 
 export interface GitLabServerOptions {
@@ -56,7 +67,7 @@ export interface GitLabServerOptions {
 export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise<GitLabServer> {
   const mergeRequests: FakeMergeRequest[] = [];
   const requests: RecordedGitLabRequest[] = [];
-  const failures: number[] = [];
+  const failures: Array<FailureOptions & { status: number }> = [];
   let stale = 0;
   const prefix = (opts.prefix ?? '').replace(/\/+$/, '');
   let origin = '';
@@ -98,7 +109,10 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
       const query = Object.fromEntries(new URLSearchParams(search));
       const text = Buffer.concat(chunks).toString('utf8');
       let body: any = null;
+      let answered = false;
       const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+        if (answered) return;
+        answered = true;
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(value));
       };
@@ -112,10 +126,12 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
       const project = m ? resolveProject(decodeURIComponent(m[1] as string)) : null;
       requests.push({ method: req.method ?? 'GET', rawPath, project, query, headers: req.headers, body });
 
-      const failure = failures.shift();
+      const at = failures.findIndex((f) => f.method === undefined || f.method === req.method);
+      const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
       if (failure !== undefined) {
-        send(failure, { message: `${failure} Simulated failure` });
-        return;
+        // After handling: the failure is sent first and the work below still happens (its own answer is dropped).
+        send(failure.status, { message: failure.message ?? `${failure.status} Simulated failure` }, failure.headers);
+        if (!failure.afterHandling) return;
       }
       if (opts.token !== undefined) {
         const given = (req.headers['private-token'] as string | undefined) ?? req.headers.authorization?.replace(/^Bearer\s+/i, '');
@@ -201,8 +217,8 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
     url: `${origin}${prefix}`,
     mergeRequests,
     requests,
-    failNext(status, count = 1) {
-      for (let i = 0; i < count; i++) failures.push(status);
+    failNext(status, count = 1, opts = {}) {
+      for (let i = 0; i < count; i++) failures.push({ ...opts, status });
     },
     staleLists(count = 1) {
       stale += count;

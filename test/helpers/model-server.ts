@@ -35,8 +35,11 @@ export type ModelReply =
   | { hang: true }
   /** Wait, then answer with `reply`. */
   | { delayMs: number; reply: ModelReply }
-  /** Streamed requests: send the status line and the first `afterChunks` SSE chunks of `reply`, then drop the connection. */
-  | { cutStream: { afterChunks: number; reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }> } };
+  /**
+   * Streamed requests: send the status line and the first `afterChunks` SSE chunks of `reply`, then drop the
+   * connection (`stall: true`: keep it open and send nothing more). Non-streamed requests: drop (or hold) the connection.
+   */
+  | { cutStream: { afterChunks: number; reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }>; stall?: boolean } };
 
 export type ModelScriptEntry = ModelReply | ((req: RecordedModelRequest, index: number) => ModelReply | Promise<ModelReply>);
 
@@ -104,6 +107,7 @@ function sendStream(
   reply: Extract<ModelReply, { text: string } | { toolCalls: ScriptedToolCall[] }>,
   model: string,
   cutAfterChunks = Number.POSITIVE_INFINITY,
+  stall = false,
 ): void {
   const id = completionId();
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -125,6 +129,7 @@ function sendStream(
   }
   send(chunk(id, model, {}, finish));
   send({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage: usageOf(reply) });
+  if (sent > cutAfterChunks && stall) return;
   if (sent > cutAfterChunks) {
     // The connection drops mid-body (after what was written has gone out).
     res.once('drain', () => res.destroy());
@@ -176,8 +181,12 @@ export async function startModelServer(script: ModelScriptEntry[] = [], opts: { 
       return;
     }
     if ('cutStream' in reply) {
-      if (req.stream) sendStream(res, reply.cutStream.reply, model, reply.cutStream.afterChunks);
-      else res.destroy();
+      if (reply.cutStream.stall) {
+        open.add(res);
+        res.on('close', () => open.delete(res));
+      }
+      if (req.stream) sendStream(res, reply.cutStream.reply, model, reply.cutStream.afterChunks, reply.cutStream.stall);
+      else if (!reply.cutStream.stall) res.destroy();
       return;
     }
     if (req.stream) sendStream(res, reply, model);

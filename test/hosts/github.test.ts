@@ -69,7 +69,7 @@ describe('GitHub host', () => {
   it('retries transient 5xx answers', async () => {
     gh = await startGitHubServer({ token: TOKEN });
     gh.failNext(503, 2);
-    const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
+    const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }), { sleep: async () => {} });
     expect(await host.ensurePullRequest(input)).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1 });
   });
 

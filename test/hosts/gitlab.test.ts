@@ -156,13 +156,13 @@ describe('GitLab merge requests against a local GitLab API', () => {
     );
   });
 
-  it('surfaces a server error with its status and survives a transient 502', async () => {
+  it('surfaces a server error with its status after its retries and survives a transient 502', async () => {
     server = await startGitLabServer({ token: TOKEN });
-    const host = createGitLabHost(configFor(server));
+    const host = createGitLabHost(configFor(server), { sleep: async () => {} });
     server.failNext(502, 2);
     const pr = await host.ensurePullRequest({ repository: `${server.url}/acme/docs`, branch: 'b', base: 'main', title: 't', body: '' });
     expect(pr?.number).toBe(1);
-    server.failNext(500);
+    server.failNext(500, 3);
     const err = await host.ensurePullRequest({ repository: `${server.url}/acme/docs`, branch: 'c', base: 'main', title: 't', body: '' }).catch((e) => e);
     expect(err).toBeInstanceOf(HostError);
     expect(err.message).toContain('HTTP 500');

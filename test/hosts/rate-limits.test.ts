@@ -1,0 +1,223 @@
+// Code-host rate limits and transient failures against the local fakes: the host waits as GitHub or GitLab
+// asks (a fake clock and a sleep that only records, so nothing waits for real), gives up with
+// HostRateLimitedError when the wait would outlast INKWELL_HOST_MAX_WAIT_MS, and never opens a pull request twice.
+import { afterEach, describe, expect, it } from 'vitest';
+import { testConfig } from '../../src/config.ts';
+import { createGitHubHost } from '../../src/hosts/github.ts';
+import { createGitLabHost } from '../../src/hosts/gitlab.ts';
+import { HostError, HostRateLimitedError } from '../../src/hosts/index.ts';
+import type { HostDeps } from '../../src/hosts/retry.ts';
+import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
+import { type GitLabServer, startGitLabServer } from '../helpers/gitlab-server.ts';
+
+const GH_TOKEN = `ghp_${'RateT0ken'.repeat(4)}`;
+const GL_TOKEN = 'glpat-RateTokenAbcdefghij0123456789';
+const T0 = Date.parse('2026-03-01T12:00:00Z');
+
+/** A clock that only moves when the host sleeps; every sleep is recorded. */
+function fakeTime(): HostDeps & { slept: number[] } {
+  let t = T0;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => t,
+    sleep: async (ms) => {
+      slept.push(ms);
+      t += ms;
+    },
+  };
+}
+
+let gh: GitHubServer | null = null;
+let gl: GitLabServer | null = null;
+afterEach(async () => {
+  await gh?.close();
+  await gl?.close();
+  gh = null;
+  gl = null;
+});
+
+const ghInput = { repository: 'https://github.com/acme/docs.git', branch: 'inkwell/abc-fix', base: 'main', title: 'Fix typo', body: 'Fixed it.' };
+
+async function github(env: Record<string, string> = {}) {
+  gh = await startGitHubServer({ token: GH_TOKEN });
+  const time = fakeTime();
+  const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: GH_TOKEN, ...env }), time);
+  return { server: gh, host, time };
+}
+
+describe('GitHub rate limits', () => {
+  for (const status of [403, 429]) {
+    it(`primary limit (HTTP ${status}, x-ratelimit-remaining: 0): waits until x-ratelimit-reset, then opens the pull request`, async () => {
+      const { server, host, time } = await github();
+      const reset = T0 / 1000 + 120;
+      server.failNext(status, 1, {
+        message: 'API rate limit exceeded for user ID 1.',
+        headers: { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      });
+      const pr = await host.ensurePullRequest(ghInput);
+      expect(pr?.number).toBe(1);
+      expect(time.slept).toEqual([121_000]); // to the reset, plus a second for clock skew
+      expect(server.pulls).toHaveLength(1);
+    });
+  }
+
+  it('secondary limit with retry-after: waits that many seconds', async () => {
+    const { server, host, time } = await github();
+    server.failNext(403, 1, {
+      message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+      headers: { 'retry-after': '30' },
+    });
+    expect((await host.ensurePullRequest(ghInput))?.number).toBe(1);
+    expect(time.slept).toEqual([30_000]);
+  });
+
+  it('secondary limit without retry-after: waits a minute, longer when it persists', async () => {
+    const { server, host, time } = await github();
+    server.failNext(403, 2, { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' });
+    expect((await host.ensurePullRequest(ghInput))?.number).toBe(1);
+    expect(time.slept).toEqual([60_000, 120_000]);
+  });
+
+  it('a 403 that is not a rate limit fails at once (no wait, no retry)', async () => {
+    const { server, host, time } = await github();
+    server.failNext(403, 1, { message: 'Resource not accessible by integration' });
+    const err = await host.ensurePullRequest(ghInput).catch((e) => e);
+    expect(err).toBeInstanceOf(HostError);
+    expect(err).not.toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('Resource not accessible by integration');
+    expect(time.slept).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a reset beyond INKWELL_HOST_MAX_WAIT_MS fails at once with HostRateLimitedError naming GitHub and when to retry', async () => {
+    const { server, host, time } = await github({ INKWELL_HOST_MAX_WAIT_MS: String(5 * 60_000) });
+    const reset = T0 / 1000 + 3600;
+    server.failNext(403, 1, { message: 'API rate limit exceeded', headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) } });
+    const err = await host.ensurePullRequest(ghInput).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.retryAt.getTime()).toBe(reset * 1000 + 1000);
+    expect(err.message).toContain('GitHub rate limit');
+    expect(err.message).toContain('acme/docs');
+    expect(err.message).toContain(`retry after ${new Date(reset * 1000 + 1000).toISOString()}`);
+    expect(err.message).not.toContain(GH_TOKEN);
+    expect(time.slept).toEqual([]);
+    expect(server.pulls).toHaveLength(0);
+  });
+
+  it('waits add up: the wait that would pass the budget fails', async () => {
+    const { server, host, time } = await github({ INKWELL_HOST_MAX_WAIT_MS: String(100_000) });
+    server.failNext(429, 3, { headers: { 'retry-after': '40' } });
+    const err = await host.ensurePullRequest(ghInput).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('after waiting 1.3 min');
+    expect(time.slept).toEqual([40_000, 40_000]);
+    expect(server.pulls).toHaveLength(0);
+  });
+
+  it('a stopped run ends the wait', async () => {
+    gh = await startGitHubServer({ token: GH_TOKEN });
+    const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: GH_TOKEN })); // real sleep
+    gh.failNext(429, 1, { headers: { 'retry-after': '600' } });
+    const controller = new AbortController();
+    const pending = host.ensurePullRequest({ ...ghInput, signal: controller.signal }).catch((e) => e);
+    while (gh.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Error('stopped'));
+    expect((await pending).message).toBe('stopped');
+    expect(gh.pulls).toHaveLength(0);
+  });
+
+  it('5xx on create after GitHub created it (answer lost): the retry finds it, no second pull request', async () => {
+    const { server, host, time } = await github();
+    server.failNext(502, 1, { method: 'POST', afterHandling: true });
+    const pr = await host.ensurePullRequest(ghInput);
+    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1 });
+    expect(server.pulls).toHaveLength(1);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
+    expect(time.slept).toHaveLength(1);
+  });
+
+  it('5xx every time: a few retries with backoff, then host_error with the status', async () => {
+    const { server, host, time } = await github();
+    server.failNext(503, 10);
+    const err = await host.ensurePullRequest(ghInput).catch((e) => e);
+    expect(err).toBeInstanceOf(HostError);
+    expect(err).not.toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('HTTP 503');
+    expect(time.slept).toEqual([500, 2000]);
+    expect(server.requests).toHaveLength(3);
+  });
+});
+
+const glInput = (server: GitLabServer) => ({
+  repository: `${server.url}/acme/docs`,
+  branch: 'inkwell/abc-fix',
+  base: 'main',
+  title: 'Fix typo',
+  body: 'Fixed it.',
+});
+
+async function gitlab(env: Record<string, string> = {}) {
+  gl = await startGitLabServer({ token: GL_TOKEN });
+  const time = fakeTime();
+  const host = createGitLabHost(testConfig({}, { GITLAB_URL: gl.url, GITLAB_TOKEN: GL_TOKEN, ...env }), time);
+  return { server: gl, host, time };
+}
+
+describe('GitLab rate limits', () => {
+  it('429 with Retry-After: one request, then waits as asked (gitbeaker’s own instant retries are off)', async () => {
+    const { server, host, time } = await gitlab();
+    server.failNext(429, 1, { message: 'Retry later', headers: { 'retry-after': '30' } });
+    const mr = await host.ensurePullRequest(glInput(server));
+    expect(mr?.number).toBe(1);
+    expect(time.slept).toEqual([30_000]);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'POST']);
+  });
+
+  it('429 with only RateLimit-Reset: waits until the reset', async () => {
+    const { server, host, time } = await gitlab();
+    server.failNext(429, 1, { headers: { 'ratelimit-reset': String(T0 / 1000 + 45) } });
+    expect((await host.ensurePullRequest(glInput(server)))?.number).toBe(1);
+    expect(time.slept).toEqual([46_000]);
+  });
+
+  it('429 without hints: waits a minute', async () => {
+    const { server, host, time } = await gitlab();
+    server.failNext(429, 1);
+    expect((await host.ensurePullRequest(glInput(server)))?.number).toBe(1);
+    expect(time.slept).toEqual([60_000]);
+  });
+
+  it('a Retry-After beyond INKWELL_HOST_MAX_WAIT_MS fails at once with HostRateLimitedError naming GitLab and when to retry', async () => {
+    const { server, host, time } = await gitlab({ INKWELL_HOST_MAX_WAIT_MS: '60000' });
+    server.failNext(429, 1, { headers: { 'retry-after': '3600' } });
+    const err = await host.ensurePullRequest(glInput(server)).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('GitLab rate limit');
+    expect(err.message).toContain(`retry after ${new Date(T0 + 3_600_000).toISOString()}`);
+    expect(err.message).not.toContain(GL_TOKEN);
+    expect(time.slept).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('502 on create after GitLab created it (answer lost): the retry finds it, no second merge request', async () => {
+    const { server, host } = await gitlab();
+    server.failNext(502, 1, { method: 'POST', afterHandling: true });
+    const mr = await host.ensurePullRequest(glInput(server));
+    expect(mr?.number).toBe(1);
+    expect(server.mergeRequests).toHaveLength(1);
+    expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
+  });
+
+  it('5xx every time: a few retries, then host_error with the status', async () => {
+    const { server, host, time } = await gitlab();
+    server.failNext(503, 10);
+    const err = await host.ensurePullRequest(glInput(server)).catch((e) => e);
+    expect(err).toBeInstanceOf(HostError);
+    expect(err).not.toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('HTTP 503');
+    expect(time.slept).toEqual([500, 2000]);
+    expect(server.requests).toHaveLength(3);
+  });
+});
