@@ -45,7 +45,13 @@ describe('loadConfig', () => {
     expect(c.model.maxRetries).toBe(3);
     expect(c.agent).toEqual({ maxSteps: 40, runTimeoutMs: 20 * 60_000, gitAuthorName: 'Inkwell Agent', gitAuthorEmail: 'agent@inkwell.invalid' });
     expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3, worktreePool: 2 });
-    expect(c.hosts).toEqual({ githubToken: undefined, githubApiUrl: 'https://api.github.com', gitlabToken: undefined, gitlabUrl: 'https://gitlab.com' });
+    expect(c.hosts).toEqual({
+      githubToken: undefined,
+      githubApiUrl: 'https://api.github.com',
+      gitlabToken: undefined,
+      gitlabUrl: 'https://gitlab.com',
+      maxWaitMs: 900_000,
+    });
     expect(c.webhooks.allowPrivate).toBe(false);
     expect(c.trustProxy).toBe(false);
     // Empty strings count as unset.

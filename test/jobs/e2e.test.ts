@@ -126,7 +126,7 @@ describeEachDialect('jobs end to end (real executor)', (dialect) => {
     const c = await api('POST', '/job', { prompt: 'Anything' });
     const job = await settle(c.body.id);
     expect(job.status).toBe('failed');
-    expect(job.error.code).toBe('model_error');
+    expect(job.error.code).toBe('model_unavailable');
     expect(model.requests.length).toBe(2); // one try plus INKWELL_MODEL_MAX_RETRIES=1
   });
 
