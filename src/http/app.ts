@@ -19,7 +19,7 @@ import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
-import { withDocumentedSchemas } from './documented.ts';
+import { withCommonResponses, withDocumentedSchemas } from './documented.ts';
 import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
 import { agentRoutes } from './routes/agent.ts';
@@ -451,7 +451,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // A route registered as '/' under a plugin prefix is served with and without the trailing slash;
     // the document names the canonical form without it.
     // Item schemas validated by the handler (see documented.ts) are shown as what they are.
-    transform: ({ schema, url }) => ({ schema: withDocumentedSchemas(schema), url: url.length > 1 ? url.replace(/\/+$/, '') : url }),
+    // The common error answers (request layer, infrastructure) are listed on every operation that can give them.
+    transform: ({ schema, url, route }) => ({
+      schema: withCommonResponses(withDocumentedSchemas(schema), String(route.method), url),
+      url: url.length > 1 ? url.replace(/\/+$/, '') : url,
+    }),
     openapi: {
       openapi: '3.1.0',
       info: {

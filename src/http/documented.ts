@@ -28,3 +28,42 @@ export function withDocumentedSchemas<T>(schema: T): T {
   };
   return visit(schema) as T;
 }
+
+/** The error body every 4xx and 5xx has (5xx bodies carry only `error`, `code` and `requestId`). */
+export const ErrorResponseSchema = Type.Object(
+  {
+    error: Type.String({ description: 'For a person' }),
+    code: Type.String({ description: 'Stable snake_case code' }),
+    details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
+    requestId: Type.Optional(Type.String()),
+  },
+  { description: 'Error' },
+);
+
+/** Answers any API operation may give besides its own (the request layer's and the infrastructure's). */
+const COMMON_RESPONSES: Record<string, { when: (op: { method: string; url: string; secured: boolean }) => boolean; description: string }> = {
+  400: { when: (op) => /^\/v[12]\//.test(op.url), description: 'invalid_request / unknown_field (including an unknown query parameter), naming the field' },
+  401: { when: (op) => op.secured, description: 'unauthorized: missing, malformed, unknown or revoked key (with WWW-Authenticate: Bearer)' },
+  408: { when: (op) => op.method === 'POST', description: 'request_timeout: the request did not fully arrive in time; the connection is closed' },
+  413: { when: (op) => op.method === 'POST', description: 'payload_too_large: the body is over the limit' },
+  415: { when: (op) => op.method === 'POST', description: 'unsupported_media_type: the body is not JSON' },
+  500: { when: (op) => /^\/v[12]\//.test(op.url), description: 'internal_error: a fault of the server (only error, code and requestId)' },
+  503: { when: (op) => /^\/v[12]\//.test(op.url), description: 'database_unavailable (with Retry-After) or shutting_down' },
+  507: { when: (op) => /^\/v[12]\//.test(op.url), description: 'storage_full (with Retry-After)' },
+};
+
+/** A route schema with the common error answers added to its responses (for the document only). Pure. */
+export function withCommonResponses<T extends object>(schema: T, method: string, url: string): T {
+  if (method === 'HEAD' || method === 'OPTIONS') return schema;
+  const s = schema as { response?: Record<string, unknown>; security?: unknown };
+  const response: Record<string, unknown> = { ...(s.response ?? {}) };
+  const op = { method, url, secured: Array.isArray(s.security) && s.security.length > 0 };
+  let added = false;
+  for (const [status, common] of Object.entries(COMMON_RESPONSES)) {
+    if (!(status in response) && common.when(op)) {
+      response[status] = { ...ErrorResponseSchema, description: common.description };
+      added = true;
+    }
+  }
+  return added ? { ...schema, response } : schema;
+}

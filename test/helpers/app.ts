@@ -7,6 +7,7 @@ import { type App, buildApp } from '../../src/http/app.ts';
 import type { AppContext } from '../../src/http/context.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import type { Project } from '../../src/projects/service.ts';
+import { contractViolation } from './contract.ts';
 import { type DialectName, openTestDb, type TestDb } from './db.ts';
 
 export interface Seeded {
@@ -109,5 +110,8 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
   } catch {
     // not JSON: leave as text
   }
+  // Every response a test sees keeps the contract of /openapi.json (see contract.ts).
+  const violation = await contractViolation(baseUrl, method, path, { status: res.status, contentType: res.headers.get('content-type'), body: parsed, text });
+  if (violation) throw new Error(`API contract: ${violation}`);
   return { status: res.status, headers: res.headers, body: parsed, text };
 }

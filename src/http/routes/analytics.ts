@@ -272,8 +272,12 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
       schema: {
         tags: ['Analytics'],
         summary: 'Browser tracker script',
-        description: 'Include with data-project and data-key (an ingest key).',
+        description: 'Include with data-project and data-key (an ingest key). Cached for an hour; answers 304 to a matching If-None-Match.',
         produces: ['application/javascript'],
+        response: {
+          200: Type.String({ description: 'The tracker (application/javascript)' }),
+          304: Type.Null({ description: 'Not modified: If-None-Match matched the ETag' }),
+        },
       },
     },
     async (request, reply) => {
