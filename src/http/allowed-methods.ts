@@ -8,14 +8,14 @@ interface Pattern {
   methods: Set<string>;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** `/v2/agent/:projectId/job/:id` → a regular expression for concrete paths (a trailing slash allowed). */
 export function patternOf(url: string): RegExp {
   const body = url
     .replace(/\/+$/, '')
     .split('/')
-    .map((seg) => (seg === '*' ? '.*' : seg.startsWith(':') ? '[^/]+' : escape(seg)))
+    .map((seg) => (seg === '*' ? '.*' : seg.startsWith(':') ? '[^/]+' : escapeRe(seg)))
     .join('/');
   return new RegExp(`^${body}/?$`);
 }
@@ -25,7 +25,10 @@ export class RouteMethods {
 
   add(method: string | string[], url: string): void {
     let p = this.patterns.get(url);
-    if (!p) this.patterns.set(url, (p = { re: patternOf(url), methods: new Set() }));
+    if (!p) {
+      p = { re: patternOf(url), methods: new Set() };
+      this.patterns.set(url, p);
+    }
     for (const m of Array.isArray(method) ? method : [method]) p.methods.add(m.toUpperCase());
   }
 

@@ -12,7 +12,10 @@ const seen = new WeakMap<AppContext, Map<FaultCode, number>>();
 
 export function noteFault(ctx: AppContext, code: FaultCode): void {
   let m = seen.get(ctx);
-  if (!m) seen.set(ctx, (m = new Map()));
+  if (!m) {
+    m = new Map();
+    seen.set(ctx, m);
+  }
   m.set(code, ctx.now());
 }
 

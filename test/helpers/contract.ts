@@ -44,15 +44,19 @@ export async function contractViolation(
 ): Promise<string | null> {
   if (method === 'HEAD' || method === 'OPTIONS') return null;
   let c = contracts.get(baseUrl);
-  if (!c) contracts.set(baseUrl, (c = load(baseUrl)));
+  if (!c) {
+    c = load(baseUrl);
+    contracts.set(baseUrl, c);
+  }
   const contract = await c;
   if (!contract) return null;
   const path = url.split('?')[0] ?? '';
   const op = contract.operations.find((o) => o.re.test(path));
   const m = method.toLowerCase();
   // Unknown paths (404) and methods a path does not have (405) are outside every operation.
-  if (!op || !op.methods[m]) return null;
-  const responses = op.methods[m].responses ?? {};
+  const operation = op?.methods[m];
+  if (!op || !operation) return null;
+  const responses = operation.responses ?? {};
   const status = String(res.status);
   const response = responses[status] ?? responses[`${status[0]}XX`] ?? responses.default;
   if (!response)

@@ -282,7 +282,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> 
     },
     async (request, reply) => {
       reply.header('cache-control', 'public, max-age=3600, stale-while-revalidate=86400').header('etag', trackerEtag);
-      if (request.headers['if-none-match'] === trackerEtag) return reply.status(304).send();
+      if (request.headers['if-none-match'] === trackerEtag) return reply.status(304).send(null);
       return reply.type('application/javascript; charset=utf-8').send(TRACKER_JS);
     },
   );
