@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import { AISDKError, type ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { infraFault } from '../db/errors.ts';
 import { GitError } from '../git/run.ts';
 import { commitAll, commitsAhead, prepareWorkspace, pushBranch } from '../git/workspace.ts';
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
@@ -58,6 +59,8 @@ export type RunErrorCode =
   | 'model_error'
   | 'model_not_configured'
   | 'git_error'
+  /** The data directory's filesystem is full (the workspace could not be fetched, checked out or committed). */
+  | 'storage_full'
   /** The code host's rate limit outlasted INKWELL_HOST_MAX_WAIT_MS; the message says when to retry. */
   | 'host_rate_limited'
   | 'host_error'
@@ -128,6 +131,11 @@ export function createRunExecutor(config: Config, logger: Logger): { execute(inp
         return new RunError('step_limit_exceeded', `The agent reached the step limit (${config.agent.maxSteps}) before finishing`);
       }
       if (err instanceof ModelNotConfiguredError) return new RunError('model_not_configured', err.message);
+      // A full disk under the workspace is named as such (git's message or the file system's ENOSPC); a later
+      // retry succeeds once there is space again.
+      if (infraFault(err) === 'storage_full') {
+        return new RunError('storage_full', `The server's disk is full; the turn could not prepare or commit the workspace: ${errorText(err, secrets)}`);
+      }
       if (err instanceof GitError) return new RunError('git_error', errorText(err, secrets));
       if (err instanceof HostRateLimitedError) return new RunError('host_rate_limited', errorText(err, secrets));
       if (err instanceof HostError) return new RunError('host_error', errorText(err, secrets));

@@ -147,9 +147,14 @@ async function acquireFile(lockPath: string, token: string, staleMs: number, sig
       const fh = await fs.open(lockPath, 'wx');
       try {
         await fh.writeFile(content);
-      } finally {
-        await fh.close();
+      } catch (err) {
+        // A lock file without its holder (the disk is full, say) would hold everyone off until it went
+        // stale: it is not ours to keep.
+        await fh.close().catch(() => undefined);
+        await fs.rm(lockPath, { force: true });
+        throw err;
       }
+      await fh.close();
       return;
     } catch (err) {
       if (!isCode(err, 'EEXIST')) throw err;
