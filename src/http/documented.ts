@@ -52,6 +52,29 @@ const COMMON_RESPONSES: Record<string, { when: (op: { method: string; url: strin
   507: { when: (op) => /^\/v[12]\//.test(op.url), description: 'storage_full (with Retry-After)' },
 };
 
+const RATE_LIMIT_HEADERS = {
+  'ratelimit-limit': { type: 'integer', description: 'Requests (or events, for ingest) allowed per window for this project and rate family' },
+  'ratelimit-remaining': { type: 'integer', description: 'What is left of it in the current window' },
+  'ratelimit-reset': { type: 'integer', description: 'Seconds until the window resets' },
+};
+const RETRY_AFTER = { 'retry-after': { type: 'integer', description: 'Seconds to wait before retrying' } };
+const REPLAYED = {
+  'idempotent-replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'Present when this is the stored answer to an earlier request with the same Idempotency-Key',
+  },
+};
+
+/** The response headers an answer carries, by operation traits and status. */
+function headersFor(status: string, op: { rateLimited: boolean; idempotent: boolean }): Record<string, unknown> | null {
+  const h: Record<string, unknown> = {};
+  if (op.rateLimited && (status.startsWith('2') || status === '429')) Object.assign(h, RATE_LIMIT_HEADERS);
+  if (status === '429' || status === '503' || status === '507') Object.assign(h, RETRY_AFTER);
+  if (op.idempotent && status.startsWith('2')) Object.assign(h, REPLAYED);
+  return Object.keys(h).length > 0 ? h : null;
+}
+
 /** A route schema with the common error answers added to its responses (for the document only). Pure. */
 export function withCommonResponses<T extends object>(schema: T, method: string, url: string): T {
   if (method === 'HEAD' || method === 'OPTIONS') return schema;
@@ -62,6 +85,17 @@ export function withCommonResponses<T extends object>(schema: T, method: string,
   for (const [status, common] of Object.entries(COMMON_RESPONSES)) {
     if (!(status in response) && common.when(op)) {
       response[status] = { ...ErrorResponseSchema, description: common.description };
+      added = true;
+    }
+  }
+  const traits = {
+    rateLimited: '429' in response,
+    idempotent: Object.keys((s as { headers?: { properties?: object } }).headers?.properties ?? {}).includes('idempotency-key'),
+  };
+  for (const [status, r] of Object.entries(response)) {
+    const headers = headersFor(status, traits);
+    if (headers && typeof r === 'object' && r !== null) {
+      response[status] = { ...r, headers: { ...((r as { headers?: object }).headers ?? {}), ...headers } };
       added = true;
     }
   }

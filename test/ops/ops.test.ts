@@ -77,6 +77,14 @@ describeEachDialect('ops endpoints', (dialect) => {
     const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
     expect(param('/v2/agent/{projectId}/jobs', 'limit')).toMatchObject({ in: 'query', required: false });
     expect(param('/v2/agent/{projectId}/job/{id}/events', 'after')).toMatchObject({ in: 'query', required: false });
+    // Rate-limit, idempotency and Retry-After headers are documented where they are sent.
+    const create = doc.paths['/v2/agent/{projectId}/job'].post;
+    expect(Object.keys(create.responses['201'].headers)).toEqual(
+      expect.arrayContaining(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'idempotent-replayed']),
+    );
+    expect(Object.keys(create.responses['429'].headers)).toContain('retry-after');
+    expect(Object.keys(create.responses['503'].headers)).toEqual(['retry-after']);
+    expect(create.parameters.find((p: { name: string }) => p.name === 'idempotency-key')).toMatchObject({ in: 'header', required: false });
     // The ingest event items are described (the schema each event is validated with), not `{}`.
     for (const [path, maxItems] of [
       ['/v1/analytics/{projectId}/events', 1000],
