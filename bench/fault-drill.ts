@@ -37,6 +37,8 @@ interface BackendResult {
   backend: DrillBackend;
   baseline?: DrillRun;
   crash?: DrillRun;
+  /** PostgreSQL: the database cut off for 8 s under the same load. */
+  dbCut?: DrillRun;
   /** 2 × baseline + lease: what the crashed run's queue time must stay within. */
   allowanceMs?: number;
   /** Crashed queue time over the baseline's. */
@@ -45,7 +47,7 @@ interface BackendResult {
   error?: string;
 }
 
-async function run(backend: DrillBackend, crashAt: number | null): Promise<DrillRun> {
+async function run(backend: DrillBackend, crashAt: number | null, fault: 'kill' | 'db-cut' = 'kill'): Promise<DrillRun> {
   const dataDir = tempDir(`drill-${backend}`);
   try {
     const env: Record<string, string> = { INKWELL_DATA_DIR: dataDir };
@@ -56,6 +58,8 @@ async function run(backend: DrillBackend, crashAt: number | null): Promise<Drill
       concurrency: CONCURRENCY,
       leaseMs: LEASE_MS,
       crashAt,
+      fault,
+      cutMs: 8000,
       modelDelayMs: MODEL_DELAY_MS,
       timeoutMs: 20 * 60_000,
       logDir,
@@ -84,6 +88,14 @@ for (const backend of backends) {
         `queue ${out.crash.queueMs} ms = ${out.ratio}× the baseline (allowance 2 × ${out.baseline.queueMs} + ${LEASE_MS} = ${out.allowanceMs} ms): ${out.ok ? 'OK' : 'FAILED'}\n`,
     );
     for (const p of [...out.baseline.problems, ...out.crash.problems]) console.log(`  problem: ${p}`);
+    if (backend === 'postgres') {
+      // The database taken away for 8 s under the same load (the service is not restarted).
+      out.dbCut = await run(backend, CRASH_AT, 'db-cut');
+      const ok = out.dbCut.lost === 0 && out.dbCut.problems.length === 0 && out.dbCut.dbCut?.serviceAlive === true;
+      out.ok &&= ok;
+      console.log(`\n${drillTable([out.dbCut])}\n${JSON.stringify(out.dbCut.dbCut)}: ${ok ? 'OK' : 'FAILED'}`);
+      for (const p of out.dbCut.problems) console.log(`  problem: ${p}`);
+    }
   } catch (err) {
     out.error = (err as Error).message;
     out.ok = false;
@@ -105,6 +117,7 @@ const written = writeResults('drill', {
       '`inkwell serve --role all` in a child process (INKWELL_POLL_INTERVAL_MS=100); a scripted OpenAI-compatible model (each turn: one write_file of a file unique to the job and turn, then a final text); a fake GitHub pulls API; a local bare repository reached as https://github.com/acme/docs through url.<local>.insteadOf.',
       'Load: N jobs created by 4 clients, each followed at once by a follow-up message (so while the job is queued or running); every POST carries an Idempotency-Key and is retried on a refused connection or 503.',
       'Crash run: SIGKILL of the service once the given share of jobs has both turns done, then `inkwell serve` again on the same data directory and database; a fresh database and repository per run.',
+      'Database-cut run (PostgreSQL): the service reaches PostgreSQL through a TCP proxy; at the same point the proxy refuses new connections and kills open ones for 8 s, then listens again; the service is not restarted.',
       'Queue time: launch of `inkwell serve` → the last turn’s finished_at (read from job_turns); both runs start the service once, the crash run a second time. Longest stall: the longest interval from the first request to the last turn done with no turn finishing.',
       'Stored: acknowledged turns that are done with their file on the job’s branch. Duplicated: pull requests beyond one per branch at the fake GitHub, commits beyond one per turn file between main and the branch.',
     ],

@@ -1,6 +1,6 @@
-// The crash drill (issue 22): a job load with follow-ups against `inkwell serve` in a child process, once without
-// a fault (the baseline) and once with `kill -9` of the process once a share of the jobs has completed, then a
-// restart on the same data directory / database. Shared by bench/fault-drill.ts and test/ops/crash-drill.test.ts.
+// The fault drill (issue 22): a job load with follow-ups against `inkwell serve` in a child process, once without
+// a fault (the baseline) and once with a fault once a share of the jobs has completed: `kill -9` of the process
+// and a restart on the same data directory / database, or (PostgreSQL) the database cut off for a few seconds. Shared by bench/fault-drill.ts and test/ops/crash-drill.test.ts.
 //
 // Each job is created with a prompt naming a file unique to the job and turn; its follow-up message (sent right
 // after the create answered, so while the job is queued or running) names the turn-2 file. The scripted model
@@ -15,6 +15,7 @@ import pg from 'pg';
 import { type BareRepo, commitsBetween, createBareRepo, gitSync, insteadOfEnv, listBranchFiles } from '../../test/helpers/git.ts';
 import { type GitHubServer, startGitHubServer } from '../../test/helpers/github-server.ts';
 import { type ModelReply, type ModelServer, type RecordedModelRequest, startModelServer } from '../../test/helpers/model-server.ts';
+import { startTcpProxy, type TcpProxy, viaProxy } from '../../test/helpers/tcp-proxy.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'inkwell.js');
@@ -40,8 +41,16 @@ export interface DrillOptions {
   concurrency: number;
   /** INKWELL_LEASE_MS: how long a killed worker's running turn stays claimed before another worker may take it. */
   leaseMs: number;
-  /** `kill -9` the service once this share of the jobs has completed (both turns), then restart it; null: no fault. */
+  /** Inject the fault once this share of the jobs has completed (both turns); null: no fault (the baseline). */
   crashAt: number | null;
+  /**
+   * Which fault: `kill` (kill -9 of the service, then a restart on the same data) or `db-cut` (PostgreSQL only:
+   * the service reaches the database through a TCP proxy that is cut for `cutMs`, open connections killed,
+   * then restored; the service is not restarted). Default `kill`.
+   */
+  fault?: 'kill' | 'db-cut';
+  /** How long the database stays cut off (`db-cut`). Default 8 s. */
+  cutMs?: number;
   /** The whole run fails after this long. */
   timeoutMs: number;
   /** Requests in flight while creating the load. */
@@ -55,7 +64,7 @@ export interface DrillOptions {
 
 export interface DrillRun {
   backend: DrillBackend;
-  kind: 'baseline' | 'crash';
+  kind: 'baseline' | 'crash' | 'db-cut';
   jobs: number;
   workerConcurrency: number;
   leaseMs: number;
@@ -101,6 +110,15 @@ export interface DrillRun {
     firstTurnAfterKillMs: number | null;
     /** kill → the last of the turns that were running at the kill completed. */
     interruptedResumedMs: number | null;
+  };
+  dbCut?: {
+    /** When the cut began, relative to the first request (ms). */
+    atMs: number;
+    durationMs: number;
+    /** The service process was still running when the database came back (it must not exit). */
+    serviceAlive: boolean;
+    /** restore → the first turn completed. */
+    firstTurnAfterRestoreMs: number | null;
   };
   /** What went wrong, per job (first 20). */
   problems: string[];
@@ -293,7 +311,10 @@ async function getJob(baseUrl: string, key: string, projectId: string, id: strin
 
 export async function runDrill(o: DrillOptions): Promise<DrillRun> {
   const log = o.log ?? (() => {});
-  const kind = o.crashAt === null ? 'baseline' : 'crash';
+  const fault = o.crashAt === null ? null : (o.fault ?? 'kill');
+  const kind = fault === null ? 'baseline' : fault === 'kill' ? 'crash' : 'db-cut';
+  if (fault === 'db-cut' && o.db.backend !== 'postgres') throw new Error('the db-cut fault needs PostgreSQL');
+  let proxy: TcpProxy | null = null;
   let repo: BareRepo | null = null;
   let model: ModelServer | null = null;
   let github: GitHubServer | null = null;
@@ -322,13 +343,19 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
       INKWELL_LOG_PRETTY: '0',
       ...insteadOfEnv({ [GITHUB_URL]: repo.dir }, {}),
     };
+    if (fault === 'db-cut') {
+      // The service (not the CLI or the drill's own reader) reaches PostgreSQL through the proxy.
+      const u = new URL(o.db.env.DATABASE_URL as string);
+      proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port || 5432) });
+    }
     const project = JSON.parse(await runCli(['project', 'create', '--name', 'Drill', '--repository', GITHUB_URL, '--json'], env)) as { id: string };
     const adminKey = (
       JSON.parse(await runCli(['key', 'create', '--project', project.id, '--kind', 'admin', '--name', 'drill', '--json'], env)) as { key: string }
     ).key;
     reader = await turnReader(o.db);
+    const serveEnv = proxy ? { ...env, DATABASE_URL: viaProxy(env.DATABASE_URL as string, proxy) } : env;
     const launchedAt = Date.now();
-    svc = await startServe(env, logFile());
+    svc = await startServe(serveEnv, logFile());
     const startupMs = Date.now() - launchedAt;
     log(`${o.db.backend} ${kind}: serve pid ${svc.child.pid}; ${o.jobs} jobs with a follow-up each`);
 
@@ -374,6 +401,8 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
 
     // Watch the turns; inject the fault once the share of completed jobs is reached.
     let crash: DrillRun['crash'];
+    let dbCut: DrillRun['dbCut'];
+    let restoredAt = 0;
     let killedAt = 0;
     let thresholdAt = 0;
     let interrupted: Array<{ job_id: string; turn_no: number }> = [];
@@ -389,16 +418,29 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
         log(`${o.db.backend} ${kind}: ${Math.round((Date.now() - t0) / 1000)} s, ${completed}/${o.jobs} jobs completed, ${rows.length} turns acknowledged`);
       }
       const running = rows.filter((r) => r.status === 'running');
-      if (o.crashAt !== null && !crash && completed >= Math.ceil(o.jobs * o.crashAt)) thresholdAt ||= Date.now();
+      if (o.crashAt !== null && !crash && !dbCut && completed >= Math.ceil(o.jobs * o.crashAt)) thresholdAt ||= Date.now();
+      if (fault === 'db-cut' && thresholdAt && !dbCut && proxy) {
+        const cutMs = o.cutMs ?? 8000;
+        const cutAt = Date.now();
+        await proxy.cut();
+        log(`${o.db.backend} ${kind}: database cut off at ${cutAt - t0} ms (${completed} jobs completed, ${running.length} turns running)`);
+        await sleep(cutMs);
+        await proxy.restore();
+        restoredAt = Date.now();
+        dbCut = { atMs: cutAt - t0, durationMs: restoredAt - cutAt, serviceAlive: svc.child.exitCode === null, firstTurnAfterRestoreMs: null };
+        log(`${o.db.backend} ${kind}: database back after ${dbCut.durationMs} ms; service ${dbCut.serviceAlive ? 'alive' : 'EXITED'}`);
+        if (!dbCut.serviceAlive) problems.push(`the service exited during the database outage (code ${svc.child.exitCode})`);
+        continue;
+      }
       // The kill waits (up to 3 s) for a moment with turns running: the drill is about interrupted runs.
-      if (thresholdAt && !crash && (running.length > 0 || Date.now() - thresholdAt > 3000)) {
+      if (fault === 'kill' && thresholdAt && !crash && (running.length > 0 || Date.now() - thresholdAt > 3000)) {
         interrupted = running.map((r) => ({ job_id: r.job_id, turn_no: r.turn_no }));
         killedAt = Date.now();
         const pid = svc.child.pid;
         svc.child.kill('SIGKILL');
         await svc.exited;
         log(`${o.db.backend} ${kind}: kill -9 ${pid} at ${killedAt - t0} ms (${completed} jobs completed, ${interrupted.length} turns running)`);
-        svc = await startServe(env, logFile());
+        svc = await startServe(serveEnv, logFile());
         crash = {
           atMs: killedAt - t0,
           jobsCompletedAtKill: completed,
@@ -439,6 +481,10 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
     }
     const lastDone = finished.at(-1) ?? Date.now();
     const queueMs = lastDone - launchedAt;
+    if (dbCut) {
+      const after = finished.filter((f) => f > restoredAt);
+      dbCut.firstTurnAfterRestoreMs = after.length ? (after[0] as number) - restoredAt : null;
+    }
     if (crash) {
       const after = finished.filter((f) => f > killedAt);
       crash.firstTurnAfterKillMs = after.length ? (after[0] as number) - killedAt : null;
@@ -487,7 +533,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
       jobs: o.jobs,
       workerConcurrency: o.concurrency,
       leaseMs: o.leaseMs,
-      faultsInjected: crash ? 1 : 0,
+      faultsInjected: crash || dbCut ? 1 : 0,
       acknowledged: { jobs: jobsAck, messages: messagesAck, total: jobsAck + messagesAck },
       stored,
       lost: jobsAck + messagesAck - stored,
@@ -502,6 +548,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
       modelRequests: model.requests.length,
       clientRetries,
       ...(crash ? { crash } : {}),
+      ...(dbCut ? { dbCut } : {}),
       problems: problems.slice(0, 20),
     };
     log(
@@ -513,6 +560,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
     throw err;
   } finally {
     if (svc) await stopServe(svc);
+    await proxy?.close();
     await reader?.close();
     await model?.close();
     await github?.close();
@@ -534,7 +582,7 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export function drillTable(runs: DrillRun[]): string {
   const header = ['run', 'faults', 'acknowledged', 'stored', 'lost', 'duplicated', 'longest stall', 'queue time'];
   const rows = runs.map((r) => [
-    `${r.backend} ${r.kind === 'crash' ? 'kill -9 + restart' : 'baseline'}`,
+    `${r.backend} ${r.kind === 'crash' ? 'kill -9 + restart' : r.kind === 'db-cut' ? `database cut ${secs(r.dbCut?.durationMs ?? 0)}` : 'baseline'}`,
     String(r.faultsInjected),
     `${r.acknowledged.total} (${r.acknowledged.jobs} jobs + ${r.acknowledged.messages} msgs)`,
     `${r.stored} turns`,

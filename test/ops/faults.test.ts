@@ -5,7 +5,7 @@
 // every acknowledged event is stored.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Config, testConfig } from '../../src/config.ts';
@@ -18,6 +18,7 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { httpRequest, type TestResponse } from '../helpers/app.ts';
 import { openTestDb, pgUrl, type TestDb, tempDir } from '../helpers/db.ts';
 import { waitFor } from '../helpers/jobs.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
 describe('infraFault (pure)', () => {
   it('names database and storage faults by code, SQLSTATE, message or cause; nothing else', () => {
@@ -65,46 +66,10 @@ async function storedViews(r: Running, key: string, projectId: string): Promise<
   return res.body.totals.total as number;
 }
 
-/** A TCP proxy in front of PostgreSQL that the test can cut (refuse new, kill open connections) and restore. */
-async function startProxy(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => s.destroy());
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    async cut() {
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        for (const s of sockets) s.destroy();
-      });
-    },
-    async restore() {
-      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      if (server.listening) await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
-
 describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
   let testDb: TestDb | null = null;
   let running: Running | null = null;
-  let proxy: Awaited<ReturnType<typeof startProxy>> | null = null;
+  let proxy: TcpProxy | null = null;
   let db: Database | null = null;
   afterEach(async () => {
     await running?.close();
@@ -117,7 +82,7 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
   it('503 database_unavailable with Retry-After while cut off, readiness says why, the process lives, recovery by itself, acknowledged = stored', async () => {
     testDb = await openTestDb('postgres');
     const url = new URL(testDb.env.DATABASE_URL!);
-    proxy = await startProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     url.host = `127.0.0.1:${proxy.port}`;
     const schema = /search_path=(\S+)/.exec(url.searchParams.get('options') ?? '')![1]!;
     url.searchParams.delete('options');
