@@ -105,11 +105,6 @@ export function prefersMarkdown(accept: string | null | undefined): boolean {
   return best.q > 0 && best.type === 'text' && MARKDOWN_SUBTYPES.has(best.subtype);
 }
 
-/** A Markdown fetch: the path ends .md/.mdx or the Accept header prefers text/markdown. */
-export function isMarkdownFetch(path: string, accept?: string | null): boolean {
-  return isMarkdownPath(path) || prefersMarkdown(accept);
-}
-
 /**
  * Classifies one request. `userAgent` undefined/null means "not reported" (then only the Markdown rule can
  * apply; otherwise human). An empty or whitespace user agent, or "-" as web-server logs write a missing

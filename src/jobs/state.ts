@@ -58,10 +58,6 @@ export function isSettled(status: JobStatus): boolean {
   return status !== 'active';
 }
 
-export function isJobStatus(v: unknown): v is JobStatus {
-  return typeof v === 'string' && (JOB_STATUSES as readonly string[]).includes(v);
-}
-
 /**
  * `prLink` as the API shows it: null while the job is active (the interface says so) and null when the
  * job never produced a pull request.

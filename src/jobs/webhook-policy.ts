@@ -2,7 +2,6 @@
 import { iso } from '../lib/time.ts';
 
 export type WebhookEventType = 'job.completed' | 'job.failed' | 'job.archived';
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['job.completed', 'job.failed', 'job.archived'] as const;
 
 export interface WebhookEvent {
   type: WebhookEventType;
