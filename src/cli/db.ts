@@ -1,12 +1,26 @@
 // Opens the configured database for a CLI command and closes it afterwards.
+import fs from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import { type Config, loadConfig } from '../config.ts';
 import { createContext } from '../context.ts';
 import { openFromConfig } from '../db/index.ts';
 import type { AppContext } from '../http/context.ts';
 import { createLogger } from '../lib/logger.ts';
+import { fail } from './output.ts';
 
-export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, config: Config = loadConfig()): Promise<T> {
+/**
+ * Runs `fn` on the configured database. The embedded database is created only by commands that set
+ * `create` (`project create`): any other command run from the wrong directory, or with INKWELL_DATA_DIR
+ * unset, says where it looked instead of silently creating an empty database there.
+ */
+export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, config: Config = loadConfig(), opts: { create?: boolean } = {}): Promise<T> {
+  const file = path.join(config.dataDir, 'inkwell.db');
+  if (!config.databaseUrl && !opts.create && !fs.existsSync(file)) {
+    fail(
+      `no database at ${file}: set INKWELL_DATA_DIR to the data directory of your Inkwell service (or DATABASE_URL for PostgreSQL), or create a project first with \`inkwell project create\``,
+    );
+  }
   // Logs go to stderr: stdout carries the command's output (one JSON object with --json).
   const logger = createLogger(
     { ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn', logPretty: false },

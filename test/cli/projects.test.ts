@@ -1,7 +1,9 @@
 // `inkwell project …` and `inkwell key …` as real processes, on SQLite (INKWELL_DATA_DIR) and
 // PostgreSQL (DATABASE_URL pointing at a per-test schema).
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { describeEachDialect, openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
 import { runCli, runJson } from './run-cli.ts';
 
 describeEachDialect('inkwell project/key CLI', (dialect) => {
@@ -158,4 +160,25 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
       expect(r.stdout).toBe('');
     });
   });
+});
+
+it('a command other than project create never creates the embedded database: it says where it looked', async () => {
+  const dir = tempDir('inkwell-nodb-');
+  try {
+    for (const args of [
+      ['project', 'list'],
+      ['key', 'list', '--project', 'prj_x'],
+    ]) {
+      const r = await runCli(args, { INKWELL_DATA_DIR: dir });
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain(`no database at ${path.join(dir, 'inkwell.db')}`);
+      expect(r.stderr).toContain('INKWELL_DATA_DIR');
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+    const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], { INKWELL_DATA_DIR: dir });
+    expect(created.code, created.stderr).toBe(0);
+    expect(fs.existsSync(path.join(dir, 'inkwell.db'))).toBe(true);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
