@@ -105,7 +105,9 @@ export async function withHostRetry<T>(fn: () => Promise<T>, opts: HostRetryOpti
       return await fn();
     } catch (err) {
       if (opts.signal?.aborted) throw err;
-      const failure = opts.classify(err, limited, now());
+      // One reading of the clock for the wait and the time to retry (two readings differed by a millisecond).
+      const at = now();
+      const failure = opts.classify(err, limited, at);
       if (failure.kind === 'fatal') throw err;
       if (failure.kind === 'transient') {
         const delay = delays[transient++];
@@ -116,7 +118,7 @@ export async function withHostRetry<T>(fn: () => Promise<T>, opts: HostRetryOpti
         await wait(ms, opts.signal);
         continue;
       }
-      const retryAt = new Date(now() + failure.waitMs);
+      const retryAt = new Date(at + failure.waitMs);
       if (waited + failure.waitMs > opts.maxWaitMs || limited >= MAX_RATE_LIMIT_WAITS) {
         const spent = waited > 0 ? ` after waiting ${minutes(waited)}` : '';
         throw new HostRateLimitedError(
