@@ -6,32 +6,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RunError } from '../../src/agent/execute.ts';
-import { readBranchFile, tempDir } from '../helpers/git.ts';
+import { readBranchFile } from '../helpers/git.ts';
+import { canMountTmpfs, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
 import { type Harness, startHarness } from './harness.ts';
 
-function tryMount(dir: string, size: string): boolean {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const canMount = (() => {
-  if (process.platform !== 'linux') return false;
-  const probe = tempDir('inkwell-mount-probe-');
-  const ok = tryMount(probe, '64k');
-  if (ok) execFileSync('umount', [probe]);
-  fs.rmSync(probe, { recursive: true, force: true });
-  return ok;
-})();
-
-describe.skipIf(!canMount && !process.env.CI)('a full disk under the workspace', () => {
+describe.skipIf(!canMountTmpfs && !process.env.CI)('a full disk under the workspace', () => {
   let h: Harness | null = null;
   let mounted: string | null = null;
   afterEach(async () => {
-    if (mounted) execFileSync('umount', ['-l', mounted]);
+    if (mounted) unmountTmpfs(mounted);
     mounted = null;
     await h?.close();
     h = null;
@@ -41,7 +24,7 @@ describe.skipIf(!canMount && !process.env.CI)('a full disk under the workspace',
     h = await startHarness({
       script: [{ toolCalls: [{ name: 'write_file', args: { path: 'docs/new.md', content: 'new\n' } }] }, { text: 'Add a page' }],
     });
-    expect(tryMount(h.dataDir, '4m')).toBe(true);
+    expect(mountTmpfs(h.dataDir, '4m')).toBe(true);
     mounted = h.dataDir;
     // Fill it: nothing is left for the mirror's fetch.
     const filler = path.join(h.dataDir, 'filler');

@@ -1,23 +1,13 @@
 // How a turn fails: every failure is a RunError with its own code, never a hang.
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunError } from '../../src/agent/execute.ts';
 import { branchExists, readBranchFile } from '../helpers/git.ts';
-import { type Harness, startHarness, TOKEN } from './harness.ts';
+import { type Harness, runError, startHarness, TOKEN } from './harness.ts';
 
 let h: Harness | null = null;
 afterEach(async () => {
   await h?.close();
   h = null;
 });
-
-async function runError(p: Promise<unknown>): Promise<RunError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(RunError);
-  return err as RunError;
-}
 
 describe('agent run failures', () => {
   for (const streaming of ['1', '0']) {

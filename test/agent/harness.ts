@@ -2,7 +2,8 @@
 // url.<local>.insteadOf, a scripted model server, a fake GitHub API and a config pointing at them.
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRunExecutor, type RunEvent, type RunInput } from '../../src/agent/execute.ts';
+import { expect } from 'vitest';
+import { createRunExecutor, RunError, type RunEvent, type RunInput } from '../../src/agent/execute.ts';
 import { type Config, testConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, type RepoContent, tempDir } from '../helpers/git.ts';
@@ -96,4 +97,14 @@ export function mirrorConfigs(dataDir: string): string {
     .filter((d) => fs.existsSync(path.join(root, d, 'config')))
     .map((d) => fs.readFileSync(path.join(root, d, 'config'), 'utf8'))
     .join('\n');
+}
+
+/** The RunError a run failed with (fails the test when it did not fail that way). */
+export async function runError(p: Promise<unknown>): Promise<RunError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RunError);
+  return err as RunError;
 }

@@ -3,13 +3,12 @@
 // the per-request timeout. Each is retried and the run completes with every tool run exactly once; when
 // retries run out the job's error code names the cause.
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunError } from '../../src/agent/execute.ts';
 import { runLoop } from '../../src/agent/loop.ts';
 import { createLanguageModel } from '../../src/agent/models.ts';
 import { testConfig } from '../../src/config.ts';
 import { readBranchFile } from '../helpers/git.ts';
 import { type ModelServer, startModelServer } from '../helpers/model-server.ts';
-import { type Harness, startHarness } from './harness.ts';
+import { type Harness, runError, startHarness } from './harness.ts';
 
 const BRANCH = 'inkwell/test1-update-intro';
 const NOTES = '# Release notes\n\nThe first line.\nThe second line.\n';
@@ -23,15 +22,6 @@ afterEach(async () => {
   h = null;
   server = null;
 });
-
-async function runError(p: Promise<unknown>): Promise<RunError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(RunError);
-  return err as RunError;
-}
 
 /** The write ran once (one tool_call event, one result) and its file is on the pushed branch. */
 function expectWrittenOnce(harness: Harness): void {

@@ -19,6 +19,7 @@ import { httpRequest, type TestResponse } from '../helpers/app.ts';
 import { openTestDb, pgUrl, type TestDb, tempDir } from '../helpers/db.ts';
 import { waitFor } from '../helpers/jobs.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { canMountTmpfs, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
 
 describe('infraFault (pure)', () => {
   it('names database and storage faults by code, SQLSTATE, message or cause; nothing else', () => {
@@ -147,26 +148,7 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
   });
 });
 
-/** Mounts a tmpfs of `size` at `dir`; false where mounting is not allowed (not root). */
-function mountTmpfs(dir: string, size: string): boolean {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const canMount = (() => {
-  if (process.platform !== 'linux') return false;
-  const probe = tempDir('inkwell-mount-probe-');
-  const ok = mountTmpfs(probe, '64k');
-  if (ok) execFileSync('umount', [probe]);
-  fs.rmSync(probe, { recursive: true, force: true });
-  return ok;
-})();
-
-describe.skipIf(!canMount && !process.env.CI)('full disk (SQLite data directory on a small tmpfs)', () => {
+describe.skipIf(!canMountTmpfs && !process.env.CI)('full disk (SQLite data directory on a small tmpfs)', () => {
   let dir: string | null = null;
   let running: Running | null = null;
   let db: Database | null = null;
@@ -174,7 +156,7 @@ describe.skipIf(!canMount && !process.env.CI)('full disk (SQLite data directory 
     await running?.close();
     await db?.close().catch(() => undefined);
     if (dir) {
-      execFileSync('umount', ['-l', dir]);
+      unmountTmpfs(dir);
       fs.rmSync(dir, { recursive: true, force: true });
     }
     running = db = dir = null;
