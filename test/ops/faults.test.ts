@@ -61,6 +61,42 @@ const event = (i: number) => ({
   visitorId: `visitor-${i}`,
 });
 
+/** What a fault run did, as the drill tables print it: every 202 and every refusal is recorded as it happens. */
+class FaultLedger {
+  acknowledged = 0;
+  refused = 0;
+  private readonly ackTimes: number[] = [];
+  constructor(readonly fault: string) {}
+  record(res: TestResponse): void {
+    if (res.status === 202) {
+      this.acknowledged += res.body.accepted;
+      this.ackTimes.push(Date.now());
+    } else this.refused++;
+  }
+  /** The longest time between two acknowledged requests (the outage as a client saw it). */
+  longestStallMs(): number {
+    let longest = 0;
+    for (let i = 1; i < this.ackTimes.length; i++) longest = Math.max(longest, (this.ackTimes[i] as number) - (this.ackTimes[i - 1] as number));
+    return longest;
+  }
+  table(stored: number): string {
+    const row = [
+      this.fault,
+      '1',
+      `${this.acknowledged} events`,
+      `${this.refused} requests`,
+      `${stored}`,
+      `${Math.max(0, this.acknowledged - stored)}`,
+      `${Math.max(0, stored - this.acknowledged)}`,
+      `${(this.longestStallMs() / 1000).toFixed(1)} s`,
+    ];
+    const header = ['fault', 'faults', 'acknowledged', 'refused (503/507)', 'stored', 'lost', 'duplicated', 'longest stall'];
+    const w = header.map((h, i) => Math.max(h.length, (row[i] as string).length));
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i] as number)).join(' | ');
+    return [line(header), w.map((n) => '-'.repeat(n)).join('-+-'), line(row)].join('\n');
+  }
+}
+
 async function storedViews(r: Running, key: string, projectId: string): Promise<number> {
   const res = await r.request('GET', `/v1/analytics/${projectId}/views?dateFrom=2026-11-01&dateTo=2026-12-01`, { key });
   expect(res.status, res.text).toBe(200);
@@ -95,12 +131,12 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
     const ingest = (n: number, from: number) =>
       running!.request('POST', `/v1/analytics/${project.id}/events`, { key, body: { events: Array.from({ length: n }, (_, i) => event(from + i)) } });
 
-    let acknowledged = 0;
+    const ledger = new FaultLedger('PostgreSQL cut off (ingest)');
     let next = 0;
     for (let i = 0; i < 3; i++) {
       const res = await ingest(50, next);
       expect(res.status, res.text).toBe(202);
-      acknowledged += res.body.accepted;
+      ledger.record(res);
       next += 50;
     }
     expect((await running.request('GET', '/readyz')).status).toBe(200);
@@ -121,7 +157,7 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
       const res = await ingest(20, next);
       during.push(res);
       next += 20;
-      if (res.status === 202) acknowledged += res.body.accepted;
+      ledger.record(res);
     }
     for (const res of during) {
       // A request may still be answered from a kept result; none is a 500.
@@ -143,8 +179,9 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
     await waitFor(async () => (await running!.request('GET', '/readyz')).status === 200, 20_000);
     const after = await ingest(30, next);
     expect(after.status).toBe(202);
-    acknowledged += after.body.accepted;
-    await waitFor(async () => (await storedViews(running!, key, project.id)) === acknowledged, 20_000);
+    ledger.record(after);
+    await waitFor(async () => (await storedViews(running!, key, project.id)) === ledger.acknowledged, 20_000);
+    console.log(ledger.table(await storedViews(running, key, project.id)));
   });
 });
 
@@ -171,7 +208,7 @@ describe.skipIf(!canMountTmpfs && !process.env.CI)('full disk (SQLite data direc
     const project = await running.ctx.projects.createProject({ name: 'Docs', repository: 'https://github.com/acme/docs' });
     const key = (await running.ctx.projects.createKey({ projectId: project.id, kind: 'admin' })).key;
 
-    let acknowledged = 0;
+    const ledger = new FaultLedger('full disk (SQLite on tmpfs)');
     let next = 0;
     let full: TestResponse | null = null;
     // Fill the filesystem: distinct long paths and visitors make the database grow until a write fails.
@@ -179,8 +216,8 @@ describe.skipIf(!canMountTmpfs && !process.env.CI)('full disk (SQLite data direc
       const events = Array.from({ length: 200 }, (_, j) => ({ ...event(next + j), path: `/docs/${'x'.repeat(200)}/${next + j}` }));
       next += 200;
       const res = await running.request('POST', `/v1/analytics/${project.id}/events`, { key, body: { events } });
-      if (res.status === 202) acknowledged += res.body.accepted;
-      else full = res;
+      ledger.record(res);
+      if (res.status !== 202) full = res;
     }
     expect(full, 'the filesystem never filled').not.toBeNull();
     expect(full!.status, full!.text).toBe(507);
@@ -195,9 +232,11 @@ describe.skipIf(!canMountTmpfs && !process.env.CI)('full disk (SQLite data direc
     await waitFor(async () => {
       const res = await running!.request('POST', `/v1/analytics/${project.id}/events`, { key, body: { events: [event(next)] } });
       next += 1;
-      if (res.status === 202) acknowledged += res.body.accepted;
+      ledger.record(res);
       return res.status === 202;
     }, 20_000);
-    expect(await storedViews(running, key, project.id)).toBe(acknowledged);
+    const stored = await storedViews(running, key, project.id);
+    console.log(ledger.table(stored));
+    expect(stored).toBe(ledger.acknowledged);
   });
 });
