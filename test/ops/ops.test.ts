@@ -77,6 +77,17 @@ describeEachDialect('ops endpoints', (dialect) => {
     const param = (path: string, name: string) => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
     expect(param('/v2/agent/{projectId}/jobs', 'limit')).toMatchObject({ in: 'query', required: false });
     expect(param('/v2/agent/{projectId}/job/{id}/events', 'after')).toMatchObject({ in: 'query', required: false });
+    // Every request body comes with an example.
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const media = op.requestBody?.content?.['application/json'];
+        if (media)
+          expect(
+            Object.keys(media.examples ?? {}).length + (media.example ? 1 : 0) + (media.schema?.examples?.length ?? 0),
+            `${method} ${path}`,
+          ).toBeGreaterThan(0);
+      }
+    }
     // Rate-limit, idempotency and Retry-After headers are documented where they are sent.
     const create = doc.paths['/v2/agent/{projectId}/job'].post;
     expect(Object.keys(create.responses['201'].headers)).toEqual(

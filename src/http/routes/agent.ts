@@ -84,10 +84,16 @@ const CreateBody = Type.Object(
     branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Branch to push to; default inkwell/<short-id>-<slug>.' })),
     draft: Type.Optional(Type.Boolean({ description: 'Open the pull request as a draft.' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { prompt: 'Document the new --dry-run flag of the deploy command' },
+      { prompt: 'Fix the broken links in docs/install.md', model: 'anthropic/claude-sonnet-4-5', source: { ref: 'main' }, draft: true },
+    ],
+  },
 );
 
-const MessageBody = Type.Object({ prompt: Prompt }, { additionalProperties: false });
+const MessageBody = Type.Object({ prompt: Prompt }, { additionalProperties: false, examples: [{ prompt: 'Also mention the flag in the CLI reference page' }] });
 
 const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) });
 const JobParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }), id: Type.String({ minLength: 1, maxLength: 100 }) });

@@ -78,7 +78,25 @@ const IngestBody = Type.Object(
         'Page-view events, 1 to 1,000. Each is validated on its own: invalid ones are listed in `rejected`, the rest are stored. With a public ingest key (`ink_pub_…`) an event may not carry `timestamp`, `visitorId`, `ip` or `userAgent` (400 `field_not_allowed` naming the field; the server takes them from its clock and the request); an ingest-secret key (`ink_ing_…`) or an admin key may set them.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        events: [
+          {
+            path: '/docs/install',
+            timestamp: '2026-11-25T10:00:00Z',
+            ip: '203.0.113.7',
+            userAgent: 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
+            referrer: 'https://www.google.com/',
+            status: 200,
+            method: 'GET',
+          },
+          { url: 'https://docs.example.com/quickstart.md', userAgent: 'Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)', ip: '20.171.206.1' },
+        ],
+      },
+    ],
+  },
 );
 
 const IngestResponse = Type.Object({
@@ -102,7 +120,10 @@ const CollectBody = Type.Object(
         "Page views, 1 to 50, each validated on its own (invalid ones are listed in `rejected`). The tracker sends `path` (or `url`) and `referrer`; the user agent and IP are the request's.",
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ projectId: 'prj_0123456789abcdef', key: 'ink_pub_…', events: [{ path: '/docs/install', referrer: 'https://www.google.com/' }] }],
+  },
 );
 
 const ExportQuery = Type.Object({
