@@ -4,9 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import ora from 'ora';
-import { type ImportStats, importFile, type LogFormat } from '../analytics/import.ts';
-import { createAnalyticsService } from '../analytics/service.ts';
+import type { ImportStats, LogFormat } from '../analytics/import.ts';
 import { ApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
@@ -89,7 +87,7 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
         fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
       }
       const client = createAnalyticsClient({ baseUrl: url, key });
-      const spinner = process.stderr.isTTY ? ora({ text: `Fetching ${kind}…`, stream: process.stderr }).start() : null;
+      const spinner = process.stderr.isTTY ? (await import('ora')).default({ text: `Fetching ${kind}…`, stream: process.stderr }).start() : null;
       const rows: PathCounts[] = [];
       let totals = { human: 0, ai: 0, total: 0 };
       let pages = 0;
@@ -148,6 +146,7 @@ export function registerAnalyticsCommands(program: Command): void {
         }
         if (!st.isFile()) fail(`${f} is not a file`);
       }
+      const [{ createAnalyticsService }, { importFile }] = await Promise.all([import('../analytics/service.ts'), import('../analytics/import.ts')]);
       const results = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
         const svc = createAnalyticsService(ctx);
@@ -187,6 +186,7 @@ export function registerAnalyticsCommands(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; json?: boolean }) => {
+      const { createAnalyticsService } = await import('../analytics/service.ts');
       const result = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
         const svc = createAnalyticsService(ctx);

@@ -1,12 +1,10 @@
-// Opens the configured database for a CLI command and closes it afterwards.
+// Opens the configured database for a CLI command and closes it afterwards. The database layer, services and
+// logger are loaded here, when a command runs, not when the CLI starts: `inkwell --help` and the commands that
+// only talk HTTP never load them.
 import fs from 'node:fs';
 import path from 'node:path';
-import pino from 'pino';
 import { type Config, loadConfig } from '../config.ts';
-import { createContext } from '../context.ts';
-import { openFromConfig } from '../db/index.ts';
 import type { AppContext } from '../http/context.ts';
-import { createLogger } from '../lib/logger.ts';
 import { fail } from './output.ts';
 
 /**
@@ -21,6 +19,12 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, config
       `no database at ${file}: set INKWELL_DATA_DIR to the data directory of your Inkwell service (or DATABASE_URL for PostgreSQL), or create a project first with \`inkwell project create\``,
     );
   }
+  const [{ default: pino }, { createContext }, { openFromConfig }, { createLogger }] = await Promise.all([
+    import('pino'),
+    import('../context.ts'),
+    import('../db/index.ts'),
+    import('../lib/logger.ts'),
+  ]);
   // Logs go to stderr: stdout carries the command's output (one JSON object with --json).
   const logger = createLogger(
     { ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn', logPretty: false },

@@ -1,7 +1,7 @@
 // `inkwell job …`: the job API through the typed client (src/client). Base URL from --url or
 // INKWELL_URL (default http://127.0.0.1:3000), admin key from --key or INKWELL_API_KEY.
 import type { Command } from 'commander';
-import ora, { type Ora } from 'ora';
+import type { Ora } from 'ora';
 import { ApiError, createClient, type InkwellClient, type Job, type JobEvent } from '../client/index.ts';
 import { fail, printJson, printTable } from './output.ts';
 
@@ -99,7 +99,8 @@ const SETTLED = new Set(['completed', 'failed', 'archived']);
 
 /** Follows the job's events from `after` until it settles; shows steps on a spinner (unless quiet). Returns the final job. */
 async function waitForJob(client: InkwellClient, projectId: string, jobId: string, after: number, quiet: boolean): Promise<Job> {
-  const spinner: Ora | null = quiet ? null : ora({ text: `Job ${jobId} is active`, stream: process.stderr }).start();
+  // ora is loaded only for a command that waits (not at CLI start).
+  const spinner: Ora | null = quiet ? null : (await import('ora')).default({ text: `Job ${jobId} is active`, stream: process.stderr }).start();
   const step = (line: string) => {
     if (!spinner) return;
     spinner.clear();

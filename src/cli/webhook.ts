@@ -1,7 +1,6 @@
 // `inkwell webhook …`: configure a project's webhook and read its delivery log.
 import type { Command } from 'commander';
 import type { WebhookDeliveryStatus } from '../jobs/webhook-tables.ts';
-import { createWebhookService, WebhookUrlError } from '../jobs/webhooks.ts';
 import { NotFoundError } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
@@ -17,7 +16,7 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--url <url>', 'http(s) URL that receives job.completed, job.failed and job.archived')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; url: string; json?: boolean }) => {
-      const set = await withContext((ctx) => createWebhookService(ctx).set(opts.project, opts.url)).catch(userError);
+      const set = await withContext(async (ctx) => (await webhooks()).createWebhookService(ctx).set(opts.project, opts.url)).catch(userError);
       if (opts.json) printJson(set);
       else
         process.stdout.write(
@@ -31,7 +30,7 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; json?: boolean }) => {
-      const hook = await withContext((ctx) => createWebhookService(ctx).get(opts.project)).catch(userError);
+      const hook = await withContext(async (ctx) => (await webhooks()).createWebhookService(ctx).get(opts.project)).catch(userError);
       if (opts.json) printJson({ projectId: opts.project, webhook: hook ? { url: hook.url } : null });
       else process.stdout.write(hook ? `${hook.url}\n` : `Project ${opts.project} has no webhook.\n`);
     });
@@ -41,7 +40,7 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; json?: boolean }) => {
-      const removed = await withContext((ctx) => createWebhookService(ctx).remove(opts.project)).catch(userError);
+      const removed = await withContext(async (ctx) => (await webhooks()).createWebhookService(ctx).remove(opts.project)).catch(userError);
       if (opts.json) printJson({ projectId: opts.project, removed });
       else process.stdout.write(removed ? `Removed the webhook of ${opts.project}.\n` : `Project ${opts.project} had no webhook.\n`);
     });
@@ -57,8 +56,8 @@ export function registerWebhookCommands(program: Command): void {
         fail(`--limit must be a whole number from 1 to 500 (got ${JSON.stringify(opts.limit)})`);
       if (opts.status !== undefined && !STATUSES.includes(opts.status as WebhookDeliveryStatus))
         fail(`--status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(opts.status)})`);
-      const deliveries = await withContext((ctx) =>
-        createWebhookService(ctx).deliveries(opts.project, {
+      const deliveries = await withContext(async (ctx) =>
+        (await webhooks()).createWebhookService(ctx).deliveries(opts.project, {
           limit: Number(opts.limit),
           ...(opts.status ? { status: opts.status as WebhookDeliveryStatus } : {}),
         }),
@@ -78,7 +77,10 @@ export function registerWebhookCommands(program: Command): void {
     });
 }
 
+/** The webhook service, loaded when a command needs it (not at CLI start). */
+const webhooks = () => import('../jobs/webhooks.ts');
+
 function userError(err: unknown): never {
-  if (err instanceof NotFoundError || err instanceof WebhookUrlError) fail(err.message);
+  if (err instanceof NotFoundError || (err instanceof Error && err.name === 'WebhookUrlError')) fail(err.message);
   throw err;
 }
