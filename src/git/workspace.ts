@@ -112,7 +112,8 @@ export async function writeMirrorConfig(mirror: string, url: string): Promise<bo
     const tmp = `${file}.inkwell-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
     await fs.writeFile(tmp, want, { mode: 0o644 });
     await fs.rename(tmp, file);
-    restored = have !== null;
+    // A mirror made by an earlier Inkwell (`git init` + `git config`) differs only in layout: not worth a warning.
+    restored = have !== null && !onlyKnownKeys(have);
   }
   const worktrees = await fs.readdir(path.join(mirror, 'worktrees')).catch(() => [] as string[]);
   for (const name of worktrees) {
@@ -126,11 +127,40 @@ export async function writeMirrorConfig(mirror: string, url: string): Promise<bo
     const p = path.join(mirror, dir);
     const st = await fs.lstat(p).catch(() => null);
     if (!st) continue;
-    if (st.isDirectory() && (await fs.readdir(p)).length === 0) continue;
+    const entries = st.isDirectory() ? await fs.readdir(p) : null;
+    if (entries?.length === 0) continue;
     await fs.rm(p, { recursive: true, force: true });
-    restored = true;
+    // git's template hooks (`*.sample`) never run: removing them is housekeeping, not a restoration.
+    if (!entries?.every((e) => e.endsWith('.sample'))) restored = true;
   }
   return restored;
+}
+
+/** The keys `git init --bare` and an earlier Inkwell wrote: a config with only these was not tampered with. Pure. */
+function onlyKnownKeys(text: string): boolean {
+  const known = new Set([
+    'core.repositoryformatversion',
+    'core.filemode',
+    'core.bare',
+    'core.logallrefupdates',
+    'core.ignorecase',
+    'core.precomposeunicode',
+    'remote.origin.url',
+    'remote.origin.fetch',
+  ]);
+  let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const head = /^\[\s*([A-Za-z0-9.-]+)(?:\s+"([^"]*)")?\s*\]$/.exec(line);
+    if (head) {
+      section = head[2] === undefined ? head[1]!.toLowerCase() : `${head[1]!.toLowerCase()}.${head[2]}`;
+      continue;
+    }
+    const key = /^([A-Za-z][A-Za-z0-9-]*)\s*(=|$)/.exec(line)?.[1];
+    if (!key || !known.has(`${section}.${key.toLowerCase()}`)) return false;
+  }
+  return true;
 }
 
 async function ensureMirror(mirror: string, url: string, run: Workspace['git']): Promise<boolean> {

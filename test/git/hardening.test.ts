@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HARDENING, hardenedEnv } from '../../src/git/run.ts';
-import { mirrorPath } from '../../src/git/workspace.ts';
+import { mirrorConfigText, mirrorPath, writeMirrorConfig } from '../../src/git/workspace.ts';
 import { GITHUB_URL, type Harness, startHarness } from '../agent/harness.ts';
-import { applyEnv, readBranchFile, tempDir } from '../helpers/git.ts';
+import { applyEnv, gitSync, readBranchFile, tempDir } from '../helpers/git.ts';
 
 const BRANCH = 'inkwell/test1-update-intro';
 
@@ -136,6 +136,24 @@ describe('git hardening', () => {
       GIT_SSH_COMMAND: `'/opt/my ssh'\\''s'`,
       GIT_CONFIG_GLOBAL: '/etc/inkwell/gitconfig',
     });
+  });
+
+  it('a mirror made by plain git init (template hooks, default config) is rewritten without a warning; a planted key is reported', async () => {
+    const dir = tempDir('inkwell-mirror-');
+    try {
+      gitSync(['init', '--bare', '-q', '.'], dir);
+      gitSync(['config', 'remote.origin.url', GITHUB_URL], dir);
+      gitSync(['config', 'remote.origin.fetch', '+refs/heads/*:refs/remotes/origin/*'], dir);
+      expect(fs.readdirSync(path.join(dir, 'hooks')).length).toBeGreaterThan(0);
+      expect(await writeMirrorConfig(dir, GITHUB_URL)).toBe(false);
+      expect(fs.existsSync(path.join(dir, 'hooks'))).toBe(false);
+      expect(await writeMirrorConfig(dir, GITHUB_URL)).toBe(false);
+      fs.appendFileSync(path.join(dir, 'config'), '[core]\n\tfsmonitor = true\n');
+      expect(await writeMirrorConfig(dir, GITHUB_URL)).toBe(true);
+      expect(fs.readFileSync(path.join(dir, 'config'), 'utf8')).toBe(mirrorConfigText(GITHUB_URL));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('config planted between turns: the next turn fetches, commits and pushes, and no planted command runs', async () => {
