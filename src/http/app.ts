@@ -464,7 +464,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         description:
           'Agent jobs (prompt → pull request) and exact visitor analytics. Wire-compatible with the hosted agent and analytics interface. ' +
           'Errors are `{error, code, details?}`; 5xx bodies are only `{error: "Internal error", code, requestId}`. Every response carries `x-request-id`. ' +
-          'A known path asked with a method it does not have is 405 `method_not_allowed` with `Allow`. ' +
+          'A known path asked with a method it does not have is 405 `method_not_allowed` with `Allow`; a query parameter an endpoint does not name is 400 `unknown_field`. ' +
+          'JSON bodies with `__proto__` or `constructor.prototype` keys are refused (400). Text fields must be well-formed Unicode without NUL. ' +
           'An unreachable database is 503 `database_unavailable` and a full disk 507 `storage_full`, both with `Retry-After`. ' +
           `Request bodies are JSON (\`application/json\`, at most ${formatBytes(ctx.config.bodyLimitBytes)}); unknown body fields are rejected. ` +
           `A request whose headers do not arrive within ${http.headersTimeoutMs / 1000} s` +

@@ -99,7 +99,12 @@ const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLe
 const JobParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }), id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'Same key and body within 24 h → the original response; different body → 422.' })),
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        '1–255 visible ASCII characters, no spaces (else 400). Same key and body within 24 h → the original response with `Idempotent-Replayed: true`; same key, different body → 422 `idempotency_mismatch`.',
+    }),
+  ),
 });
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
@@ -255,7 +260,13 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
         querystring: Type.Object({
           status: Type.Optional(StatusSchema),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Jobs per page (default 20).' })),
-          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'nextCursor of the previous page.' })),
+          cursor: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 400,
+              description: 'The opaque `nextCursor` of the previous page, passed back unchanged (a malformed one is 400).',
+            }),
+          ),
         }),
         response: {
           200: Type.Object({ jobs: Type.Array(AgentJobSchema), nextCursor: Nullable(Type.String()), hasMore: Type.Boolean() }),
@@ -305,7 +316,12 @@ export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
           after: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Return events with seq greater than this (default 0: from the start).' })),
         }),
         headers: Type.Object({
-          'last-event-id': Type.Optional(Type.String({ description: 'The seq of the last event seen (the larger of it and `after` applies).' })),
+          'last-event-id': Type.Optional(
+            Type.String({
+              description:
+                'The seq of the last event seen, a whole number (else 400; empty counts as absent). The larger of it and `after` applies; beyond the last event the stream waits for the next one.',
+            }),
+          ),
         }),
         produces: ['application/json', 'text/event-stream'],
         response: { 200: Type.Object({ events: Type.Array(EventSchema), hasMore: Type.Boolean() }), ...errors(400, 401, 403, 404) },
