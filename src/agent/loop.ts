@@ -1,6 +1,7 @@
 // The tool-calling loop on the AI SDK: step limit, model retries with backoff (Retry-After honoured), per-request timeout, abort.
 // Streaming (SSE) and one-shot responses run the same loop; config.model.streaming picks one.
 import { APICallError, generateText, type ModelMessage, stepCountIs, streamText, type ToolSet, wrapLanguageModel } from 'ai';
+import { parseRetryAfter, sleep } from '../lib/wait.ts';
 import type { ProviderModel } from './models.ts';
 
 export interface LoopInput {
@@ -96,14 +97,8 @@ export class ModelRetriesExhaustedError extends Error {
 /** A provider's wait hint (`retry-after-ms`, `retry-after` in seconds or as an HTTP date), in ms; null when absent. Pure. */
 export function retryAfterHintMs(headers: Record<string, string> | undefined, now = Date.now()): number | null {
   const ms = headers?.['retry-after-ms'];
-  const s = headers?.['retry-after'];
   if (ms && /^\d+(\.\d+)?$/.test(ms)) return Number(ms);
-  if (s && /^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  if (s) {
-    const at = Date.parse(s);
-    if (!Number.isNaN(at)) return Math.max(0, at - now);
-  }
-  return null;
+  return parseRetryAfter(headers?.['retry-after'], now);
 }
 
 /** The longest wait a provider's Retry-After gets; a longer hint fails the call at once (it names when to retry). */
@@ -112,31 +107,8 @@ export const MODEL_MAX_HINTED_WAIT_MS = 60_000;
 /** Delay before retry `attempt` (1-based): exponential with jitter; a larger Retry-After wins (capped at 60 s). Pure. */
 export function retryDelayMs(attempt: number, baseMs: number, headers: Record<string, string> | undefined, random = Math.random()): number {
   const backoff = baseMs * 2 ** (attempt - 1) * (0.75 + 0.5 * random);
-  let hinted = 0;
-  const ms = headers?.['retry-after-ms'];
-  const s = headers?.['retry-after'];
-  if (ms && /^\d+(\.\d+)?$/.test(ms)) hinted = Number(ms);
-  else if (s && /^\d+(\.\d+)?$/.test(s)) hinted = Number(s) * 1000;
-  else if (s) {
-    const at = Date.parse(s);
-    if (!Number.isNaN(at)) hinted = Math.max(0, at - Date.now());
-  }
+  const hinted = retryAfterHintMs(headers) ?? 0;
   return Math.round(Math.min(Math.max(backoff, hinted), 60_000));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** One attempt's signal: the run's signal plus the per-request timeout, which `touch()` restarts (a streamed chunk arrived). */

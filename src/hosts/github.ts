@@ -2,8 +2,9 @@
 import { Octokit } from '@octokit/rest';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
+import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
-import { type HostDeps, HostError, type HostFailure, parseRetryAfter, SECONDARY_LIMIT_WAIT_MS, withHostRetry } from './retry.ts';
+import { type HostDeps, HostError, type HostFailure, SECONDARY_LIMIT_WAIT_MS, withHostRetry } from './retry.ts';
 import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
 
 export { HostError, HostRateLimitedError } from './retry.ts';

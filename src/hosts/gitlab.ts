@@ -7,8 +7,9 @@ import { createRequesterFn, type FormattedResponse, GitbeakerRequestError, Gitbe
 import { Gitlab } from '@gitbeaker/rest';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
+import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
-import { type HostDeps, HostError, type HostFailure, parseRetryAfter, withHostRetry } from './retry.ts';
+import { type HostDeps, HostError, type HostFailure, withHostRetry } from './retry.ts';
 import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */

@@ -5,6 +5,7 @@
 //     with HostRateLimitedError naming when to retry;
 //   - transient failures (5xx, network, timeouts): a few retries after `retryDelaysMs`.
 // Sleep and clock are injectable: tests never wait for real.
+import { sleep } from '../lib/wait.ts';
 
 export class HostError extends Error {
   constructor(message: string) {
@@ -52,30 +53,6 @@ export const SECONDARY_LIMIT_WAIT_MS = 60_000;
 
 /** Rate-limit waits per step, whatever the budget (a host answering 429 with a zero wait forever must not spin). */
 const MAX_RATE_LIMIT_WAITS = 10;
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Seconds (or an HTTP date) of a `Retry-After` header, in ms; null when absent or unreadable. Pure. */
-export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
-  if (value === null || value === undefined || value.trim() === '') return null;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
 
 function minutes(ms: number): string {
   if (ms < 60_000) return `${Math.ceil(ms / 1000)} s`;
