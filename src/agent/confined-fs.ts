@@ -283,16 +283,6 @@ export class ConfinedTree {
     return checked.rel;
   }
 
-  /** What a path is (after following links inside the root), or null when it does not exist. */
-  async kind(input: unknown): Promise<{ rel: string; kind: EntryKind | null }> {
-    const rel = this.check(input, true);
-    return this.session(async (s) => {
-      if (rel === '') return { rel, kind: 'directory' as const };
-      const loc = await s.locate(String(input), rel, { followLast: true });
-      return { rel: loc.rel, kind: await s.lstat(loc) };
-    });
-  }
-
   /** The content of a regular file (links followed inside the root). */
   async read(input: unknown): Promise<{ rel: string; content: Buffer }> {
     const rel = this.check(input);
@@ -331,7 +321,7 @@ export class ConfinedTree {
   }
 
   /** Reads a text file and writes back `edit(text)` through the same descriptor. */
-  async update(input: unknown, edit: (text: Buffer, rel: string) => string): Promise<{ rel: string; before: Buffer; after: string }> {
+  async update(input: unknown, edit: (text: Buffer, rel: string) => string): Promise<{ rel: string }> {
     const rel = this.check(input);
     return this.session(async (s) => {
       const loc = await s.locate(String(input), rel, { followLast: true });
@@ -342,7 +332,7 @@ export class ConfinedTree {
       await fh.truncate(0);
       // Explicit positions: reading left the file position at the old end.
       for (let off = 0; off < bytes.length; ) off += (await fh.write(bytes, off, bytes.length - off, off)).bytesWritten;
-      return { rel: loc.rel, before, after };
+      return { rel: loc.rel };
     });
   }
 

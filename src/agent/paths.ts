@@ -1,6 +1,7 @@
 // Path confinement for the agent's tools. Pure: string logic only, no file system access.
 // Tool paths are relative to the repository root. Refused: empty, absolute, `..` escapes, anything
-// inside `.git`, NUL bytes. Symlinks are checked by the tools with `isInside` on resolved paths.
+// inside `.git`, NUL bytes. Symlinks are resolved and checked at the moment of each operation by
+// confined-fs.ts.
 import path from 'node:path';
 
 export type PathCheck = { ok: true; rel: string } | { ok: false; error: string };
@@ -36,9 +37,4 @@ export function isGitInternal(rel: string): boolean {
 export function isInside(root: string, target: string): boolean {
   const rel = path.relative(root, target);
   return rel === '' || (rel.split(path.sep)[0] !== '..' && !path.isAbsolute(rel));
-}
-
-/** The repository-relative form of a resolved absolute path inside `root`, with forward slashes. */
-export function relativeTo(root: string, target: string): string {
-  return path.relative(root, target).split(path.sep).join('/');
 }
