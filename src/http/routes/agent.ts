@@ -11,6 +11,7 @@ import { createJobsStore, type JobViewRow } from '../../jobs/store.ts';
 import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { ErrorResponseSchema } from '../documented.ts';
 import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
@@ -44,13 +45,6 @@ export const AgentJobSchema = Type.Object(
   },
   { description: 'An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage).' },
 );
-
-const ErrorSchema = Type.Object({
-  error: Type.String(),
-  code: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
-  requestId: Type.Optional(Type.String()),
-});
 
 const EventSchema = Type.Object({
   seq: Type.Integer({ minimum: 1 }),
@@ -107,7 +101,7 @@ const IdempotencyHeaders = Type.Object({
   ),
 });
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorSchema]));
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponseSchema]));
 
 function badField(field: string, message: string): AppError {
   return new AppError('invalid_request', message, [{ message, path: field }]);

@@ -15,7 +15,7 @@ import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { documentedAs } from '../documented.ts';
+import { documentedAs, ErrorResponseSchema } from '../documented.ts';
 import { AppError, type ErrorDetail } from '../errors.ts';
 
 const MAX_EVENTS = 1000;
@@ -57,15 +57,7 @@ function withRequestIdentity(events: unknown[], userAgent: string, ip: string): 
   return events.map((e) => (typeof e === 'object' && e !== null && !Array.isArray(e) ? { ...e, userAgent, ip } : e));
 }
 
-const ErrorSchema = Type.Object(
-  {
-    error: Type.String(),
-    code: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
-    requestId: Type.Optional(Type.String()),
-  },
-  { description: 'Error (AnalyticsErrorResponse-compatible)' },
-);
+const ErrorSchema = Type.Object(ErrorResponseSchema.properties, { description: 'Error (AnalyticsErrorResponse-compatible)' });
 
 const ProjectParams = Type.Object({ projectId: Type.String({ description: 'Project id' }) });
 

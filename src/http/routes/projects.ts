@@ -4,13 +4,8 @@ import type { ProjectWithSecret } from '../../projects/service.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { ErrorResponseSchema } from '../documented.ts';
 import { AppError } from '../errors.ts';
-
-const ErrorSchema = Type.Object({
-  error: Type.String(),
-  code: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ message: Type.String(), path: Type.Optional(Type.String()) }))),
-});
 
 export const ProjectSchema = Type.Object(
   {
@@ -58,7 +53,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
           'Returns the project without secrets. 401 for a missing, malformed, unknown or revoked key; 404 `project_not_found` for another project; 403 `forbidden` for an ingest key (`ink_pub_…` or `ink_ing_…`).',
         security: [{ bearerAuth: [] }],
         params: Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: ProjectSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema },
+        response: { 200: ProjectSchema, 401: ErrorResponseSchema, 403: ErrorResponseSchema, 404: ErrorResponseSchema },
       },
     },
     async (request) => {
