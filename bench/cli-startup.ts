@@ -1,6 +1,6 @@
 // CLI start-up: `inkwell --help` and `inkwell project list` (on a small embedded database) against `node -e ''`,
 // measured in the same rounds (the commands interleaved, so load on the machine hits all alike). Prints the
-// medians and writes bench/results/cli-startup-<time>.json. `npm run bench:cli -- --rounds 15`.
+// medians and writes bench/results/cli-startup-latest.json and a line in history.jsonl. `npm run bench:cli -- --rounds 15`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -49,4 +49,4 @@ const written = writeResults('cli-startup', {
   results: rows,
   samplesMs: times,
 });
-console.log(`results: ${written.file}`);
+console.log(`results: ${written.latest}`);

@@ -9,7 +9,7 @@
 //   npm run bench:drill -- [--jobs 100] [--concurrency 2] [--lease-ms 3000] [--crash-at 0.33] [--model-delay-ms 0]
 //                          [--backends sqlite,postgres]
 //
-// Writes bench/results/drill-<timestamp>.json (and drill-latest.json); each service process's log goes to
+// Writes bench/results/drill-latest.json and a line in bench/results/history.jsonl; each service process's log goes to
 // bench/.data/drill-logs/<timestamp>/. PostgreSQL: a fresh database `bench_drill` per run on BENCH_PG_ADMIN_URL.
 // The smaller variant runs in the test suite: test/ops/crash-drill.test.ts.
 import fs from 'node:fs';
@@ -124,6 +124,6 @@ const written = writeResults('drill', {
   },
   results,
 });
-log(`results: ${written.file}`);
+log(`results: ${written.latest}`);
 log(`service logs: ${logDir}`);
 process.exitCode = results.every((r) => r.ok) ? 0 : 1;

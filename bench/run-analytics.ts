@@ -4,7 +4,7 @@
 //   npm run bench:analytics -- [--events 200k] [--runs 5] [--naive-pages 5|all] [--no-naive]
 //                              [--systems duckdb,pg-raw,inkwell-sqlite,inkwell-pg] [--concurrency 4] [--keep] [--reuse]
 //
-// Writes bench/results/analytics-<timestamp>.json and analytics-latest.json and prints a table.
+// Writes bench/results/analytics-latest.json and a line in bench/results/history.jsonl and prints a table.
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDuckDb, runDuckDbBaseline } from './baselines/duckdb.ts';

@@ -1,9 +1,13 @@
-// Writes benchmark results to bench/results/<name>-<timestamp>.json and <name>-latest.json.
+// Writes benchmark results: the full result to bench/results/<name>-latest.json (overwritten by the next run) and
+// one summary line per run to bench/results/history.jsonl (see history.ts).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RESULTS_DIR } from './dataset.ts';
+import { historyLine } from './history.ts';
+
+export const HISTORY_FILE = 'history.jsonl';
 
 export function environment(): Record<string, unknown> {
   let commit: string | null = null;
@@ -28,15 +32,18 @@ export function environment(): Record<string, unknown> {
   };
 }
 
-export function writeResults(name: string, result: Record<string, unknown>): { file: string; latest: string } {
-  fs.mkdirSync(RESULTS_DIR, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const file = path.join(RESULTS_DIR, `${name}-${stamp}.json`);
-  const latest = path.join(RESULTS_DIR, `${name}-latest.json`);
-  const text = `${JSON.stringify(result, null, 2)}\n`;
-  fs.writeFileSync(file, text);
-  fs.writeFileSync(latest, text);
-  return { file, latest };
+/**
+ * Overwrites `<name>-latest.json` with the run's full result and appends the run's summary to history.jsonl.
+ * `name` must be one history.ts knows how to summarise; that is checked before anything is written.
+ */
+export function writeResults(name: string, result: Record<string, unknown>, dir: string = RESULTS_DIR): { latest: string; history: string } {
+  const line = `${JSON.stringify(historyLine(name, result))}\n`;
+  fs.mkdirSync(dir, { recursive: true });
+  const latest = path.join(dir, `${name}-latest.json`);
+  const history = path.join(dir, HISTORY_FILE);
+  fs.writeFileSync(latest, `${JSON.stringify(result, null, 2)}\n`);
+  fs.appendFileSync(history, line);
+  return { latest, history };
 }
 
 /** Peak resident set size (VmHWM) of a process in MB, from /proc; null where /proc is unavailable. */

@@ -1,0 +1,213 @@
+// One line of bench/results/history.jsonl per benchmark run: when, which code, on what machine, and the headline
+// figures of Inkwell and of the baseline measured in the same run. The full result of a run lives only in
+// <name>-latest.json until the next run overwrites it, so this line is what later comparisons read.
+
+export type Figure = number | string | boolean | null;
+export type Figures = Record<string, Figure>;
+
+export interface HistoryLine {
+  bench: string;
+  date: string | null;
+  /** The commit whose code was measured (for a run against another checkout, that checkout's). */
+  commit: string | null;
+  /** Whether src/ differed from that commit when the run started. */
+  srcDirty: boolean | null;
+  cpus: number | null;
+  cpuModel: string | null;
+  load1: number | null;
+  /** The options of the run that change its figures (events, rounds, duration, connections, …). */
+  method: Figures;
+  /** Per system measured (e.g. `sqlite`, `postgres`, `sqlite@<commit>` for a checkout run in the same rounds). */
+  inkwell: Record<string, Figures>;
+  /**
+   * Per baseline measured in the same run (`bare`, `duckdb`, …), or per backend where each backend's run has its own
+   * (jobs: the git commands run next to its jobs; drill: the run without a fault). Empty for views, which has none.
+   */
+  baseline: Record<string, Figures>;
+  note?: string;
+}
+
+// Result files are JSON written by the bench scripts; their shape has grown over time, so every read is optional.
+type Json = any;
+
+const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+
+function scalars(obj: Json): Figures {
+  const out: Figures = {};
+  for (const [k, v] of Object.entries(obj ?? {})) if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') out[k] = v;
+  return out;
+}
+
+function analytics(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? []) {
+    const cmp = (r.comparisons ?? []).find((c: Json) => c.system === s.system);
+    inkwell[s.backend ?? s.system] = {
+      walkMs: num(s.walkMs?.median),
+      firstPageMs: num(s.firstPageMs?.median),
+      furtherPageMs: num(s.furtherPageMs?.median),
+      furtherPageMaxMs: num(s.furtherPageMs?.max),
+      peakRssMbExport: num(s.peakRssMbExport),
+      ingestEventsPerSecond: num(s.ingest?.eventsPerSecond),
+      speedupVsDuckdbBest: num(cmp?.speedupVsDuckdbBest),
+      speedupVsPgRawBest: num(cmp?.speedupVsPgRawBest),
+      digestMatchesBaselines: cmp ? cmp.digestMatchesBaselines === true : null,
+      ...(s.error ? { error: String(s.error) } : {}),
+    };
+  }
+  const baseline: Record<string, Figures> = {};
+  for (const [name, b] of Object.entries<Json>(r.baselines ?? {})) {
+    baseline[name] = b.error
+      ? { error: String(b.error) }
+      : { bestWalkMs: num(b.best?.walkMs?.median), bestFirstPageMs: num(b.best?.firstPageMs?.median), naiveWalkMs: num(b.naive?.walkMs) };
+  }
+  return { inkwell, baseline };
+}
+
+const systemKey = (s: Json) => (s.commit ? `${s.backend}@${s.commit}` : s.backend);
+
+function ingest(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[systemKey(s)] = {
+      eventsPerSecond: num(s.eventsPerSecond),
+      ratioToBare: num(s.ratioToBare),
+      p99Ms: num(s.p99Ms ?? s.load?.latencyMs?.p99),
+      cpuUsPerEvent: num(s.cpuUsPerEvent),
+      peakRssMb: num(s.peakRssMb),
+      importEventsPerSecond: num(s.import?.eventsPerSecond),
+    };
+  return { inkwell, baseline: { bare: { eventsPerSecond: num(r.bare?.eventsPerSecond), p99Ms: num(r.bare?.load?.latencyMs?.p99) } } };
+}
+
+function api(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[systemKey(s)] = {
+      requestsPerSecond: num(s.requestsPerSecond),
+      ratioToBare: num(s.ratioToBare),
+      p99Ms: num(s.p99Ms),
+      cpuUsPerRequest: num(s.cpuUsPerRequest),
+      pgCpuUsPerRequest: num(s.pgCpuUsPerRequest),
+      peakRssMb: num(s.peakRssMb),
+    };
+  const bare = r.bare ?? {};
+  return {
+    inkwell,
+    baseline: { bare: { requestsPerSecond: num(bare.requestsPerSecond), p99Ms: num(bare.p99Ms), cpuUsPerRequest: num(bare.cpuUsPerRequest) } },
+  };
+}
+
+function jobs(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  const baseline: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? []) {
+    inkwell[s.backend] = {
+      createToCompletedMs: num(s.sequential?.createToCompletedMs?.median),
+      ratioToGit: num(s.ratioToGit),
+      ratioToGitReuse: num(s.ratioToGitReuse),
+      concurrentCompleted: num(s.concurrent?.completed),
+      concurrentJobs: num(s.concurrent?.jobs),
+      duplicatedPullRequests: num(s.concurrent?.duplicatedPullRequests),
+      jobsPerMinute: num(s.concurrent?.jobsPerMinute),
+      peakRssMb: num(s.peakRssMb),
+    };
+    // The git baselines run next to each backend's jobs (in early runs once before both), so each backend has its own.
+    const git = s.gitBaseline ?? r.gitBaseline;
+    baseline[s.backend] = { gitMs: num(git?.medianMs), gitReusedWorktreeMs: num(s.gitReuseBaseline?.medianMs) };
+  }
+  return { inkwell, baseline };
+}
+
+function views(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[s.backend] = {
+      walkMs: num(s.walkMs?.median),
+      firstPageMs: num(s.firstPageMs?.median),
+      furtherPageMs: num(s.furtherPageMedianMs),
+      furtherPageMaxMs: num(s.furtherPageMaxMs),
+      peakRssMb: num(s.peakRssMb),
+      digest: typeof s.digest === 'string' ? s.digest.slice(0, 12) : null,
+    };
+  return { inkwell, baseline: {} };
+}
+
+function drill(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  const baseline: Record<string, Figures> = {};
+  const run = (x: Json): Figures => ({
+    acknowledged: num(x?.acknowledged?.total),
+    stored: num(x?.stored),
+    lost: num(x?.lost),
+    duplicated: x?.duplicated ? (num(x.duplicated.pullRequests) ?? 0) + (num(x.duplicated.commits) ?? 0) : null,
+    longestStallMs: num(x?.longestStallMs),
+    queueMs: num(x?.queueMs),
+  });
+  for (const s of r.results ?? []) {
+    inkwell[s.backend] = { ...run(s.crash), faultsInjected: num(s.crash?.faultsInjected), ratioToBaseline: num(s.ratio), ok: s.ok === true };
+    baseline[s.backend] = run(s.baseline);
+  }
+  return { inkwell, baseline };
+}
+
+const NODE_ALONE = "node -e ''";
+
+function cliStartup(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  const baseline: Record<string, Figures> = {};
+  for (const row of r.results ?? []) {
+    const figures = { medianMs: num(row.medianMs), overNodeMs: num(row.overNodeMs) };
+    if (row.command === NODE_ALONE) baseline[row.command] = { medianMs: figures.medianMs };
+    else inkwell[row.command] = figures;
+  }
+  return { inkwell, baseline };
+}
+
+const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'baseline'>> = {
+  analytics,
+  ingest,
+  api,
+  jobs,
+  views,
+  drill,
+  'cli-startup': cliStartup,
+};
+
+/** The history line for one result as the bench scripts write it; `name` is the file name prefix (`api`, `drill`, …). */
+export function historyLine(name: string, result: Json): HistoryLine {
+  const extract = EXTRACTORS[name];
+  if (!extract) throw new Error(`no history summary for benchmark "${name}" (known: ${Object.keys(EXTRACTORS).join(', ')})`);
+  const env = result.environment ?? {};
+  const method: Figures = scalars(result.method);
+  const events = num(result.dataset?.counts?.events);
+  if (events !== null) method.events = events;
+  else if (typeof result.dataset?.name === 'string') method.dataset = result.dataset.name;
+  if (typeof result.compare?.commit === 'string') method.compare = result.compare.commit;
+  return {
+    bench: name,
+    date: typeof env.date === 'string' ? env.date : null,
+    commit: typeof env.commit === 'string' ? env.commit : null,
+    srcDirty: typeof env.srcDirty === 'boolean' ? env.srcDirty : null,
+    cpus: num(env.cpus),
+    cpuModel: typeof env.cpuModel === 'string' ? env.cpuModel : null,
+    load1: num(env.loadAverage?.[0]),
+    method,
+    ...withoutNulls(extract(result)),
+    ...(typeof result.note === 'string' ? { note: result.note } : {}),
+  };
+}
+
+// A figure a run did not measure (older runs recorded less) is left out rather than written as null.
+function withoutNulls(x: Pick<HistoryLine, 'inkwell' | 'baseline'>): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const strip = (group: Record<string, Figures>) =>
+    Object.fromEntries(Object.entries(group).map(([k, f]) => [k, Object.fromEntries(Object.entries(f).filter(([, v]) => v !== null))]));
+  return { inkwell: strip(x.inkwell), baseline: strip(x.baseline) };
+}
+
+export function readHistory(text: string): HistoryLine[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as HistoryLine);
+}
