@@ -1,8 +1,9 @@
 // The agent's seven tools. Names and argument names are part of the contract (SPEC 3.4).
 // Every failure is returned to the model as a readable "Error: …" result, never thrown, so one bad
 // call does not end the run. Events carry summaries, never file contents.
-import { type ToolSet, tool } from 'ai';
-import { z } from 'zod';
+import { type JSONSchema7, jsonSchema, type ToolSet, tool } from 'ai';
+import { type TObject, Type } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
 import { searchFiles } from './search.ts';
 
@@ -183,7 +184,8 @@ export function summarizeArgs(name: ToolName, args: Record<string, unknown>): Re
   return out;
 }
 
-const pathArg = (what: string) => z.string().describe(`${what}, relative to the repository root (e.g. "docs/intro.md")`);
+const pathArg = (what: string) => Type.String({ description: `${what}, relative to the repository root (e.g. "docs/intro.md")` });
+const lineNumber = (description: string) => Type.Integer({ minimum: 1, description });
 
 const descriptions: Record<ToolName, string> = {
   list_files: 'List the files under a directory of the repository (recursively). Omit path for the whole repository.',
@@ -196,23 +198,51 @@ const descriptions: Record<ToolName, string> = {
   move_file: 'Move or rename a file. The destination must not exist.',
 };
 
-const schemas = {
-  list_files: z.object({ path: pathArg('Directory').optional() }),
-  read_file: z.object({
-    path: pathArg('File'),
-    offset: z.number().int().min(1).optional().describe('First line to read, 1-based'),
-    limit: z.number().int().min(1).optional().describe('Number of lines to read'),
-  }),
-  search: z.object({ query: z.string().min(1).describe('JavaScript regular expression'), path: pathArg('Directory or file to search').optional() }),
-  write_file: z.object({ path: pathArg('File'), content: z.string().describe('The complete new content of the file') }),
-  edit_file: z.object({
-    path: pathArg('File'),
-    old_string: z.string().describe('Exact text to replace; must occur exactly once'),
-    new_string: z.string().describe('Replacement text'),
-  }),
-  delete_file: z.object({ path: pathArg('File') }),
-  move_file: z.object({ from: pathArg('Existing file'), to: pathArg('New path') }),
+const strict = { additionalProperties: false };
+
+/** The arguments of each tool: the JSON Schema the model is given, and what a call is checked against. */
+const schemas: Record<ToolName, TObject> = {
+  list_files: Type.Object({ path: Type.Optional(pathArg('Directory')) }, strict),
+  read_file: Type.Object(
+    { path: pathArg('File'), offset: Type.Optional(lineNumber('First line to read, 1-based')), limit: Type.Optional(lineNumber('Number of lines to read')) },
+    strict,
+  ),
+  search: Type.Object(
+    { query: Type.String({ minLength: 1, description: 'JavaScript regular expression' }), path: Type.Optional(pathArg('Directory or file to search')) },
+    strict,
+  ),
+  write_file: Type.Object({ path: pathArg('File'), content: Type.String({ description: 'The complete new content of the file' }) }, strict),
+  edit_file: Type.Object(
+    {
+      path: pathArg('File'),
+      old_string: Type.String({ description: 'Exact text to replace; must occur exactly once' }),
+      new_string: Type.String({ description: 'Replacement text' }),
+    },
+    strict,
+  ),
+  delete_file: Type.Object({ path: pathArg('File') }, strict),
+  move_file: Type.Object({ from: pathArg('Existing file'), to: pathArg('New path') }, strict),
 };
+
+/**
+ * The SDK schema of one tool: its JSON Schema, and a check whose failure the SDK hands back to the model as
+ * "Invalid input for tool <name>: <what is wrong>" (the call is not run). Arguments the schema does not name
+ * are dropped rather than refused: a stray key from a model is harmless.
+ */
+function toolInput(schema: TObject) {
+  const check = Compile(schema);
+  return jsonSchema<Record<string, unknown>>(schema as JSONSchema7, {
+    validate(value) {
+      const known =
+        typeof value === 'object' && value !== null && !Array.isArray(value)
+          ? Object.fromEntries(Object.entries(value).filter(([k]) => k in schema.properties))
+          : value;
+      if (check.Check(known)) return { success: true, value: known as Record<string, unknown> };
+      const problems = [...check.Errors(known)].map((e) => `${e.instancePath.slice(1).replaceAll('/', '.') || 'arguments'} ${e.message}`);
+      return { success: false, error: new Error([...new Set(problems)].join('; ')) };
+    },
+  });
+}
 
 /** The AI SDK tool set over the worktree at `root` (a real path). */
 export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal): ToolSet {
@@ -221,7 +251,7 @@ export function createTools(root: string, sink: ToolEventSink, signal?: AbortSig
   for (const name of TOOL_NAMES) {
     tools[name] = tool({
       description: descriptions[name],
-      inputSchema: schemas[name] as z.ZodType<Record<string, unknown>>,
+      inputSchema: toolInput(schemas[name]),
       execute: async (args: Record<string, unknown>, { toolCallId, abortSignal }) => {
         // A stopped run does not touch files any more.
         signal?.throwIfAborted();

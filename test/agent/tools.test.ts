@@ -2,6 +2,7 @@
 // (`../`, absolute paths, `.git`, symlinks out) with nothing written outside the worktree.
 import fs from 'node:fs';
 import path from 'node:path';
+import { asSchema, type JSONSchema7 } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { searchFiles } from '../../src/agent/search.ts';
 import { createTools, LIMITS, TOOL_NAMES, type ToolName } from '../../src/agent/tools.ts';
@@ -73,7 +74,7 @@ afterEach(() => {
 describe('tools', () => {
   it('are exactly the seven of the contract, with the contract argument names', () => {
     expect(Object.keys(tools).sort()).toEqual([...TOOL_NAMES].sort());
-    const props = (n: ToolName) => Object.keys((tools[n] as any).inputSchema._zod.def.shape).sort();
+    const props = (n: ToolName) => Object.keys((asSchema(tools[n]!.inputSchema).jsonSchema as JSONSchema7).properties ?? {}).sort();
     expect(props('list_files')).toEqual(['path']);
     expect(props('read_file')).toEqual(['limit', 'offset', 'path']);
     expect(props('search')).toEqual(['path', 'query']);
@@ -81,6 +82,28 @@ describe('tools', () => {
     expect(props('edit_file')).toEqual(['new_string', 'old_string', 'path']);
     expect(props('delete_file')).toEqual(['path']);
     expect(props('move_file')).toEqual(['from', 'to']);
+  });
+
+  it('give the model a JSON Schema and tell it what is wrong with a malformed call', async () => {
+    const schema = asSchema(tools.read_file!.inputSchema);
+    expect(schema.jsonSchema).toMatchObject({
+      type: 'object',
+      required: ['path'],
+      additionalProperties: false,
+      properties: { offset: { type: 'integer', minimum: 1, description: 'First line to read, 1-based' } },
+    });
+    const check = async (name: ToolName, value: unknown) => {
+      const r = await asSchema(tools[name]!.inputSchema).validate!(value);
+      return r.success ? { value: r.value } : { error: r.error.message };
+    };
+    expect(await check('read_file', { path: 'a.md', offset: 2 })).toEqual({ value: { path: 'a.md', offset: 2 } });
+    expect(await check('read_file', { path: 'a.md', offset: 0, limit: 1.5 })).toEqual({ error: 'offset must be >= 1; limit must be integer' });
+    expect(await check('write_file', { path: 1, content: 'x' })).toEqual({ error: 'path must be string' });
+    expect(await check('write_file', {})).toEqual({ error: 'arguments must have required properties path, content' });
+    expect(await check('search', { query: '' })).toEqual({ error: 'query must not have fewer than 1 characters' });
+    expect(await check('move_file', 'a.md')).toEqual({ error: 'arguments must be object' });
+    // A stray argument is dropped, not refused.
+    expect(await check('delete_file', { path: 'a.md', force: true })).toEqual({ value: { path: 'a.md' } });
   });
 
   it('list_files lists files (never .git), optionally under a directory', async () => {
@@ -303,7 +326,7 @@ describe('malformed tool calls inside a real run', () => {
       expect(result.commitSha).toBeNull();
       const toolMessages = h.model.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content));
       expect(toolMessages).toHaveLength(3);
-      expect(toolMessages[0]).toContain('Invalid input for tool write_file');
+      expect(toolMessages[0]).toContain('Invalid input for tool write_file: path must be string');
       expect(toolMessages[1]).toContain("unavailable tool 'run_shell'");
       expect(toolMessages[2]).toContain('JSON');
       const results = h.events.filter((e) => e.type === 'tool_result');
