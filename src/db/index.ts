@@ -2,7 +2,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  type PostgresCursor,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
@@ -62,20 +72,39 @@ const pgTypes = {
 };
 
 /**
- * A pg client that runs the compiled texts of reusable queries (src/db/reusable.ts) as named prepared
- * statements: each connection parses and plans them once. Every other query runs as before (unnamed), so
- * the per-connection set of prepared statements stays small and fixed.
+ * The pool Kysely runs on: pg's pool, whose clients run a reusable query's compiled text (src/db/reusable.ts)
+ * as that query's named prepared statement (`{ name, text, values }`), so each connection parses and plans
+ * it once. Every other query runs unnamed, so the per-connection set of prepared statements stays small and
+ * fixed. The name comes from `preparedName`, which gives one name to exactly one text (pg refuses a name
+ * reused for another text on a connection). Kysely calls only `query(text, values)` (no cursor is configured)
+ * and `release()`; one wrapper per pg client, so Kysely's per-client connection objects are reused.
  */
-const baseQuery = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
-class PreparingClient extends pg.Client {}
-(PreparingClient.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-  const [text, values] = args;
-  if (args.length === 2 && typeof text === 'string' && Array.isArray(values)) {
-    const name = preparedName(text);
-    if (name) return baseQuery.call(this, { name, text, values });
-  }
-  return baseQuery.apply(this, args);
-};
+function namingPool(pool: pg.Pool): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    function query<R>(text: string, values: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+    function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+    function query(text: string | PostgresCursor<unknown>, values?: readonly unknown[]): unknown {
+      if (typeof text !== 'string') throw new Error('no cursor is configured for streaming queries');
+      const name = preparedName(text);
+      return client.query(name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] });
+    }
+    // pg-pool sets `release` on the client at every checkout: look it up at call time.
+    return { query, release: () => client.release() };
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = wrap(client);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
 
 export function redactUrl(u: string): string {
   try {
@@ -129,12 +158,11 @@ export function openDatabase(opts: OpenOptions): Database {
     const poolOptions = {
       connectionString: opts.databaseUrl,
       types: pgTypes,
-      Client: PreparingClient,
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     };
     const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
     guardPool(pool);
-    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingPool(pool) }) });
     let lookupPool: pg.Pool | undefined;
     if (postgresCaps.batchedLookups) {
       // Batchable reusable queries (src/db/reusable.ts) run on connections of their own, one per statement

@@ -1,6 +1,11 @@
 // Results of reusable reads kept while the database has not changed: the key of a read's arguments, and
 // the PostgreSQL form, where a kept result carries the snapshot it was read under.
 //
+// Invariant that keeps the PostgreSQL kept results exact: a kept row is returned only when a snapshot taken
+// by a statement sent after the call was made is textually equal to the snapshot the row was read under, so
+// no transaction committed in between anywhere in the cluster. A revoked key is a committed UPDATE, which
+// changes the snapshot, so the next lookup reads afresh and refuses the key.
+//
 // PostgreSQL (used by the batcher in src/db/reusable.ts): every combined statement also returns
 // `pg_current_snapshot()`, the snapshot its own scans used (xmin:xmax:in-progress xids). Two snapshots with
 // the same text see exactly the same committed data: a transaction that commits in between either ends one

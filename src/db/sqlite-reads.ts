@@ -1,6 +1,11 @@
 // Reusable reads (src/db/reusable.ts) on the embedded database: run directly on the better-sqlite3 handle,
 // and their results kept for as long as the database has not changed.
 //
+// Invariant that keeps the kept results exact: a kept result is returned only when a check made after the
+// read was asked for finds `PRAGMA data_version` and `total_changes()` where they were when it was read.
+// Every commit, by any connection or process, moves one of them. So revoking a key (a committed UPDATE,
+// from the API, the CLI or another process) is refused by the very next lookup, as without the cache.
+//
 // Direct: better-sqlite3 is synchronous, so a statement run while no transaction is open cannot interleave
 // with other work; Kysely's connection mutex and promise chain guard nothing then. While a Kysely
 // transaction is open (begin … commit spans awaits) the read is refused here and waits its turn through
