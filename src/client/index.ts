@@ -1,28 +1,18 @@
-// Typed HTTP client for the Inkwell job API (used by the CLI and the tests). fetch-based, no state.
-import type { JobEvent } from '../jobs/events.ts';
-import type { JobStatus } from '../jobs/state.ts';
-import type { JobView } from '../jobs/view.ts';
+// Typed HTTP client for the Inkwell job API (used by the CLI and the tests). fetch-based, no state. Its
+// request and response types are the generated types of the OpenAPI document (api.ts).
+import type { QueryParams, RequestBody, ResponseBody } from './api.ts';
 import { ApiError, createHttpCall } from './http.ts';
 import { SseParser } from './sse.ts';
 
 export { ApiError };
 
-export type Job = JobView;
-export type { JobEvent, JobStatus };
-
-export interface CreateJobInput {
-  prompt: string;
-  model?: string;
-  source?: { repository?: string; ref?: string };
-  branch?: string;
-  draft?: boolean;
-}
-
-export interface JobList {
-  jobs: Job[];
-  nextCursor: string | null;
-  hasMore: boolean;
-}
+export type Job = ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 200>;
+export type JobStatus = Job['status'];
+export type JobList = ResponseBody<'/v2/agent/{projectId}/jobs', 'get', 200>;
+export type JobEventsPage = ResponseBody<'/v2/agent/{projectId}/job/{id}/events', 'get', 200>;
+export type JobEvent = JobEventsPage['events'][number];
+export type CreateJobInput = RequestBody<'/v2/agent/{projectId}/job', 'post'>;
+export type ListJobsQuery = QueryParams<'/v2/agent/{projectId}/jobs', 'get'>;
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:3000 */
@@ -53,7 +43,7 @@ export function createClient(opts: ClientOptions) {
 
   return {
     async createJob(projectId: string, input: CreateJobInput, o: { idempotencyKey?: string } = {}): Promise<Job> {
-      return (await call<Job>('POST', jobPath(projectId), input, idem(o.idempotencyKey))).body;
+      return (await call<ResponseBody<'/v2/agent/{projectId}/job', 'post', 201>>('POST', jobPath(projectId), input, idem(o.idempotencyKey))).body;
     },
 
     async getJob(projectId: string, id: string): Promise<Job> {
@@ -61,10 +51,18 @@ export function createClient(opts: ClientOptions) {
     },
 
     async sendMessage(projectId: string, id: string, prompt: string, o: { idempotencyKey?: string } = {}): Promise<Job> {
-      return (await call<Job>('POST', `${jobPath(projectId, id)}/message`, { prompt }, idem(o.idempotencyKey))).body;
+      const body: RequestBody<'/v2/agent/{projectId}/job/{id}/message', 'post'> = { prompt };
+      return (
+        await call<ResponseBody<'/v2/agent/{projectId}/job/{id}/message', 'post', 200>>(
+          'POST',
+          `${jobPath(projectId, id)}/message`,
+          body,
+          idem(o.idempotencyKey),
+        )
+      ).body;
     },
 
-    async listJobs(projectId: string, q: { status?: JobStatus; limit?: number; cursor?: string } = {}): Promise<JobList> {
+    async listJobs(projectId: string, q: ListJobsQuery = {}): Promise<JobList> {
       const qs = new URLSearchParams();
       if (q.status) qs.set('status', q.status);
       if (q.limit !== undefined) qs.set('limit', String(q.limit));
@@ -74,12 +72,12 @@ export function createClient(opts: ClientOptions) {
     },
 
     async archiveJob(projectId: string, id: string): Promise<Job> {
-      return (await call<Job>('POST', `${jobPath(projectId, id)}/archive`)).body;
+      return (await call<ResponseBody<'/v2/agent/{projectId}/job/{id}/archive', 'post', 200>>('POST', `${jobPath(projectId, id)}/archive`)).body;
     },
 
     /** Stored events after `after` (one page; `hasMore` says to ask again from the last seq). */
-    async events(projectId: string, id: string, q: { after?: number } = {}): Promise<{ events: JobEvent[]; hasMore: boolean }> {
-      return (await call<{ events: JobEvent[]; hasMore: boolean }>('GET', `${jobPath(projectId, id)}/events?after=${q.after ?? 0}`)).body;
+    async events(projectId: string, id: string, q: QueryParams<'/v2/agent/{projectId}/job/{id}/events', 'get'> = {}): Promise<JobEventsPage> {
+      return (await call<JobEventsPage>('GET', `${jobPath(projectId, id)}/events?after=${q.after ?? 0}`)).body;
     },
 
     /**

@@ -1,0 +1,30 @@
+// The generated API types (src/client/openapi.ts) are those of the live OpenAPI document, and the client's
+// types taken from them are the server's own shapes: the document and the code cannot drift apart.
+import fs from 'node:fs';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { CLIENT_TYPES_PATH, clientTypesSource } from '../../scripts/gen-client.ts';
+import type { ErrorBody } from '../../src/client/api.ts';
+import type { CreateJobInput, Job, JobEvent, JobList, ListJobsQuery } from '../../src/client/index.ts';
+import type { ErrorBody as ServerErrorBody } from '../../src/http/errors.ts';
+import { openApiDocument } from '../../src/http/openapi-document.ts';
+import type { JobEvent as ServerJobEvent } from '../../src/jobs/events.ts';
+import type { JobView } from '../../src/jobs/view.ts';
+
+describe('generated client types', () => {
+  it('src/client/openapi.ts is what openapi-typescript makes of the live document', async () => {
+    const expected = await clientTypesSource(await openApiDocument());
+    const committed = fs.readFileSync(CLIENT_TYPES_PATH, 'utf8');
+    if (committed !== expected) {
+      expect.fail('src/client/openapi.ts differs from the OpenAPI document the server serves: run `npm run gen:client` and commit the result');
+    }
+  });
+
+  it("the client's types are the server's shapes (checked by tsc)", () => {
+    expectTypeOf<Job>().toEqualTypeOf<JobView>();
+    expectTypeOf<JobList>().toEqualTypeOf<{ jobs: JobView[]; nextCursor: string | null; hasMore: boolean }>();
+    expectTypeOf<JobEvent>().toEqualTypeOf<ServerJobEvent>();
+    expectTypeOf<CreateJobInput>().toHaveProperty('prompt').toEqualTypeOf<string>();
+    expectTypeOf<ListJobsQuery>().toEqualTypeOf<{ status?: JobView['status']; limit?: number; cursor?: string }>();
+    expectTypeOf<ServerErrorBody>().toMatchTypeOf<ErrorBody>();
+  });
+});
