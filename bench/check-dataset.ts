@@ -1,8 +1,8 @@
 // Cross-checks the generator's ground truth against Inkwell's own pure analytics functions (normalisation,
 // classification, qualifying views): `npx tsx bench/check-dataset.ts [--events 200k]`. Exits 1 on any mismatch.
-import { classify } from '../src/analytics/classify.ts';
-import { normalizePath } from '../src/analytics/normalize.ts';
-import { isQualifyingView } from '../src/analytics/qualify.ts';
+import { classify } from '../src/analytics/classify/classify.ts';
+import { normalizePath } from '../src/analytics/classify/normalize.ts';
+import { isQualifyingView } from '../src/analytics/classify/qualify.ts';
 import { genArgs, parseArgs } from './lib/args.ts';
 import { ensureDataset, genOptions, readEvents } from './lib/dataset.ts';
 

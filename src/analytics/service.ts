@@ -2,13 +2,13 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { ProjectService } from '../projects/service.ts';
-import { classify, RULES_VERSION } from './classify.ts';
-import { createDaySetService } from './dayset-service.ts';
-import { daysetStore } from './dayset-store.ts';
-import { createExportService } from './export.ts';
-import { createIngestService } from './ingest.ts';
-import { isQualifyingView } from './qualify.ts';
-import { type EventRow, analyticsStore as store } from './store.ts';
+import { classify, RULES_VERSION } from './classify/classify.ts';
+import { isQualifyingView } from './classify/qualify.ts';
+import { createDaySetService } from './export/dayset-service.ts';
+import { createExportService } from './export/export.ts';
+import { createIngestService } from './ingest/ingest.ts';
+import { daysetStore } from './store/dayset-store.ts';
+import { type EventRow, analyticsStore as store } from './store/store.ts';
 
 export interface AnalyticsDeps {
   config: Pick<Config, 'analytics'>;

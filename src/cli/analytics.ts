@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import type { ImportStats, LogFormat } from '../analytics/import.ts';
+import type { ImportStats, LogFormat } from '../analytics/ingest/import.ts';
 import { ApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
@@ -146,7 +146,7 @@ export function registerAnalyticsCommands(program: Command): void {
         }
         if (!st.isFile()) fail(`${f} is not a file`);
       }
-      const [{ createAnalyticsService }, { importFile }] = await Promise.all([import('../analytics/service.ts'), import('../analytics/import.ts')]);
+      const [{ createAnalyticsService }, { importFile }] = await Promise.all([import('../analytics/service.ts'), import('../analytics/ingest/import.ts')]);
       const results = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
         const svc = createAnalyticsService(ctx);

@@ -1,5 +1,5 @@
 // Typed HTTP client for the analytics API (used by `inkwell analytics visitors|views` and the tests).
-import type { RawEvent } from '../analytics/logparse.ts';
+import type { RawEvent } from '../analytics/ingest/logparse.ts';
 import { createHttpCall, type HttpOptions } from './http.ts';
 
 export { ApiError } from './http.ts';

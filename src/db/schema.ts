@@ -1,5 +1,5 @@
 // The whole database as Kysely sees it: each area declares its own tables.
-import type { AnalyticsTables } from '../analytics/tables.ts';
+import type { AnalyticsTables } from '../analytics/store/tables.ts';
 import type { JobsTables } from '../jobs/tables.ts';
 import type { WebhookTables } from '../jobs/webhook-tables.ts';
 import type { ProjectsTables } from '../projects/tables.ts';

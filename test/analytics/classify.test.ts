@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classify, EMPTY_UA_RULE, ISBOT_RULE, MARKDOWN_RULE, matchRule, parseAccept, prefersMarkdown, RULES_VERSION } from '../../src/analytics/classify.ts';
-import { USER_AGENT_RULES } from '../../src/analytics/rules.ts';
+import {
+  classify,
+  EMPTY_UA_RULE,
+  ISBOT_RULE,
+  MARKDOWN_RULE,
+  matchRule,
+  parseAccept,
+  prefersMarkdown,
+  RULES_VERSION,
+} from '../../src/analytics/classify/classify.ts';
+import { USER_AGENT_RULES } from '../../src/analytics/classify/rules.ts';
 
 const CHROME_WIN = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const BROWSERS = [

@@ -3,7 +3,7 @@
 // imports (a re-import adds nothing), reclassification, and for events stored before the table existed.
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { analyticsStore as store } from '../../src/analytics/store.ts';
+import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { createBulkWriter } from '../../src/db/bulk.ts';
 import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { daysetStore } from '../../src/analytics/dayset-store.ts';
-import { visitorKey } from '../../src/analytics/identity.ts';
-import { sortRows } from '../../src/analytics/rows.ts';
+import { visitorKey } from '../../src/analytics/classify/identity.ts';
+import { sortRows } from '../../src/analytics/export/rows.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
-import { analyticsStore } from '../../src/analytics/store.ts';
+import { daysetStore } from '../../src/analytics/store/dayset-store.ts';
+import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import * as m0006 from '../../src/db/migrations/0006_analytics_daysets.ts';

@@ -14,9 +14,9 @@ import {
   MarkBuffer,
   pairFlags,
   pairVisitor,
-} from '../../src/analytics/daysets.ts';
-import { PathDictionary } from '../../src/analytics/path-order.ts';
-import { compareRows, type PathRow } from '../../src/analytics/rows.ts';
+} from '../../src/analytics/export/daysets.ts';
+import { PathDictionary } from '../../src/analytics/export/path-order.ts';
+import { compareRows, type PathRow } from '../../src/analytics/export/rows.ts';
 
 const H = 1;
 const A = 2;

@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
-import { IngestEventSchema, validateIngestEvent } from '../../src/analytics/event.ts';
+import { IngestEventSchema, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
 
 const NOW = Date.UTC(2025, 5, 1, 12);
 

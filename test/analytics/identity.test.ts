@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalIp, rotationPeriod, visitorKey } from '../../src/analytics/identity.ts';
+import { canonicalIp, rotationPeriod, visitorKey } from '../../src/analytics/classify/identity.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const T = Date.UTC(2025, 0, 15, 12, 0, 0);

@@ -3,10 +3,10 @@
 // views export, import deduplication) still exact, for new rows and for rows stored before 0007.
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { classify } from '../../src/analytics/classify.ts';
-import { normalizePath } from '../../src/analytics/normalize.ts';
-import { isQualifyingView } from '../../src/analytics/qualify.ts';
-import { type EventRow, analyticsStore as store } from '../../src/analytics/store.ts';
+import { classify } from '../../src/analytics/classify/classify.ts';
+import { normalizePath } from '../../src/analytics/classify/normalize.ts';
+import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
+import { type EventRow, analyticsStore as store } from '../../src/analytics/store/store.ts';
 import type { Database } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { services } from './services.ts';

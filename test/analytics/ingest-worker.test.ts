@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DictionaryMirror } from '../../src/analytics/dictionary-mirror.ts';
-import { createWorkerWriter } from '../../src/analytics/ingest-worker-client.ts';
-import { createGroupWriter } from '../../src/analytics/ingest-writer.ts';
-import { createEventPreparer } from '../../src/analytics/prepare.ts';
+import { DictionaryMirror } from '../../src/analytics/ingest/dictionary-mirror.ts';
+import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-client.ts';
+import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
+import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
+import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
-import { packEvents, type WriteEvent } from '../../src/analytics/write-batch.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';

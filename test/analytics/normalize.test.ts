@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isMarkdownPath, isStaticAsset, MAX_PATH_LENGTH, normalizePath } from '../../src/analytics/normalize.ts';
+import { isMarkdownPath, isStaticAsset, MAX_PATH_LENGTH, normalizePath } from '../../src/analytics/classify/normalize.ts';
 
 describe('normalizePath', () => {
   it.each([

@@ -2,14 +2,14 @@
 // functions compute — with tiny caches (constant eviction), across visitor-id rotation and secret changes,
 // and in two independent instances.
 import { describe, expect, it } from 'vitest';
-import { classify } from '../../src/analytics/classify.ts';
+import { classify } from '../../src/analytics/classify/classify.ts';
+import { type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
+import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 import { utcDay } from '../../src/analytics/dates.ts';
-import { validateIngestEvent } from '../../src/analytics/event.ts';
-import { type VisitorIdRotation, visitorKey } from '../../src/analytics/identity.ts';
-import type { WriteEvent } from '../../src/analytics/ingest-writer.ts';
+import { validateIngestEvent } from '../../src/analytics/ingest/event.ts';
+import type { WriteEvent } from '../../src/analytics/ingest/ingest-writer.ts';
+import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { GenerationCache } from '../../src/analytics/lru.ts';
-import { createEventPreparer } from '../../src/analytics/prepare.ts';
-import { isQualifyingView } from '../../src/analytics/qualify.ts';
 import { generate, prng } from './dataset.ts';
 
 const NOW = Date.UTC(2026, 5, 1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TrafficClass } from '../../src/analytics/classify.ts';
-import { isQualifyingView } from '../../src/analytics/qualify.ts';
+import type { TrafficClass } from '../../src/analytics/classify/classify.ts';
+import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 
 const view = (over: Partial<{ method: string | null; status: number | null; path: string; class: TrafficClass }> = {}) =>
   isQualifyingView({ method: 'GET', status: 200, path: '/docs/a', class: 'human', ...over });

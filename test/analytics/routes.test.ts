@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRACKER_JS } from '../../src/analytics/tracker.ts';
+import { TRACKER_JS } from '../../src/analytics/ingest/tracker.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { sendEvents, walk } from './api.ts';

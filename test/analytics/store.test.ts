@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { chunkRows, type EventRow, analyticsStore as store, type VisitRow } from '../../src/analytics/store.ts';
-import { CLS_AI, CLS_HUMAN } from '../../src/analytics/tables.ts';
+import { chunkRows, type EventRow, analyticsStore as store, type VisitRow } from '../../src/analytics/store/store.ts';
+import { CLS_AI, CLS_HUMAN } from '../../src/analytics/store/tables.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
 /** A tiny deterministic PRNG (mulberry32). */

@@ -1,7 +1,7 @@
 // Runs the served tracker source in a fresh V8 context with a minimal fake DOM and captures what it sends.
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { TRACKER_JS } from '../../src/analytics/tracker.ts';
+import { TRACKER_JS } from '../../src/analytics/ingest/tracker.ts';
 
 interface Sent {
   via: 'beacon' | 'fetch';

@@ -1,6 +1,6 @@
 // The packed batch handed to the ingest writer: every field survives packing, and strings are stored once.
 import { describe, expect, it } from 'vitest';
-import { NO_STATUS, packEvents, R_PATH, R_RAW_PATH, R_UA, REF_WIDTH, textOf, type WriteEvent } from '../../src/analytics/write-batch.ts';
+import { NO_STATUS, packEvents, R_PATH, R_RAW_PATH, R_UA, REF_WIDTH, textOf, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 

@@ -8,9 +8,9 @@ import { compareRows, digestExport, type PageRow, sortedDigest } from '../../ben
 import { samplePages } from '../../bench/lib/harness.ts';
 import { ordinalUuid } from '../../bench/lib/prng.ts';
 import { USER_AGENTS } from '../../bench/lib/user-agents.ts';
-import { classify } from '../../src/analytics/classify.ts';
-import { normalizePath } from '../../src/analytics/normalize.ts';
-import { isQualifyingView } from '../../src/analytics/qualify.ts';
+import { classify } from '../../src/analytics/classify/classify.ts';
+import { normalizePath } from '../../src/analytics/classify/normalize.ts';
+import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 
 const small = genOptions({ events: 20_000, visitors: 4_000, paths: 2_000 });
 

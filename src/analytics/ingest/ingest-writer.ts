@@ -20,15 +20,15 @@
 // the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { createBulkWriter, sortFlatRows } from '../db/bulk.ts';
-import type { Database } from '../db/index.ts';
-import type { DB } from '../db/schema.ts';
-import { RULES_VERSION } from './classify.ts';
-import { daysetStore } from './dayset-store.ts';
+import { createBulkWriter, sortFlatRows } from '../../db/bulk.ts';
+import type { Database } from '../../db/index.ts';
+import type { DB } from '../../db/schema.ts';
+import { RULES_VERSION } from '../classify/classify.ts';
+import { GenerationCache, Lru } from '../lru.ts';
+import { daysetStore } from '../store/dayset-store.ts';
+import { chunkRows, analyticsStore as store } from '../store/store.ts';
+import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
 import type { Learned, LearnedIds } from './dictionary-mirror.ts';
-import { GenerationCache, Lru } from './lru.ts';
-import { chunkRows, analyticsStore as store } from './store.ts';
-import { CLS_AI, CLS_HUMAN } from './tables.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
   NO_STATUS,
@@ -480,7 +480,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         // Both in key order (their keys are their leading columns): a few percent less writer time than arrival order.
         await store.bulkAddViews(bulk, trx, sortFlatRows(viewValues, 5));
         const added = await store.bulkInsertVisits(bulk, trx, sortFlatRows(visits, 5));
-        // Day sets (src/analytics/dayset-service.ts) are valid for one version of their (project, day).
+        // Day sets (src/analytics/export/dayset-service.ts) are valid for one version of their (project, day).
         if (added > 0)
           await daysetStore.bumpDayVersions(
             trx,

@@ -5,7 +5,7 @@
 // commit's fsync (synchronous=FULL) and WAL checkpoints happen in this thread, while the main thread keeps
 // parsing and validating requests. A batch is acknowledged only after its transaction committed.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../db/index.ts';
+import { openDatabase } from '../../db/index.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
 

@@ -1,5 +1,5 @@
 // Day sets at work: load a window's day sets (memory → persisted blob → rebuilt from the daily visits),
-// count it exactly (src/analytics/daysets.ts), name the paths, and seal changed days in the background.
+// count it exactly (src/analytics/export/daysets.ts), name the paths, and seal changed days in the background.
 //
 // Correctness across processes: every transaction that changes a day's daily visits bumps that
 // (project, day)'s version (analytics_day_versions) — ingest in its write transaction, reclassify in its
@@ -11,8 +11,10 @@
 // out of date once its version has stayed the same for a whole interval (the current day of a busy site
 // changes all the time: it is rebuilt from its visits when queried, which is one day's rows). Several
 // processes may seal at once: a blob only ever replaces an older version.
-import type { Database } from '../db/index.ts';
-import { daysetStore as ds } from './dayset-store.ts';
+import type { Database } from '../../db/index.ts';
+import { daysetStore as ds } from '../store/dayset-store.ts';
+import type { DayRange } from '../store/store.ts';
+import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
 import {
   buildDaySetFromLists,
   countWindow,
@@ -27,8 +29,6 @@ import {
 } from './daysets.ts';
 import { PathDictionary } from './path-order.ts';
 import type { ExportResult } from './rows.ts';
-import type { DayRange } from './store.ts';
-import { CLS_AI, CLS_HUMAN } from './tables.ts';
 
 export interface DaySetServiceDeps {
   db: Database;

@@ -11,14 +11,14 @@
 //   secret and period the HMAC is a function of (ip, user agent). A change of a project's secret or rotation
 //   setting starts a new generation, so no key computed under the old settings is ever reused.
 // Long inputs (rare, often abuse) bypass the caches, so their memory stays bounded.
-import { textProblem } from '../lib/text.ts';
-import { type Classification, classifyParts } from './classify.ts';
-import { utcDay } from './dates.ts';
+import { textProblem } from '../../lib/text.ts';
+import { type Classification, classifyParts } from '../classify/classify.ts';
+import { rotationPeriod, type VisitorIdRotation, visitorKey } from '../classify/identity.ts';
+import { isMarkdownPath, isStaticAsset, normalizePath } from '../classify/normalize.ts';
+import { isQualifyingParts } from '../classify/qualify.ts';
+import { utcDay } from '../dates.ts';
+import { GenerationCache } from '../lru.ts';
 import { type IngestEvent, validateIngestEvent } from './event.ts';
-import { rotationPeriod, type VisitorIdRotation, visitorKey } from './identity.ts';
-import { GenerationCache } from './lru.ts';
-import { isMarkdownPath, isStaticAsset, normalizePath } from './normalize.ts';
-import { isQualifyingParts } from './qualify.ts';
 import type { WriteEvent } from './write-batch.ts';
 
 /** How far in the future a timestamp may be (clock skew between edge servers and us). */

@@ -9,8 +9,8 @@
 // The raw IP is never part of the result; IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) and letter
 // case in IPv6 are normalised first so one client seen through different proxies hashes the same.
 import crypto from 'node:crypto';
-import type { VisitorIdRotation } from '../projects/service.ts';
-import { utcDay } from './dates.ts';
+import type { VisitorIdRotation } from '../../projects/service.ts';
+import { utcDay } from '../dates.ts';
 
 export type { VisitorIdRotation };
 

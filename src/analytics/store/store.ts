@@ -1,7 +1,7 @@
 // SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { BulkRow, BulkTable, BulkWriter } from '../db/bulk.ts';
-import type { DB } from '../db/schema.ts';
+import type { BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
+import type { DB } from '../../db/schema.ts';
 import { type AnalyticsTables, CLS_AI, CLS_HUMAN } from './tables.ts';
 
 type Q = Kysely<DB>;

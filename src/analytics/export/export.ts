@@ -12,12 +12,12 @@
 //   the current version — best effort, as an offset-paginated API without a cursor allows.
 // - Totals and rows of one result come from one read transaction (repeatable read on PostgreSQL; a
 //   SQLite transaction is a snapshot), so a result is internally consistent.
-import type { Database } from '../db/index.ts';
+import type { Database } from '../../db/index.ts';
+import { Lru } from '../lru.ts';
+import { analyticsStore as store } from '../store/store.ts';
 import type { DaySetService } from './dayset-service.ts';
 import { DaySetIdRangeError } from './daysets.ts';
-import { Lru } from './lru.ts';
 import { EMPTY_RESULT, type ExportResult, type Page, type PathRow, pageOf, sortRows } from './rows.ts';
-import { analyticsStore as store } from './store.ts';
 
 export type ExportKind = 'visitors' | 'views';
 
@@ -39,7 +39,7 @@ export interface ExportDeps {
   /** Computed results kept in memory. */
   resultEntries?: number;
   /**
-   * Per-day visitor sets (src/analytics/dayset-service.ts): the visitors export counts from them. Without
+   * Per-day visitor sets (src/analytics/export/dayset-service.ts): the visitors export counts from them. Without
    * them (or for ids beyond their range) it counts with one SQL aggregation over the daily visits.
    */
   daySets?: DaySetService;

@@ -9,8 +9,9 @@
 // Safe for the same reason the writer's own caches are: a dictionary entry, once committed, keeps its id
 // (paths, visitors and user agents are never updated or deleted). An id missing here only costs the writer
 // a lookup; ids arrive only after their transaction committed.
+
+import { GenerationCache, Lru } from '../lru.ts';
 import { USER_AGENT_CACHE } from './ingest-writer.ts';
-import { GenerationCache, Lru } from './lru.ts';
 import { NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, type WriteBatch } from './write-batch.ts';
 
 /** Strings and their ids, by position (two flat arrays: cheaper to copy between threads than pairs). */

@@ -6,7 +6,7 @@
 // - `analytics_paths` / `analytics_visitors` / `analytics_user_agents` are dictionaries: (project, normalised
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
-//   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/visitor-index.ts).
+//   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/ingest/visitor-index.ts).
 // - `analytics_events` keeps every accepted event (for reclassification, rebuilding the derived tables and audits), its user agent
 //   by dictionary id and its raw path only when it differs from the normalised one (migration 0007).
 // - `analytics_daily_views` counts qualifying views per (project, day, path), human and AI apart (the views
@@ -99,7 +99,7 @@ export interface AnalyticsTables {
     day: number;
     version: number;
   };
-  /** Persisted day sets (src/analytics/daysets.ts): the encoded visitor set of a (project, day) at a version. */
+  /** Persisted day sets (src/analytics/export/daysets.ts): the encoded visitor set of a (project, day) at a version. */
   analytics_day_sets: {
     project_ord: number;
     day: number;

@@ -1,8 +1,8 @@
-// SQL for per-day versions and persisted day sets (src/analytics/daysets.ts): one function per query.
+// SQL for per-day versions and persisted day sets (src/analytics/export/daysets.ts): one function per query.
 // Callers pass a Kysely instance or a transaction.
 import { type Kysely, sql } from 'kysely';
-import type { DialectCaps } from '../db/dialect.ts';
-import type { DB } from '../db/schema.ts';
+import type { DialectCaps } from '../../db/dialect.ts';
+import type { DB } from '../../db/schema.ts';
 import type { DayRange } from './store.ts';
 
 type Q = Kysely<DB>;

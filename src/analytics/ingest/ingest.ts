@@ -5,8 +5,8 @@
 // (ingest-worker-client.ts), so the thread that parses and validates requests never waits for inserts or
 // for the commit's fsync; on PostgreSQL (asynchronous I/O) it runs in this thread. Either way `ingest`
 // resolves only after the batch's transaction committed: accepted events are durable when the 202 is sent.
-import type { Database } from '../db/index.ts';
-import type { ProjectWithSecret } from '../projects/service.ts';
+import type { Database } from '../../db/index.ts';
+import type { ProjectWithSecret } from '../../projects/service.ts';
 import { DictionaryMirror } from './dictionary-mirror.ts';
 import { createWorkerWriter } from './ingest-worker-client.ts';
 import { createGroupWriter, type IngestSource, type IngestWriter } from './ingest-writer.ts';

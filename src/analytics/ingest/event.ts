@@ -5,8 +5,8 @@
 // not a 400 for the batch.
 import { type Static, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { parseDateOrDateTime } from './dates.ts';
-import { MAX_PATH_LENGTH, normalizePath } from './normalize.ts';
+import { MAX_PATH_LENGTH, normalizePath } from '../classify/normalize.ts';
+import { parseDateOrDateTime } from '../dates.ts';
 
 /** ISO 8601 date or date-time (the forms dates.ts parses; a date-time without offset is UTC). */
 export const ISO_TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(?:[Tt]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:[Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$';
