@@ -1,9 +1,10 @@
-// Config: every variable parsed, bad values stop the process with a message naming the variable.
+// Config: every variable of ConfigSchema parsed, bad values stop the process with a message naming the variable.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { type Config, ConfigError, loadConfig, parseRate, testConfig } from '../../src/config.ts';
+import { type Config, ConfigError, ConfigSchema, loadConfig, parseRate, testConfig } from '../../src/config.ts';
 import { tempDir } from '../helpers/db.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -155,10 +156,9 @@ describe('loadConfig', () => {
     expect(configError({ DATABASE_URL: 'mysql://root:hunter2@db/x' }).message).not.toContain('hunter2');
   });
 
-  it('every variable config.ts reads either accepts garbage or rejects it naming that variable', () => {
-    const source = fs.readFileSync(path.join(ROOT, 'src/config.ts'), 'utf8');
-    const names = [...new Set([...source.matchAll(/\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] as string))];
-    expect(names.length).toBeGreaterThanOrEqual(30);
+  it('every variable of ConfigSchema either accepts garbage or rejects it naming that variable', () => {
+    const names = variables();
+    expect(names.length).toBeGreaterThanOrEqual(50);
     for (const name of names) {
       for (const value of ['lots', '-1', '99999999999999999999999', '1/0s', 'http://', ' ']) {
         try {
@@ -170,6 +170,59 @@ describe('loadConfig', () => {
         }
       }
     }
+  });
+});
+
+/** The environment variables ConfigSchema names, in schema order. */
+function variables(): string[] {
+  const out: string[] = [];
+  JSON.stringify(ConfigSchema, (key, value) => {
+    if (key === 'env' && typeof value === 'string') out.push(value);
+    return value;
+  });
+  return out;
+}
+
+describe('ConfigSchema', () => {
+  it('is where Config comes from: the defaults and every parsed value satisfy it', () => {
+    expect(Value.Check(ConfigSchema, loadConfig({}))).toBe(true);
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://db/x',
+      ANTHROPIC_API_KEY: 'k',
+      INKWELL_TRUST_PROXY: '10.0.0.0/8',
+      INKWELL_WEBHOOK_RETRY_SCHEDULE: '1s,2m',
+    });
+    expect(Value.Check(ConfigSchema, c)).toBe(true);
+    expect(c.webhooks.retryScheduleMs).toEqual([1000, 120_000]);
+    // A value the schema refuses is refused, whoever built it.
+    expect(Value.Check(ConfigSchema, { ...c, port: 70_000 })).toBe(false);
+    expect(Value.Check(ConfigSchema, { ...c, logLevel: 'loud' })).toBe(false);
+  });
+
+  it('names each variable once, and every one is documented in docs/configuration.md', () => {
+    const names = variables();
+    expect(new Set(names).size).toBe(names.length);
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+    expect(names.filter((n) => !doc.includes(n))).toEqual([]);
+  });
+
+  it('reads bounds and choices from the schema into the messages', () => {
+    expect(configError({ INKWELL_WORKTREE_POOL: '65' }).message).toBe('Invalid configuration: INKWELL_WORKTREE_POOL must be between 0 and 64 (got 65)');
+    expect(configError({ INKWELL_ANALYTICS_VISITORS_ENGINE: 'duckdb' }).message).toBe(
+      'Invalid configuration: INKWELL_ANALYTICS_VISITORS_ENGINE must be one of daysets, sql (got "duckdb")',
+    );
+    expect(configError({ INKWELL_WEBHOOK_RETRY_SCHEDULE: '5s,soon' }).message).toMatch(
+      /INKWELL_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations/,
+    );
+    expect(loadConfig({ INKWELL_ANALYTICS_VISITORS_ENGINE: 'sql' }).analytics.visitorsEngine).toBe('sql');
+  });
+
+  it('gives undefined, not a missing key, for a setting without a default', () => {
+    const c = loadConfig({});
+    expect('databaseUrl' in c).toBe(true);
+    expect(c.databaseUrl).toBeUndefined();
+    expect('gitConfigGlobal' in c.worker).toBe(true);
+    expect(loadConfig({ INKWELL_GIT_CONFIG_GLOBAL: '/etc/inkwell.gitconfig' }).worker.gitConfigGlobal).toBe('/etc/inkwell.gitconfig');
   });
 });
 
