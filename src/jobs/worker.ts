@@ -4,7 +4,8 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { RunInput, RunResult } from '../agent/execute.ts';
+import type { RunEvent, RunInput, RunResult } from '../agent/execute.ts';
+import { RunError } from '../agent/run-error.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { mergeConversation } from './conversation.ts';
 import { EVENT_TYPES, type JobEventType } from './events.ts';
@@ -17,14 +18,6 @@ export type { RunEvent, RunInput, RunResult } from '../agent/execute.ts';
 
 export interface RunExecutor {
   execute(input: RunInput): Promise<RunResult>;
-}
-
-/** The executor's RunError code, matched by shape (so a test double needs no import of the agent). */
-function runError(err: unknown): { code: string; usage: RunResult['usage'] | null } | null {
-  const e = err as { name?: unknown; code?: unknown; usage?: unknown } | null;
-  if (e?.name !== 'RunError' || typeof e.code !== 'string') return null;
-  const u = e.usage as RunResult['usage'] | null | undefined;
-  return { code: e.code, usage: u && typeof u.inputTokens === 'number' && typeof u.outputTokens === 'number' ? u : null };
 }
 
 // ---- the worker ------------------------------------------------------------------------------------
@@ -55,6 +48,19 @@ interface Running {
   abort(reason: AbortReason): void;
   done: Promise<void>;
 }
+
+/** A claimed turn while it runs: why it was stopped (null while it was not), and its log. */
+interface ClaimedRun {
+  readonly claim: Claim;
+  readonly jobId: string;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  reason: AbortReason | null;
+  abort(reason: AbortReason): void;
+}
+
+/** How the executor ended: its result, or what it threw. */
+type Outcome = { ok: true; result: RunResult } | { ok: false; error: unknown };
 
 export interface Worker {
   readonly id: string;
@@ -107,117 +113,172 @@ export function createWorker(opts: WorkerOptions): Worker {
     });
   }
 
+  /** Runs one claimed turn and records how it ended; the worktree is released once the job has settled. */
   async function runClaim(claim: Claim): Promise<void> {
-    const jobId = claim.job.id;
-    const jlog = log.child({ jobId, turn: claim.turn.turn_no, attempt: claim.attempt });
+    const { run, end } = begin(claim);
+    let settled: string | undefined;
+    try {
+      settled = await settle(run, await execute(run));
+    } finally {
+      end();
+    }
+    if (settled !== undefined && settled !== 'active') {
+      await opts.releaseWorktree(run.jobId).catch((err: unknown) => run.log.warn({ err }, 'could not release the worktree'));
+    }
+  }
+
+  /** Registers the run (stop() can abort it) and watches its lease until `end` is called. */
+  function begin(claim: Claim): { run: ClaimedRun; end: () => void } {
     const controller = new AbortController();
-    let reason: AbortReason | null = null;
-    const abort = (r: AbortReason) => {
-      if (reason) return;
-      reason = r;
-      jlog.info({ reason: r }, 'stopping run');
-      controller.abort(new Error(`run stopped: ${r}`));
+    const run: ClaimedRun = {
+      claim,
+      jobId: claim.job.id,
+      log: log.child({ jobId: claim.job.id, turn: claim.turn.turn_no, attempt: claim.attempt }),
+      signal: controller.signal,
+      reason: null,
+      abort(r) {
+        if (run.reason) return;
+        run.reason = r;
+        run.log.info({ reason: r }, 'stopping run');
+        controller.abort(new Error(`run stopped: ${r}`));
+      },
     };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => {
       resolveDone = r;
     });
-    running.set(jobId, { claim, abort, done });
-    const offArchived = opts.notifier.onArchived(jobId, () => abort('archived'));
+    running.set(run.jobId, { claim, abort: run.abort, done });
+    const unwatch = watchLease(run);
+    const end = () => {
+      unwatch();
+      running.delete(run.jobId);
+      resolveDone();
+    };
+    return { run, end };
+  }
+
+  /**
+   * Renews the lease while the run lasts, and aborts the run when the job is archived (noticed here or
+   * announced by the notifier), the lease is lost, or the run overruns its deadline by the grace period.
+   */
+  function watchLease(run: ClaimedRun): () => void {
+    const offArchived = opts.notifier.onArchived(run.jobId, () => run.abort('archived'));
     let renewing = false;
     const renewTimer = setInterval(() => {
       if (renewing) return;
       renewing = true;
       queue
-        .renew(jobId)
+        .renew(run.jobId)
         .then((status) => {
-          if (status === undefined) abort('lost');
-          else if (status === 'archived') abort('archived');
+          if (status === undefined) run.abort('lost');
+          else if (status === 'archived') run.abort('archived');
         })
-        .catch((err: unknown) => jlog.warn({ err }, 'lease renewal failed; retrying'))
+        .catch((err: unknown) => run.log.warn({ err }, 'lease renewal failed; retrying'))
         .finally(() => {
           renewing = false;
         });
     }, renewEveryMs);
-    const watchdog = setTimeout(() => abort('deadline'), opts.runTimeoutMs + 30_000);
-
-    let settledStatus: string | undefined;
-    try {
-      jlog.info('run started');
-      const result = await opts.executor.execute({
-        jobId,
-        repository: claim.job.repository,
-        ref: claim.job.ref,
-        branch: claim.job.branch,
-        model: claim.job.model,
-        draft: claim.job.draft === 1,
-        history: claim.history,
-        prompt: claim.turn.prompt,
-        signal: controller.signal,
-        onEvent: async (e) => {
-          if (reason) return;
-          const type: JobEventType = (EVENT_TYPES as readonly string[]).includes(e.type) ? (e.type as JobEventType) : 'assistant_message';
-          try {
-            const ok = await queue.recordEvent(jobId, type, e.data ?? {});
-            if (!ok && !reason) abort('lost');
-          } catch (err) {
-            jlog.warn({ err }, 'could not record a run event');
-          }
-        },
-      });
-      if (reason === 'lost') {
-        jlog.warn('run finished after its lease was lost; result discarded (another worker owns the turn)');
-      } else if (reason === 'archived') {
-        await queue.releaseArchived(claim);
-        settledStatus = 'archived';
-      } else {
-        const out = await queue.complete(claim, {
-          conversation: mergeConversation(claim.history, claim.turn.prompt, result.messages),
-          prLink: result.prLink,
-          usage: result.usage,
-        });
-        settledStatus = out.status;
-        if (!out.recorded) jlog.warn('lease lost before the result was recorded; another worker owns the turn');
-        else jlog.info({ status: out.status, prLink: result.prLink }, 'run completed');
-      }
-    } catch (err) {
-      const re = runError(err);
-      const code = re?.code ?? null;
-      if (reason === 'shutdown') {
-        const ok = await queue.handBack(claim).catch((e: unknown) => {
-          jlog.error({ err: e }, 'could not hand the lease back; it will expire');
-          return false;
-        });
-        jlog.info({ handedBack: ok }, 'run handed back for another worker');
-      } else if (reason === 'lost') {
-        jlog.warn('run stopped: lease lost to another worker');
-      } else if (reason === 'archived') {
-        await queue.releaseArchived(claim);
-        settledStatus = 'archived';
-        jlog.info('run stopped: job archived');
-      } else {
-        const failCode = reason === 'deadline' ? 'run_deadline_exceeded' : (code ?? 'internal_error');
-        const message =
-          reason === 'deadline'
-            ? 'The run overran its deadline'
-            : code
-              ? scrubSecrets((err as Error).message || failCode)
-              : 'Unexpected error during the run (see the worker log)';
-        if (!code) jlog.error({ err }, 'run crashed');
-        else jlog.warn({ code, message }, 'run failed');
-        const out = await queue.fail(claim, failCode, message, re?.usage ?? null);
-        settledStatus = out.status;
-      }
-    } finally {
+    const watchdog = setTimeout(() => run.abort('deadline'), opts.runTimeoutMs + 30_000);
+    return () => {
       clearInterval(renewTimer);
       clearTimeout(watchdog);
       offArchived();
-      running.delete(jobId);
-      resolveDone();
+    };
+  }
+
+  async function execute(run: ClaimedRun): Promise<Outcome> {
+    const { job, turn, history } = run.claim;
+    run.log.info('run started');
+    try {
+      const result = await opts.executor.execute({
+        jobId: run.jobId,
+        repository: job.repository,
+        ref: job.ref,
+        branch: job.branch,
+        model: job.model,
+        draft: job.draft === 1,
+        history,
+        prompt: turn.prompt,
+        signal: run.signal,
+        onEvent: (e) => recordEvent(run, e),
+      });
+      return { ok: true, result };
+    } catch (error) {
+      return { ok: false, error };
     }
-    if (settledStatus && settledStatus !== 'active') {
-      await opts.releaseWorktree(jobId).catch((err: unknown) => jlog.warn({ err }, 'could not release the worktree'));
+  }
+
+  /** Stores a run event while the run holds its lease; a refused write means the lease was lost. */
+  async function recordEvent(run: ClaimedRun, e: RunEvent): Promise<void> {
+    if (run.reason) return;
+    const type: JobEventType = (EVENT_TYPES as readonly string[]).includes(e.type) ? (e.type as JobEventType) : 'assistant_message';
+    try {
+      const ok = await queue.recordEvent(run.jobId, type, e.data ?? {});
+      if (!ok && !run.reason) run.abort('lost');
+    } catch (err) {
+      run.log.warn({ err }, 'could not record a run event');
     }
+  }
+
+  /**
+   * Records how the turn ended; returns the job's status afterwards (undefined when this worker no longer
+   * owns the turn). Why the run was stopped decides first: an archived job is released whatever the run
+   * returned, a lost lease discards the outcome (another worker owns the turn). A result that cannot be
+   * recorded is settled as that failure.
+   */
+  async function settle(run: ClaimedRun, outcome: Outcome): Promise<string | undefined> {
+    if (run.reason === 'archived') {
+      await queue.releaseArchived(run.claim);
+      run.log.info('run stopped: job archived');
+      return 'archived';
+    }
+    if (run.reason === 'lost') {
+      run.log.warn('run ended after its lease was lost; outcome discarded (another worker owns the turn)');
+      return undefined;
+    }
+    if (outcome.ok) {
+      try {
+        return await complete(run, outcome.result);
+      } catch (error) {
+        return settle(run, { ok: false, error });
+      }
+    }
+    if (run.reason === 'shutdown') {
+      const ok = await queue.handBack(run.claim).catch((err: unknown) => {
+        run.log.error({ err }, 'could not hand the lease back; it will expire');
+        return false;
+      });
+      run.log.info({ handedBack: ok }, 'run handed back for another worker');
+      return undefined;
+    }
+    return fail(run, outcome.error);
+  }
+
+  async function complete(run: ClaimedRun, result: RunResult): Promise<string | undefined> {
+    const out = await queue.complete(run.claim, {
+      conversation: mergeConversation(run.claim.history, run.claim.turn.prompt, result.messages),
+      prLink: result.prLink,
+      usage: result.usage,
+    });
+    if (!out.recorded) run.log.warn('lease lost before the result was recorded; another worker owns the turn');
+    else run.log.info({ status: out.status, prLink: result.prLink }, 'run completed');
+    return out.status;
+  }
+
+  /** Fails the turn: a RunError with its code and message, an overrun deadline, or anything else as internal_error. */
+  async function fail(run: ClaimedRun, err: unknown): Promise<string | undefined> {
+    const known = err instanceof RunError ? err : null;
+    const deadline = run.reason === 'deadline';
+    const code = deadline ? 'run_deadline_exceeded' : (known?.code ?? 'internal_error');
+    const message = deadline
+      ? 'The run overran its deadline'
+      : known
+        ? scrubSecrets(known.message || code)
+        : 'Unexpected error during the run (see the worker log)';
+    if (known) run.log.warn({ code, message }, 'run failed');
+    else run.log.error({ err }, 'run crashed');
+    const out = await queue.fail(run.claim, code, message, known?.usage ?? null);
+    return out.status;
   }
 
   async function maybePurge(): Promise<void> {

@@ -1,16 +1,7 @@
 // A scripted executor for queue and worker tests (the executor is the worker's injected dependency;
 // end-to-end tests use the real one). It honours the abort signal like the real executor does.
+import { RunError } from '../../src/agent/run-error.ts';
 import type { RunEvent, RunExecutor, RunInput, RunResult } from '../../src/jobs/worker.ts';
-
-export class FakeRunError extends Error {
-  override readonly name = 'RunError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface Call {
   input: RunInput;
@@ -55,7 +46,7 @@ export function fakeExecutor(step?: Step): FakeExecutor {
           return undefined;
         });
       const out = await s(input, Object.assign(call, { released }));
-      if (input.signal.aborted) throw new FakeRunError('aborted', 'The run was aborted');
+      if (input.signal.aborted) throw new RunError('aborted', 'The run was aborted');
       return {
         messages: [
           { role: 'user', content: input.prompt },

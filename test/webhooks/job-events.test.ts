@@ -1,10 +1,11 @@
 // Job status changes → webhook events, through the real job API and worker (scripted executor).
 import { afterEach, expect, it } from 'vitest';
+import { RunError } from '../../src/agent/run-error.ts';
 import { testConfig } from '../../src/config.ts';
 import { createWebhookService, startWebhookDispatcher } from '../../src/jobs/webhooks.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { type JobsTestApp, startJobsApp, waitForStatus } from '../helpers/jobs.ts';
-import { FakeRunError, fakeExecutor, waitingStep } from '../jobs/fake-executor.ts';
+import { fakeExecutor, waitingStep } from '../jobs/fake-executor.ts';
 import { eventually, type Receiver, startReceiver } from './receiver.ts';
 
 describeEachDialect('job webhooks', (dialect) => {
@@ -36,7 +37,7 @@ describeEachDialect('job webhooks', (dialect) => {
     const { app, rcv, key, pid } = await setup();
     app.startWorker(
       fakeExecutor(async () => {
-        throw new FakeRunError('step_limit_exceeded', 'The agent reached the step limit');
+        throw new RunError('step_limit_exceeded', 'The agent reached the step limit');
       }),
     );
     const created = await app.request('POST', `/v2/agent/${pid}/job`, { key, body: { prompt: 'Do it' } });
