@@ -1,8 +1,14 @@
-// Bootstrap of the ingest worker thread. Loader hooks are per thread, so the TypeScript loader (tsx) is
+// Bootstrap of the ingest worker thread. Compiled (dist/, see bin/build.js) the worker is plain JavaScript,
+// imported as it is. From the sources: loader hooks are per thread, so the TypeScript loader (tsx) is
 // registered here too. Its CommonJS hooks run in this thread; the ESM ones (module.register) answer every
 // import through a separate hooks thread, which made loading the writer's dependencies (Kysely's ~400
 // modules) take about twice as long. The modules the worker loads use no ESM-only syntax.
-const { register } = require('tsx/cjs/api');
+const fs = require('node:fs');
+const path = require('node:path');
 
-register();
-require('./ingest-worker.ts');
+if (fs.existsSync(path.join(__dirname, 'ingest-worker.ts'))) {
+  require('tsx/cjs/api').register();
+  require('./ingest-worker.ts');
+} else {
+  import('./ingest-worker.js');
+}
