@@ -35,7 +35,7 @@ export async function startReceiver(script: (number | 'hang')[] = [200]): Promis
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   r.url = `http://127.0.0.1:${port}/hooks/inkwell?x=1`;
-  r.waitFor = async (count, timeoutMs = 5000) => {
+  r.waitFor = async (count, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
     while (received.length < count) {
       if (Date.now() > deadline) throw new Error(`receiver got ${received.length} requests, expected ${count}`);
@@ -49,8 +49,8 @@ export async function startReceiver(script: (number | 'hang')[] = [200]): Promis
   return r as Receiver;
 }
 
-/** Polls until `fn` returns a truthy value. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 5000): Promise<T> {
+/** Polls until `fn` returns a truthy value. The time limit is a safety net for a hang, not a speed check. */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
