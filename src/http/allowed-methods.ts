@@ -1,7 +1,7 @@
 // What a route takes besides its schema's body: which methods a path has routes for (a known path asked with
 // another method is 405 with `Allow`, not 404), and which query parameters (any other is 400 `unknown_field`,
 // one rule for every API endpoint). Built from Fastify's onRoute hook. Pure.
-import { AppError, type ErrorDetail } from './errors.ts';
+import { AppError, type ErrorDetail } from '../errors.ts';
 
 interface Pattern {
   re: RegExp;

@@ -1,9 +1,9 @@
 // Bearer-key authentication and the project-scope rules of SPEC §1.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
 import type { KeyKind } from '../lib/ids.ts';
 import type { AuthenticatedKey, PresentedKey, ProjectService } from '../projects/service.ts';
 import type { KeyAuthRow } from '../projects/store.ts';
-import { AppError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,60 +1,15 @@
-// One registry of coded errors. Codes are stable API; never reuse or rename one.
-export const ERRORS = {
-  invalid_json: { status: 400, message: 'Request body is not valid JSON' },
-  invalid_request: { status: 400, message: 'Invalid request' },
-  unknown_field: { status: 400, message: 'Unknown field in request body' },
-  field_not_allowed: { status: 400, message: 'A field in the request body is not allowed with this key' },
-  model_not_configured: { status: 400, message: 'The model provider has no credentials configured' },
-  unauthorized: { status: 401, message: 'Unauthorized' },
-  forbidden: { status: 403, message: 'This key cannot use this endpoint' },
-  repository_not_allowed: { status: 403, message: "The repository is neither the project's repository nor on its allow-list" },
-  project_not_found: { status: 404, message: 'Project not found' },
-  job_not_found: { status: 404, message: 'Job not found' },
-  not_found: { status: 404, message: 'Not found' },
-  method_not_allowed: { status: 405, message: 'Method not allowed' },
-  request_timeout: { status: 408, message: 'Request timeout' },
-  job_archived: { status: 409, message: 'Job is archived' },
-  conflict: { status: 409, message: 'Conflict' },
-  payload_too_large: { status: 413, message: 'Request body is too large' },
-  uri_too_long: { status: 414, message: 'A path parameter is too long' },
-  unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
-  idempotency_mismatch: { status: 422, message: 'Idempotency-Key was already used with a different request body' },
-  rate_limited: { status: 429, message: 'Rate limit exceeded' },
-  headers_too_large: { status: 431, message: 'Request headers are too large' },
-  internal_error: { status: 500, message: 'Internal error' },
-  not_ready: { status: 503, message: 'Service not ready' },
-  database_unavailable: { status: 503, message: 'The database is unavailable; retry later' },
-  storage_full: { status: 507, message: 'The storage is full; retry later' },
-  shutting_down: { status: 503, message: 'Service is shutting down' },
-} as const;
+// Coded errors as replies: the body every error response has. The registry of codes, their statuses and
+// AppError live in src/errors.ts, shared with the services.
+import { ERRORS, type ErrorCode, type ErrorDetail } from '../errors.ts';
 
-export type ErrorCode = keyof typeof ERRORS;
-
-export interface ErrorDetail {
-  message: string;
-  path?: string;
-}
+// Until every route imports the registry from src/errors.ts directly.
+export { AppError, ERRORS, type ErrorCode, type ErrorDetail } from '../errors.ts';
 
 export interface ErrorBody {
   error: string;
   code: string;
   details?: ErrorDetail[];
   requestId?: string;
-}
-
-/** An error with a registered code; its message is safe to show a client. */
-export class AppError extends Error {
-  readonly status: number;
-  constructor(
-    readonly code: ErrorCode,
-    message?: string,
-    readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message ?? ERRORS[code].message);
-    this.name = 'AppError';
-    this.status = ERRORS[code].status;
-  }
 }
 
 export function errorBody(code: ErrorCode, message?: string, details?: ErrorDetail[]): ErrorBody {

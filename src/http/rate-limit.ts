@@ -3,7 +3,7 @@
 // enforces the limit on its own share of traffic (see README).
 import type { FastifyReply } from 'fastify';
 import type { RateLimitRule } from '../config.ts';
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 export type RateFamily = 'jobs' | 'analyticsRead' | 'ingest';
 

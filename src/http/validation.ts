@@ -3,8 +3,8 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify';
+import { AppError, type ErrorDetail } from '../errors.ts';
 import { textProblem } from '../lib/text.ts';
-import { AppError, type ErrorDetail } from './errors.ts';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const addFormats = addFormatsModule.default ?? addFormatsModule;

@@ -1,6 +1,6 @@
 // The job API's operations: create, get, message, list, archive, events. Routes call these; SQL stays
 // in the store. Errors are coded AppErrors (the one registry).
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { type RepositoryScope, repositoryAllowed } from '../projects/repository.ts';
 import { appendEvent, type JobEvent, toJobEvent } from './events.ts';

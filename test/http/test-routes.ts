@@ -1,10 +1,10 @@
 // Test-only routes mounted on the real app (startTestApp's `routes` option): a route with a strict body
 // schema and one that throws, so request handling can be tested before any product route takes a body.
 import { Type } from 'typebox';
+import { AppError } from '../../src/errors.ts';
 import type { App } from '../../src/http/app.ts';
 import { requireKey } from '../../src/http/auth.ts';
 import type { AppContext } from '../../src/http/context.ts';
-import { AppError } from '../../src/http/errors.ts';
 
 export async function testRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post(
