@@ -11,21 +11,7 @@
 // a lookup; ids arrive only after their transaction committed.
 
 import { GenerationCache, Lru } from '../lru.ts';
-import { USER_AGENT_CACHE } from './ingest-writer.ts';
-import { NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, type WriteBatch } from './write-batch.ts';
-
-/** Strings and their ids, by position (two flat arrays: cheaper to copy between threads than pairs). */
-export interface LearnedIds {
-  keys: string[];
-  ids: number[];
-}
-
-/** Dictionary ids the writer resolved for strings a batch did not carry ids for, committed. */
-export interface Learned {
-  paths: LearnedIds;
-  visitors: LearnedIds;
-  userAgents: LearnedIds;
-}
+import { type Learned, type LearnedIds, NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, USER_AGENT_CACHE, type WriteBatch } from './write-batch.ts';
 
 interface ProjectMirror {
   paths: GenerationCache<string, number>;

@@ -6,9 +6,8 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Learned } from './dictionary-mirror.ts';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
-import type { WriteBatch } from './write-batch.ts';
+import type { Learned, WriteBatch } from './write-batch.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;

@@ -28,9 +28,10 @@ import { GenerationCache, Lru } from '../lru.ts';
 import { daysetStore } from '../store/dayset-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
-import type { Learned, LearnedIds } from './dictionary-mirror.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
+  type Learned,
+  type LearnedIds,
   NO_STATUS,
   NO_STRING,
   R_ACCEPT,
@@ -46,6 +47,7 @@ import {
   R_VKEY,
   REF_WIDTH,
   textOf,
+  USER_AGENT_CACHE,
   type WriteBatch,
 } from './write-batch.ts';
 
@@ -96,9 +98,6 @@ interface ProjectCache {
 
 /** Rows read per query when loading or catching up a visitor index. */
 const VISITOR_LOAD_CHUNK = 50_000;
-
-/** User agents cached per project (a site sees a few thousand distinct ones in a day). */
-export const USER_AGENT_CACHE = 20_000;
 
 interface Job {
   projectId: string;

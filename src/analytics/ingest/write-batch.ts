@@ -70,6 +70,28 @@ export interface WriteBatch {
   known?: { paths: Float64Array; visitors: Float64Array; userAgents: Float64Array };
 }
 
+/** Strings and their ids, by position (two flat arrays: cheaper to copy between threads than pairs). */
+export interface LearnedIds {
+  keys: string[];
+  ids: number[];
+}
+
+/**
+ * The writer's answer to `known`, sent after the commit: the dictionary ids it resolved for strings a batch
+ * carried no id for (DictionaryMirror.learn takes them in).
+ */
+export interface Learned {
+  paths: LearnedIds;
+  visitors: LearnedIds;
+  userAgents: LearnedIds;
+}
+
+/**
+ * User agents cached per project (a site sees a few thousand distinct ones in a day): by the writer and by the
+ * preparing thread's mirror of its ids alike.
+ */
+export const USER_AGENT_CACHE = 20_000;
+
 /** Encodes prepared events (WriteEvent tuples) into a WriteBatch. */
 export function packEvents(events: readonly WriteEvent[]): WriteBatch {
   const n = events.length;
