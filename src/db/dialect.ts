@@ -26,6 +26,12 @@ export interface DialectCaps {
    * is a network round trip; false where reads are synchronous calls on an embedded handle.
    */
   readonly batchedLookups: boolean;
+  /**
+   * Writes are synchronous calls that hold up the calling thread (the inserts and the commit's fsync), and a
+   * connection of its own in a worker thread can write the same database (`Database.file`): a busy writer —
+   * ingest — belongs in such a thread. False where I/O is asynchronous and the calling thread never waits.
+   */
+  readonly writerThread: boolean;
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -39,6 +45,7 @@ export const sqliteCaps: DialectCaps = {
   blobType: 'blob',
   intListAgg: (value, orderBy) => sql<string>`group_concat(${value}, ',' order by ${orderBy})`,
   batchedLookups: false,
+  writerThread: true,
 };
 
 export const postgresCaps: DialectCaps = {
@@ -52,4 +59,5 @@ export const postgresCaps: DialectCaps = {
   blobType: 'bytea',
   intListAgg: (value, orderBy) => sql<string>`string_agg((${value})::text, ',' order by ${orderBy})`,
   batchedLookups: true,
+  writerThread: false,
 };

@@ -30,6 +30,11 @@ export interface Database {
   /** Where the data lives, without credentials (for logs). */
   readonly description: string;
   /**
+   * The file a connection in another thread opens to reach the same data (a SQLite file; undefined for an
+   * in-memory database and for PostgreSQL, whose pool is shared instead). See `caps.writerThread`.
+   */
+  readonly file?: string;
+  /**
    * The embedded database's own handle (undefined on PostgreSQL), for src/db/bulk.ts only: it reuses
    * prepared statements inside a Kysely transaction, which Kysely's driver does not.
    */
@@ -42,6 +47,8 @@ export interface OpenOptions {
   databaseUrl?: string | undefined;
   /** SQLite file path (ignored for PostgreSQL). */
   sqlitePath?: string;
+  /** SQLite: WAL pages after which this connection's commit checkpoints (SQLite's default: 1,000; ignored for PostgreSQL). */
+  walAutocheckpointPages?: number;
   /** PostgreSQL schema to use (tests use one schema per test). */
   pgSchema?: string;
   pgPoolSize?: number;
@@ -229,11 +236,19 @@ export function openDatabase(opts: OpenOptions): Database {
   // 64 MiB page cache (default 2 MiB): analytics ingest inserts into large, randomly keyed indexes; with the
   // default cache a 1M-event load runs at half speed.
   sqlite.pragma('cache_size = -65536');
+  if (opts.walAutocheckpointPages !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
   const kysely = new Kysely<DB>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
   // Reusable reads (src/db/reusable.ts) run directly on the handle, their results kept while nothing changes
   // (src/db/sqlite-reads.ts: exact freshness, checked on every read).
   registerDirectReader(kysely, sqliteDirectReader(sqlite));
-  return { kysely, caps: sqliteCaps, description: file, sqliteHandle: sqlite, close: once(() => kysely.destroy()) };
+  return {
+    kysely,
+    caps: sqliteCaps,
+    description: file,
+    ...(file === ':memory:' ? {} : { file }),
+    sqliteHandle: sqlite,
+    close: once(() => kysely.destroy()),
+  };
 }
 
 /** Distinct SQL texts whose prepared statements are kept per SQLite handle (least recently used evicted). */

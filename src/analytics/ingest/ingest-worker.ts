@@ -15,11 +15,10 @@ const WRITER_AUTOCHECKPOINT_PAGES = 16_384;
 const setup = workerData as WorkerSetup;
 const port = parentPort;
 if (!port) throw new Error('ingest-worker.ts must run in a worker thread');
-const db = openDatabase({ sqlitePath: setup.sqlitePath });
 // The checkpointer thread (ingest-worker-client.ts) copies WAL frames to the database file in the background;
 // this connection checkpoints itself only when the WAL grows past 64 MiB (it fell behind), instead of
 // after every commit past the default 4 MiB.
-db.sqliteHandle?.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
+const db = openDatabase({ sqlitePath: setup.sqlitePath, walAutocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES });
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).

@@ -49,17 +49,18 @@ export class UnknownProjectError extends Error {}
 export const PROJECT_CACHE_MS = 5000;
 
 /**
- * The writer for this database: a worker thread for a SQLite file (unless disabled), else in this thread.
- * With a worker, `mirror` (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
+ * The writer for this database: a worker thread where writes would hold up this thread and the database has
+ * a file the worker's own connection can open (unless disabled), else in this thread. With a worker, `mirror`
+ * (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
  */
 function createWriter(deps: IngestDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.cacheEntries ?? 100_000;
-  const handle = deps.db.sqliteHandle;
   const inThread = () => createGroupWriter(deps.db, { cacheEntries });
-  if (handle && !handle.memory && deps.worker !== false) {
+  const file = deps.db.caps.writerThread && deps.worker !== false ? deps.db.file : undefined;
+  if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);
     const writer = createWorkerWriter(
-      { sqlitePath: handle.name, cacheEntries },
+      { sqlitePath: file, cacheEntries },
       {
         fallback: inThread,
         onLearned: (projectId, learned) => mirror.learn(projectId, learned),
