@@ -1,10 +1,19 @@
-// Composition root: builds the long-lived parts the HTTP app and the worker share.
+// Composition root: every long-lived part and service is built here, once per process, and handed to the
+// HTTP app, the worker and the CLI commands.
+//
+// Two levels, so that a CLI command loads only what it uses: `createContext` builds the parts every
+// entry needs (database, projects service, rate limiter, metrics, logger); `wireServices` adds the job
+// services the API routes and the worker share, and loads their modules (and the model registry) only when
+// it is called (`inkwell serve`, tests).
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import type { JobNotifier } from './jobs/notify.ts';
+import type { JobService } from './jobs/service.ts';
+import type { JobsStore } from './jobs/store.ts';
 import { createProjectService } from './projects/service.ts';
 import { createProjectsStore } from './projects/store.ts';
 
@@ -18,4 +27,34 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
     rateLimiter: createRateLimiter(config.rateLimits, now),
     metrics: createMetrics(),
   };
+}
+
+/** The services the API routes and the worker share. */
+export interface Services {
+  jobs: {
+    store: JobsStore;
+    /** Wakes idle workers on new turns and stops runs of archived jobs (in this process). */
+    notifier: JobNotifier;
+    service: JobService;
+  };
+}
+
+export async function wireServices(ctx: AppContext): Promise<Services> {
+  const [{ createJobsStore }, { notifierFor }, { createJobService }, { modelConfigError }] = await Promise.all([
+    import('./jobs/store.ts'),
+    import('./jobs/notify.ts'),
+    import('./jobs/service.ts'),
+    import('./agent/models.ts'),
+  ]);
+  const store = createJobsStore(ctx.db);
+  const notifier = notifierFor(ctx.db);
+  const service = createJobService({
+    store,
+    notifier,
+    defaultModel: ctx.config.model.defaultModel,
+    modelConfigError: (model) => modelConfigError(model, ctx.config),
+    repositoryScope: (projectId) => ctx.projects.getProject(projectId),
+    now: ctx.now,
+  });
+  return { jobs: { store, notifier, service } };
 }

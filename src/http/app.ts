@@ -15,6 +15,7 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
+import { type Services, wireServices } from '../context.ts';
 import { infraFault } from '../db/errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
@@ -257,7 +258,12 @@ function parseJsonBody(text: string): unknown {
   return value;
 }
 
-export async function buildApp(ctx: AppContext): Promise<App> {
+/**
+ * The Fastify app over `ctx`, without listening. `services` are the ones the process wired once (shared
+ * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
+ */
+export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
+  const { jobs } = services ?? (await wireServices(ctx));
   // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
   // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
   let closing = false;
@@ -490,7 +496,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   await app.register(async (scope) => opsRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
-  await app.register(async (scope) => agentRoutes(scope, ctx));
+  await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
   await app.register(async (scope) => analyticsRoutes(scope, ctx));
   return app;
 }

@@ -1,7 +1,7 @@
 // Process entry for `inkwell serve`: open and migrate the database, listen, run the worker, and shut
 // down cleanly on SIGTERM / SIGINT.
 import type { Config } from '../config.ts';
-import { createContext } from '../context.ts';
+import { createContext, wireServices } from '../context.ts';
 import { type Database, openFromConfig } from '../db/index.ts';
 import { type Stoppable, startWorker } from '../jobs/worker-entry.ts';
 import { createLogger } from '../lib/logger.ts';
@@ -25,11 +25,12 @@ export async function startServer(config: Config, role: Role = 'all'): Promise<R
   let worker: Stoppable | null = null;
   let address: string | null = null;
   try {
+    const services = await wireServices(ctx);
     if (role !== 'worker') {
-      app = await buildApp(ctx);
+      app = await buildApp(ctx, services);
       address = await app.listen({ host: config.host, port: config.port });
     }
-    if (role !== 'api') worker = await startWorker(ctx);
+    if (role !== 'api') worker = await startWorker(ctx, services);
   } catch (err) {
     await app?.close().catch(() => {});
     await db.close().catch(() => {});

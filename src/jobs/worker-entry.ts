@@ -1,10 +1,9 @@
 // Starts the background job worker for `inkwell serve --role all|worker`: the agent executor under the
 // database queue, plus the webhook dispatcher (webhook deliveries are queued by job status changes).
 import { createRunExecutor } from '../agent/execute.ts';
+import type { Services } from '../context.ts';
 import { releaseWorktree } from '../git/workspace.ts';
 import type { AppContext } from '../http/context.ts';
-import { notifierFor } from './notify.ts';
-import { createJobsStore } from './store.ts';
 import { startWebhookDispatcher } from './webhooks.ts';
 import { createWorker } from './worker.ts';
 
@@ -12,11 +11,11 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export async function startWorker(ctx: AppContext): Promise<Stoppable> {
+export async function startWorker(ctx: AppContext, services: Services): Promise<Stoppable> {
   const { config, logger } = ctx;
   const worker = createWorker({
-    store: createJobsStore(ctx.db),
-    notifier: notifierFor(ctx.db),
+    store: services.jobs.store,
+    notifier: services.jobs.notifier,
     executor: createRunExecutor(config, logger),
     releaseWorktree: (jobId) => releaseWorktree(config, jobId),
     logger,

@@ -1,13 +1,12 @@
 // Agent job endpoints (/v2/agent/…): SPEC 3.3, wire-compatible with the hosted interface.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { modelConfigError } from '../../agent/models.ts';
+import type { Services } from '../../context.ts';
 import { clampSeq, EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
 import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
-import { notifierFor } from '../../jobs/notify.ts';
-import { createJobService, type Idempotency } from '../../jobs/service.ts';
+import type { Idempotency } from '../../jobs/service.ts';
 import { isValidBranchName, JOB_STATUSES, type JobStatus } from '../../jobs/state.ts';
-import { createJobsStore, type JobViewRow } from '../../jobs/store.ts';
+import type { JobViewRow } from '../../jobs/store.ts';
 import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -139,17 +138,7 @@ function checkRepository(url: string): void {
   }
 }
 
-export async function agentRoutes(app: App, ctx: AppContext): Promise<void> {
-  const store = createJobsStore(ctx.db);
-  const notifier = notifierFor(ctx.db);
-  const jobs = createJobService({
-    store,
-    notifier,
-    defaultModel: ctx.config.model.defaultModel,
-    modelConfigError: (model) => modelConfigError(model, ctx.config),
-    repositoryScope: (projectId) => ctx.projects.getProject(projectId),
-    now: ctx.now,
-  });
+export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, notifier }: Services['jobs']): Promise<void> {
   const auth = requireKey(ctx.projects, ['admin']);
   const tags = ['Agent jobs'];
   const security = [{ bearerAuth: [] }];
