@@ -2,10 +2,12 @@
 // HTTP app, the worker and the CLI commands.
 //
 // Two levels, so that a CLI command loads only what it uses: `createContext` builds the parts every
-// entry needs (database, projects service, rate limiter, metrics, logger); `wireServices` adds the job
-// services the API routes and the worker share, and loads their modules (and the model registry) only when
-// it is called (`inkwell serve`, tests).
+// entry needs (database, projects service, rate limiter, metrics, logger); `wireServices` adds the job and
+// analytics services the API routes and the worker use, and loads their modules (and the model registry)
+// only when it is called (`inkwell serve`, tests). Building a service starts nothing: the app that serves
+// analytics starts its background work and stops it on close, the worker entry starts the worker.
 import type { Logger } from 'pino';
+import type { AnalyticsService } from './analytics/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
@@ -37,14 +39,16 @@ export interface Services {
     notifier: JobNotifier;
     service: JobService;
   };
+  analytics: AnalyticsService;
 }
 
 export async function wireServices(ctx: AppContext): Promise<Services> {
-  const [{ createJobsStore }, { notifierFor }, { createJobService }, { modelConfigError }] = await Promise.all([
+  const [{ createJobsStore }, { notifierFor }, { createJobService }, { modelConfigError }, { createAnalyticsService }] = await Promise.all([
     import('./jobs/store.ts'),
     import('./jobs/notify.ts'),
     import('./jobs/service.ts'),
     import('./agent/models.ts'),
+    import('./analytics/service.ts'),
   ]);
   const store = createJobsStore(ctx.db);
   const notifier = notifierFor(ctx.db);
@@ -56,5 +60,9 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     repositoryScope: (projectId) => ctx.projects.getProject(projectId),
     now: ctx.now,
   });
-  return { jobs: { store, notifier, service } };
+  const analytics = createAnalyticsService({
+    ...ctx,
+    onBackgroundError: (err) => ctx.logger.error({ err }, 'analytics background work failed'),
+  });
+  return { jobs: { store, notifier, service }, analytics };
 }

@@ -263,7 +263,7 @@ function parseJsonBody(text: string): unknown {
  * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
  */
 export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
-  const { jobs } = services ?? (await wireServices(ctx));
+  const { jobs, analytics } = services ?? (await wireServices(ctx));
   // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
   // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
   let closing = false;
@@ -497,6 +497,6 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   await app.register(async (scope) => opsRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
-  await app.register(async (scope) => analyticsRoutes(scope, ctx));
+  await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));
   return app;
 }

@@ -10,7 +10,7 @@ import { IngestEventSchema } from '../../analytics/ingest/event.ts';
 import type { IngestResult } from '../../analytics/ingest/ingest.ts';
 import { UnknownProjectError } from '../../analytics/ingest/ingest.ts';
 import { TRACKER_JS } from '../../analytics/ingest/tracker.ts';
-import { createAnalyticsService } from '../../analytics/service.ts';
+import type { AnalyticsService } from '../../analytics/service.ts';
 import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
@@ -178,8 +178,8 @@ function parseExportQuery(raw: Record<string, unknown>): ParsedQuery {
   return { fromDay: range.fromDay, toDay: range.toDay, limit, offset };
 }
 
-export async function analyticsRoutes(app: App, ctx: AppContext): Promise<void> {
-  const analytics = createAnalyticsService({ ...ctx, onBackgroundError: (err) => app.log.error({ err }, 'analytics day-set sealing failed') });
+export async function analyticsRoutes(app: App, ctx: AppContext, analytics: AnalyticsService): Promise<void> {
+  // The app serving analytics runs its background work (day-set sealing) and stops it when it closes.
   analytics.startBackground();
   // The ingest writer's worker thread starts with the server, not with the first batch.
   void analytics.ingest.warmUp();
