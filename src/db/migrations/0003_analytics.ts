@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DialectCaps } from '../dialect.ts';
 
 // Analytics storage: project ordinals + data version, path and visitor dictionaries, raw events, and the
-// deduplicated daily visits the export reads. See src/analytics/tables.ts for the design.
+// deduplicated daily visits the export reads. See src/analytics/store/tables.ts for the design.
 export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
   await caps
     .autoIdColumn(db.schema.createTable('analytics_projects'), 'ord')

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DialectCaps } from '../dialect.ts';
 
-// Analytics day sets (see src/analytics/daysets.ts):
+// Analytics day sets (see src/analytics/export/daysets.ts):
 // - `analytics_day_versions`: a data version per (project, day), bumped in every transaction that adds daily
 //   visits of that day (ingest) or rebuilds them (reclassify). Day sets are valid for one version.
 // - `analytics_day_sets`: the persisted, encoded visitor set of a (project, day) and the version it was built from.

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectCaps } from '../dialect.ts';
 
-// Narrower raw events for ingest throughput (see src/analytics/tables.ts):
+// Narrower raw events for ingest throughput (see src/analytics/store/tables.ts):
 // - `analytics_user_agents`: a per-project dictionary of user agents (sha256 of the text → id). New raw
 //   events store `ua_id` and leave `user_agent` null, which takes the largest column out of every row.
 //   Rows stored before keep their `user_agent` text (and a null `ua_id`); readers take whichever is set.
