@@ -1,13 +1,17 @@
 // GitHub (github.com or Enterprise Server) pull requests through Octokit. Auth: GITHUB_TOKEN.
+// Waiting is Octokit's: the throttling plugin recognises GitHub's rate limits ("Rate limits for the REST API":
+// a 403/429 with x-ratelimit-remaining 0 waits until x-ratelimit-reset plus a second; one saying "secondary rate
+// limit" waits its retry-after, else a minute) and paces writes; the retry plugin retries 5xx and network
+// failures twice. Inkwell decides, per step, whether a rate-limit wait fits INKWELL_HOST_MAX_WAIT_MS and does
+// that wait itself, so a stopped run ends it and tests can replace the clock.
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
-import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
-import { type HostDeps, HostError, type HostFailure, SECONDARY_LIMIT_WAIT_MS, withHostRetry } from './retry.ts';
+import { type HostDeps, HostError, WaitBudget } from './retry.ts';
 import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
-
-export { HostError, HostRateLimitedError } from './retry.ts';
 
 function describe(err: unknown): string {
   const e = err as { status?: number; message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string }> } } };
@@ -16,52 +20,64 @@ function describe(err: unknown): string {
   return scrubSecrets(`${e.status ? `HTTP ${e.status}: ` : ''}${parts.join('; ')}`);
 }
 
+const GitHub = Octokit.plugin(retry, throttling);
+
 /**
- * How GitHub asks to be waited for (docs.github.com, "Rate limits for the REST API"):
- *  - `retry-after` on a 403/429: wait that many seconds;
- *  - primary limit: 403/429 with `x-ratelimit-remaining: 0`: wait until `x-ratelimit-reset` (epoch seconds);
- *  - secondary limit without either header (a 429, or a 403 saying "secondary rate limit"): wait at least a
- *    minute, longer when it persists.
- * 5xx and network failures are transient; any other answer is final.
+ * When to retry after a used-up primary limit: the reset GitHub named plus the second the plugin adds. (The
+ * plugin's wait is rounded to whole seconds from its own clock reading, so the reading plus the wait can be a
+ * second off.)
  */
-export function githubFailure(err: unknown, limitedBefore: number, now: number): HostFailure {
-  const e = err as { status?: number; message?: string; response?: { headers?: Record<string, string | number | undefined>; data?: { message?: string } } };
-  const status = e.status;
-  const headers = e.response?.headers ?? {};
-  const header = (name: string) => (headers[name] === undefined ? undefined : String(headers[name]));
-  const message = String(e.response?.data?.message ?? e.message ?? '');
-  const retryAfter = parseRetryAfter(header('retry-after'), now);
-  if (status === 403 || status === 429) {
-    if (retryAfter !== null)
-      return { kind: 'rate_limited', waitMs: Math.max(retryAfter, 1000), reason: `HTTP ${status} with retry-after ${header('retry-after')}` };
-    const reset = Number(header('x-ratelimit-reset'));
-    if (header('x-ratelimit-remaining') === '0' && Number.isFinite(reset) && reset > 0) {
-      // One second past the reset: GitHub's clock and ours differ a little.
-      return {
-        kind: 'rate_limited',
-        waitMs: Math.max(0, reset * 1000 - now) + 1000,
-        reason: `primary rate limit used up (HTTP ${status}, resets at ${new Date(reset * 1000).toISOString()})`,
-      };
-    }
-    if (status === 429 || /secondary rate limit|abuse detection/i.test(message)) {
-      return { kind: 'rate_limited', waitMs: SECONDARY_LIMIT_WAIT_MS * 2 ** limitedBefore, reason: `secondary rate limit (HTTP ${status})` };
-    }
-    return { kind: 'fatal' };
-  }
-  if (status === undefined || status === 500 || status >= 502) return { kind: 'transient', ...(retryAfter !== null ? { waitMs: retryAfter } : {}) };
-  return { kind: 'fatal' };
+function primaryResetOf(err: unknown): Date | undefined {
+  const headers = (err as { response?: { headers?: Record<string, string | number | undefined> } }).response?.headers;
+  const reset = Number(headers?.['x-ratelimit-reset']);
+  return String(headers?.['x-ratelimit-remaining']) === '0' && reset > 0 ? new Date(reset * 1000 + 1000) : undefined;
+}
+
+/** 5xx and network failures: retried twice, after (n + 1)² × this (0.5 s, then 2 s). */
+const RETRY_BASE_MS = 500;
+
+/** Resolves or rejects as `work` does, or rejects with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost {
   const token = config.hosts.githubToken;
-  const octokit = new Octokit({
-    auth: token,
-    baseUrl: config.hosts.githubApiUrl,
-    userAgent: 'inkwell',
-    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-  });
 
-  async function findOpen(owner: string, repo: string, branch: string, signal: AbortSignal | undefined): Promise<PullRequestRef | null> {
+  /** A client for one pull-request step: its rate-limit waits come out of `budget`. */
+  function client(budget: WaitBudget) {
+    return new GitHub({
+      auth: token,
+      baseUrl: config.hosts.githubApiUrl,
+      userAgent: 'inkwell',
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+      // 429 is the throttling plugin's to wait for (as a rate limit), not a failure to retry blindly.
+      retry: { retries: 2, retryAfterBaseValue: RETRY_BASE_MS, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
+      throttle: {
+        // Writes are paced per GitHub instance (the plugin spaces pull-request creations 3 s apart, as GitHub's
+        // best practices ask), not per step: every client of this instance shares the plugin's limiters by this id.
+        id: config.hosts.githubApiUrl,
+        // The handlers below have already waited (abortably) when they ask for the retry: nothing is left to wait.
+        retryAfterBaseValue: 0,
+        onRateLimit: (retryAfter: number) => budget.rateLimited(retryAfter * 1000, 'primary rate limit used up (x-ratelimit-remaining 0)'),
+        onSecondaryRateLimit: (retryAfter: number) => budget.rateLimited(retryAfter * 1000, `secondary rate limit (wait ${retryAfter} s)`),
+      },
+    });
+  }
+
+  async function findOpen(
+    octokit: InstanceType<typeof GitHub>,
+    owner: string,
+    repo: string,
+    branch: string,
+    signal: AbortSignal | undefined,
+  ): Promise<PullRequestRef | null> {
     const res = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 10, request: { signal } });
     const pr = res.data.find((p) => p.head?.ref === branch) ?? res.data[0];
     return pr ? { url: pr.html_url, number: pr.number } : null;
@@ -75,9 +91,18 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
       if (!token) throw new HostError('GITHUB_TOKEN is not set: it is needed to open pull requests on GitHub');
       const { owner, repo } = loc;
       const signal = input.signal;
-      // Look up, else create — retried as a whole, so a create whose answer was lost is found, not repeated.
+      const budget = new WaitBudget({
+        ...deps,
+        host: 'GitHub',
+        what: `pull request for ${owner}/${repo} branch ${input.branch}`,
+        maxWaitMs: config.hosts.maxWaitMs,
+        signal,
+      });
+      const octokit = client(budget);
+      // Look up, else create. Each request is retried on its own; a create retried after its answer was lost
+      // meets GitHub's 422 for the existing pull request, which the lookup then finds.
       const step = async (): Promise<PullRequestRef> => {
-        const existing = await findOpen(owner, repo, input.branch, signal);
+        const existing = await findOpen(octokit, owner, repo, input.branch, signal);
         if (existing) return existing;
         try {
           const created = await octokit.rest.pulls.create({
@@ -94,23 +119,21 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
         } catch (err) {
           // Another run opened it between our lookup and create: reuse it.
           if ((err as { status?: number }).status === 422) {
-            const again = await findOpen(owner, repo, input.branch, signal);
+            const again = await findOpen(octokit, owner, repo, input.branch, signal);
             if (again) return again;
           }
           throw err;
         }
       };
       try {
-        return await withHostRetry(step, {
-          ...deps,
-          host: 'GitHub',
-          what: `pull request for ${owner}/${repo} branch ${input.branch}`,
-          maxWaitMs: config.hosts.maxWaitMs,
-          signal,
-          classify: githubFailure,
-        });
+        // A retry of a 5xx waits in the retry plugin's timer: the step still ends the moment the run stops.
+        return await untilAborted(step(), signal);
       } catch (err) {
-        if (err instanceof HostError || signal?.aborted) throw err;
+        if (signal?.aborted) throw signal.reason;
+        // A rate-limit wait the budget refused ends the plugin's retries with the host's answer: say why instead.
+        const refusal = budget.refusal(primaryResetOf(err));
+        if (refusal) throw refusal;
+        if (err instanceof HostError) throw err;
         throw new HostError(`GitHub pull request for ${owner}/${repo} branch ${input.branch} failed: ${describe(err)}`);
       }
     },

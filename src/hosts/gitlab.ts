@@ -1,15 +1,17 @@
 // GitLab (gitlab.com or self-managed at GITLAB_URL) merge requests through @gitbeaker/rest.
 // Auth: GITLAB_TOKEN, sent as the PRIVATE-TOKEN header; it never appears in a returned URL or error.
-// Rate limits and transient failures: see retry.ts. Gitbeaker's own request handler retries 429 and 502 ten
-// times within about a quarter of a second, ignoring Retry-After, and then drops the response; ours sends
-// each request once (otherwise the same as gitbeaker's) and leaves the waiting to withHostRetry.
+// Rate limits and transient failures: see retry.ts. Gitbeaker cannot be configured to wait as GitLab asks: its
+// request handler retries 429 and 502 ten times within about a quarter of a second (fixed in the code, ignoring
+// Retry-After) and then drops the response, and its `rateLimits` option only paces requests on our side. Its
+// requester is replaceable (createRequesterFn): ours sends each request once (otherwise the same as gitbeaker's)
+// and leaves the waiting to withHostRetry.
 import { createRequesterFn, type FormattedResponse, GitbeakerRequestError, GitbeakerTimeoutError } from '@gitbeaker/requester-utils';
 import { Gitlab } from '@gitbeaker/rest';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
-import { type HostDeps, HostError, type HostFailure, withHostRetry } from './retry.ts';
+import { type HostDeps, HostError, type HostFailure, WaitBudget, withHostRetry } from './retry.ts';
 import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */
@@ -155,14 +157,14 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
         }
       };
       try {
-        return await withHostRetry(step, {
+        const budget = new WaitBudget({
           ...deps,
           host: 'GitLab',
           what: `merge request for ${projectPath} branch ${input.branch}`,
           maxWaitMs: config.hosts.maxWaitMs,
-          ...(input.signal ? { signal: input.signal } : {}),
-          classify: gitlabFailure,
+          signal: input.signal,
         });
+        return await withHostRetry(step, budget, input.signal, gitlabFailure);
       } catch (err) {
         if (err instanceof HostError || input.signal?.aborted) throw err;
         throw new HostError(`GitLab merge request for ${projectPath} branch ${input.branch} failed: ${describe(err, token)}`);

@@ -2,14 +2,14 @@
 // Enterprise) → GitHub; gitlab.com (and GITLAB_URL's host) → GitLab; a path or file:// → local.
 import type { Config } from '../config.ts';
 import { parseRepository } from './detect.ts';
-import { createGitHubHost, HostError } from './github.ts';
+import { createGitHubHost } from './github.ts';
 import { createGitLabHost } from './gitlab.ts';
 import { createLocalHost } from './local.ts';
-import type { HostDeps } from './retry.ts';
+import { type HostDeps, HostError } from './retry.ts';
 import type { CodeHost } from './types.ts';
 
-export { HostError, HostRateLimitedError } from './github.ts';
 export type { HostDeps, HostWait } from './retry.ts';
+export { HostError, HostRateLimitedError } from './retry.ts';
 
 export function hostFor(repository: string, config: Config, deps: HostDeps = {}): CodeHost {
   const loc = parseRepository(repository, config);

@@ -1,10 +1,9 @@
-// Waiting as a code host asks. One pull-request step (look up, else create) is retried as a whole, so a create
-// whose answer was lost is found by the next lookup instead of being sent twice:
-//   - rate limits (GitHub's primary and secondary limits, GitLab's 429): wait as long as the host says, all
-//     waits of the step together at most `maxWaitMs` (INKWELL_HOST_MAX_WAIT_MS); a longer one fails at once
-//     with HostRateLimitedError naming when to retry;
-//   - transient failures (5xx, network, timeouts): a few retries after `retryDelaysMs`.
-// Sleep and clock are injectable: tests never wait for real.
+// Waiting as a code host asks, within one budget per pull-request step (look up, else create):
+//   - rate limits: wait as long as the host says, all waits of the step together at most `maxWaitMs`
+//     (INKWELL_HOST_MAX_WAIT_MS); a longer one fails at once with HostRateLimitedError naming when to retry;
+//   - transient failures (5xx, network, timeouts): a few retries (GitLab here; GitHub through Octokit's retry plugin).
+// Which answers are rate limits is each host's business: Octokit's throttling plugin for GitHub, gitlabFailure
+// for GitLab. Sleep and clock are injectable: tests never wait for real.
 import { sleep } from '../lib/wait.ts';
 
 export class HostError extends Error {
@@ -40,16 +39,8 @@ export interface HostWait {
 export interface HostDeps {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
-  /** Delays before the retries of a transient failure (5xx, network). */
-  retryDelaysMs?: number[];
   onWait?: (wait: HostWait) => void;
 }
-
-/** Transient failures (5xx, network) are retried after these delays. */
-export const HOST_RETRY_DELAYS_MS = [500, 2000];
-
-/** GitHub: wait at least a minute after a secondary rate limit without retry-after (doubling when it persists). */
-export const SECONDARY_LIMIT_WAIT_MS = 60_000;
 
 /** Rate-limit waits per step, whatever the budget (a host answering 429 with a zero wait forever must not spin). */
 const MAX_RATE_LIMIT_WAITS = 10;
@@ -59,55 +50,109 @@ function minutes(ms: number): string {
   return `${Math.round(ms / 6000) / 10} min`;
 }
 
-export interface HostRetryOptions extends HostDeps {
+interface WaitBudgetOptions extends HostDeps {
   /** Host name for messages ("GitHub", "GitLab"). */
   host: string;
   /** What the step is, for messages ("pull request for acme/docs branch x"). */
   what: string;
   maxWaitMs: number;
   signal?: AbortSignal;
-  /** `limitedBefore`: rate-limit waits already made in this step (for growing waits). */
-  classify(err: unknown, limitedBefore: number, now: number): HostFailure;
 }
 
-export async function withHostRetry<T>(fn: () => Promise<T>, opts: HostRetryOptions): Promise<T> {
-  const wait = opts.sleep ?? sleep;
-  const now = opts.now ?? Date.now;
-  const delays = opts.retryDelaysMs ?? HOST_RETRY_DELAYS_MS;
-  let waited = 0;
+/** The waits of one pull-request step. */
+export class WaitBudget {
+  private waited = 0;
+  private limited = 0;
+  private refused: { waitMs: number; reason: string; at: number } | null = null;
+  readonly now: () => number;
+
+  constructor(private readonly opts: WaitBudgetOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Rate-limit waits made so far (for waits that grow while a limit persists). */
+  get rateLimitWaits(): number {
+    return this.limited;
+  }
+
+  /**
+   * Waits `waitMs` as the host asked and returns true; or, when that wait would pass the budget, remembers the
+   * refusal (see `refusal`) and returns false without waiting. `at` is the clock reading the wait was computed from.
+   */
+  async rateLimited(waitMs: number, reason: string, at = this.now()): Promise<boolean> {
+    if (this.waited + waitMs > this.opts.maxWaitMs || this.limited >= MAX_RATE_LIMIT_WAITS) {
+      this.refused = { waitMs, reason, at };
+      return false;
+    }
+    this.limited++;
+    await this.wait('rate_limited', waitMs, reason);
+    return true;
+  }
+
+  /**
+   * The error a refused wait ends the step with (null when none was refused). `retryAt` defaults to the refusal's
+   * clock reading plus the wait; a host that named the exact time passes it.
+   */
+  refusal(retryAt?: Date): HostRateLimitedError | null {
+    if (!this.refused) return null;
+    const { host, what, maxWaitMs } = this.opts;
+    const { waitMs, reason, at } = this.refused;
+    const when = retryAt ?? new Date(at + waitMs);
+    const spent = this.waited > 0 ? ` after waiting ${minutes(this.waited)}` : '';
+    return new HostRateLimitedError(
+      `${host} rate limit for the ${what}: ${reason}; the wait of ${minutes(waitMs)} exceeds what Inkwell waits ` +
+        `(INKWELL_HOST_MAX_WAIT_MS = ${minutes(maxWaitMs)})${spent}; retry after ${when.toISOString()}`,
+      when,
+    );
+  }
+
+  /** Waits before retrying a transient failure; counts against the budget too. */
+  async transient(waitMs: number, reason: string): Promise<void> {
+    await this.wait('transient', waitMs, reason);
+  }
+
+  /** What is left of the budget, in ms. */
+  get leftMs(): number {
+    return Math.max(0, this.opts.maxWaitMs - this.waited);
+  }
+
+  private async wait(kind: HostWait['kind'], waitMs: number, reason: string): Promise<void> {
+    this.waited += waitMs;
+    this.opts.onWait?.({ host: this.opts.host, kind, waitMs, reason });
+    await (this.opts.sleep ?? sleep)(waitMs, this.opts.signal);
+  }
+}
+
+/** Transient failures (5xx, network) are retried after these delays. */
+const RETRY_DELAYS_MS = [500, 2000];
+
+/**
+ * Runs a step, retrying it as a whole (so a create whose answer was lost is found by the next lookup instead of
+ * being sent twice). `classify` says what a failure is; `rateLimitWaits` is how many rate-limit waits came before.
+ */
+export async function withHostRetry<T>(
+  fn: () => Promise<T>,
+  budget: WaitBudget,
+  signal: AbortSignal | undefined,
+  classify: (err: unknown, rateLimitWaits: number, now: number) => HostFailure,
+): Promise<T> {
   let transient = 0;
-  let limited = 0;
   for (;;) {
     try {
       return await fn();
     } catch (err) {
-      if (opts.signal?.aborted) throw err;
+      if (signal?.aborted) throw err;
       // One reading of the clock for the wait and the time to retry (two readings differed by a millisecond).
-      const at = now();
-      const failure = opts.classify(err, limited, at);
+      const at = budget.now();
+      const failure = classify(err, budget.rateLimitWaits, at);
       if (failure.kind === 'fatal') throw err;
       if (failure.kind === 'transient') {
-        const delay = delays[transient++];
+        const delay = RETRY_DELAYS_MS[transient++];
         if (delay === undefined) throw err;
-        const ms = Math.max(delay, Math.min(failure.waitMs ?? 0, opts.maxWaitMs - waited));
-        waited += ms;
-        opts.onWait?.({ host: opts.host, kind: 'transient', waitMs: ms, reason: (err as Error)?.message ?? String(err) });
-        await wait(ms, opts.signal);
+        await budget.transient(Math.max(delay, Math.min(failure.waitMs ?? 0, budget.leftMs)), (err as Error)?.message ?? String(err));
         continue;
       }
-      const retryAt = new Date(at + failure.waitMs);
-      if (waited + failure.waitMs > opts.maxWaitMs || limited >= MAX_RATE_LIMIT_WAITS) {
-        const spent = waited > 0 ? ` after waiting ${minutes(waited)}` : '';
-        throw new HostRateLimitedError(
-          `${opts.host} rate limit for the ${opts.what}: ${failure.reason}; the wait of ${minutes(failure.waitMs)} exceeds what Inkwell waits ` +
-            `(INKWELL_HOST_MAX_WAIT_MS = ${minutes(opts.maxWaitMs)})${spent}; retry after ${retryAt.toISOString()}`,
-          retryAt,
-        );
-      }
-      limited++;
-      waited += failure.waitMs;
-      opts.onWait?.({ host: opts.host, kind: 'rate_limited', waitMs: failure.waitMs, reason: failure.reason });
-      await wait(failure.waitMs, opts.signal);
+      if (!(await budget.rateLimited(failure.waitMs, failure.reason, at))) throw budget.refusal();
     }
   }
 }

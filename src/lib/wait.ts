@@ -1,19 +1,13 @@
 // Waiting that a stop cuts short, and the Retry-After a server asks for. Pure apart from the timer.
+import { setTimeout as delay } from 'node:timers/promises';
 
-/** Resolves after `ms`; rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Resolves after `ms`; rejects with the signal's own reason as soon as it aborts (Node's timer rejects with an AbortError instead). */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : undefined);
+  } catch (err) {
+    throw signal?.aborted ? signal.reason : err;
+  }
 }
 
 /** Seconds (or an HTTP date) of a `Retry-After` header, in ms; null when absent or unreadable. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../../src/config.ts';
-import { HostError } from '../../src/hosts/github.ts';
 import { createGitLabHost, gitlabProjectPath, isGitLabRepository } from '../../src/hosts/gitlab.ts';
+import { HostError } from '../../src/hosts/index.ts';
 import { type GitLabServer, startGitLabServer } from '../helpers/gitlab-server.ts';
 
 const TOKEN = 'glpat-TestTokenAbcdefghij0123456789';
