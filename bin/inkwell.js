@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// Entry point for `npx inkwell …`: runs the TypeScript sources through tsx, so the CLI is always the
-// checked-out code (no stale build output).
-import { register } from 'tsx/esm/api';
+// Entry point for `npx inkwell …` and `npm start`: runs the compiled code in dist/, which `npm install`,
+// `npm start`, the test setup and `npm run build` (re)build from src/ (bin/build.js). Without dist/, or with
+// INKWELL_FROM_SOURCE=1 (to try an edit without rebuilding), it runs the TypeScript sources through tsx:
+// the same code, slower to start.
+import fs from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const compiled = new URL('../dist/cli/main.js', import.meta.url);
+if (process.env.INKWELL_FROM_SOURCE !== '1' && fs.existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}
