@@ -2,21 +2,25 @@
 // visitors / views exports through the HTTP API.
 import fs from 'node:fs';
 import path from 'node:path';
-import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { ImportStats, LogFormat } from '../analytics/ingest/import.ts';
 import { ApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
+import { createProgress, MIN_LIVE_COLUMNS } from './progress.ts';
 import { registerProjectSettingsCommands } from './project-settings.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
 const PLAIN_PROGRESS_MS = 2000;
 
-/** A progress reporter: a bar on a terminal, a line every few seconds otherwise (logs, CI). */
-function progress(label: string, unit: string) {
-  const tty = Boolean(process.stderr.isTTY);
-  const bar = tty
+/**
+ * A progress reporter: a bar on a terminal wide enough for one, a line every few seconds otherwise (logs, CI).
+ * cli-progress is loaded only when a bar is drawn.
+ */
+async function progress(label: string, unit: string) {
+  const tty = Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) >= MIN_LIVE_COLUMNS && process.env.TERM !== 'dumb';
+  const cliProgress = tty ? (await import('cli-progress')).default : null;
+  const bar = cliProgress
     ? new cliProgress.SingleBar(
         { format: `${label} [{bar}] {percentage}% | {info}`, stream: process.stderr, hideCursor: true, etaBuffer: 20 },
         cliProgress.Presets.shades_classic,
@@ -87,7 +91,7 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
         fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
       }
       const client = createAnalyticsClient({ baseUrl: url, key });
-      const spinner = process.stderr.isTTY ? (await import('ora')).default({ text: `Fetching ${kind}…`, stream: process.stderr }).start() : null;
+      const spinner = process.stderr.isTTY ? createProgress(`Fetching ${kind}…`) : null;
       const rows: PathCounts[] = [];
       let totals = { human: 0, ai: 0, total: 0 };
       let pages = 0;
@@ -100,9 +104,9 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
           pages++;
           totals = page.totals;
           rows.push(...page.rows);
-          if (spinner) spinner.text = `Fetched ${rows.length} paths (${pages} page${pages === 1 ? '' : 's'})`;
+          spinner?.status(`Fetched ${rows.length} paths (${pages} page${pages === 1 ? '' : 's'})`);
         }
-        spinner?.succeed(`Fetched ${rows.length} paths in ${pages} page${pages === 1 ? '' : 's'}`);
+        spinner?.end('ok', `Fetched ${rows.length} paths in ${pages} page${pages === 1 ? '' : 's'}`);
       } catch (err) {
         spinner?.stop();
         if (err instanceof ApiError) {
@@ -153,7 +157,7 @@ export function registerAnalyticsCommands(program: Command): void {
         const out: { file: string; stats: ImportStats }[] = [];
         for (const file of files) {
           const startedAt = Date.now();
-          const bar = progress(`import ${path.basename(file)}`, 'bytes');
+          const bar = await progress(`import ${path.basename(file)}`, 'bytes');
           try {
             const stats = await importFile(svc.ingest, {
               projectId: opts.project,
@@ -190,7 +194,7 @@ export function registerAnalyticsCommands(program: Command): void {
       const result = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
         const svc = createAnalyticsService(ctx);
-        const bar = progress('reclassify', 'events');
+        const bar = await progress('reclassify', 'events');
         try {
           return await svc.reclassify(opts.project, (done, total) => bar.update(done, total, `${done} of ${total} events`));
         } finally {

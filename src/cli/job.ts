@@ -1,12 +1,13 @@
 // `inkwell job …`: the job API through the typed client (src/client). Base URL from --url or
 // INKWELL_URL (default http://127.0.0.1:3000), admin key from --key or INKWELL_API_KEY.
 import type { Command } from 'commander';
-import type { Ora } from 'ora';
 import { ApiError, createClient, type InkwellClient, type Job, type JobEvent } from '../client/index.ts';
 import { fail, printJson, printTable } from './output.ts';
+import { createProgress, type Outcome } from './progress.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
 const STATUSES = ['active', 'completed', 'failed', 'archived'];
+const WAIT_HELP = 'follow the job until it settles, then print the PR link (without one: the branch and commit pushed)';
 
 interface ConnOpts {
   url?: string;
@@ -97,30 +98,72 @@ export function stepLine(e: JobEvent): string | null {
 
 const SETTLED = new Set(['completed', 'failed', 'archived']);
 
-/** Follows the job's events from `after` until it settles; shows steps on a spinner (unless quiet). Returns the final job. */
-async function waitForJob(client: InkwellClient, projectId: string, jobId: string, after: number, quiet: boolean): Promise<Job> {
-  // ora is loaded only for a command that waits (not at CLI start).
-  const spinner: Ora | null = quiet ? null : (await import('ora')).default({ text: `Job ${jobId} is active`, stream: process.stderr }).start();
-  const step = (line: string) => {
-    if (!spinner) return;
-    spinner.clear();
-    process.stderr.write(`${line}\n`);
-    spinner.render();
-  };
+/** The commit a turn pushed (from its `commit` event). */
+export interface PushedCommit {
+  sha: string;
+  branch: string;
+  message: string;
+}
+
+/** What `--wait` ends with: the settled job and the last commit pushed while waiting (null: none). */
+export interface WaitResult {
+  job: Job;
+  commit: PushedCommit | null;
+}
+
+function commitOf(e: JobEvent): PushedCommit | null {
+  if (e.type !== 'commit') return null;
+  const d = e.data as Record<string, unknown>;
+  return typeof d.sha === 'string' ? { sha: d.sha, branch: String(d.branch ?? ''), message: String(d.message ?? '') } : null;
+}
+
+/** The last commit among the stored events after `after`. */
+async function lastCommit(client: InkwellClient, projectId: string, jobId: string, after: number): Promise<PushedCommit | null> {
+  let commit: PushedCommit | null = null;
+  for (;;) {
+    const page = await client.events(projectId, jobId, { after });
+    for (const e of page.events) commit = commitOf(e) ?? commit;
+    const last = page.events.at(-1);
+    if (!page.hasMore || !last) return commit;
+    after = last.seq;
+  }
+}
+
+/** The final line of a wait, for people: the pull request, else the branch and commit pushed, else why not. */
+export function outcomeLine({ job, commit }: WaitResult): { outcome: Outcome; line: string } {
+  if (job.status === 'completed') {
+    if (job.prLink) return { outcome: 'ok', line: `Job ${job.id} completed: ${job.prLink}` };
+    if (commit)
+      return {
+        outcome: 'ok',
+        line: `Job ${job.id} completed: pushed commit ${commit.sha.slice(0, 12)} to branch ${commit.branch || job.branch} of ${job.source.repository} (no pull request)`,
+      };
+    return { outcome: 'ok', line: `Job ${job.id} completed with no changes to commit` };
+  }
+  if (job.status === 'failed') return { outcome: 'fail', line: `Job ${job.id} failed: ${job.error?.code ?? 'error'}: ${job.error?.message ?? ''}` };
+  return { outcome: 'warn', line: `Job ${job.id} is ${job.status}` };
+}
+
+/**
+ * Follows the job's events from `after` until it settles, showing its steps on stderr (unless quiet): on a
+ * terminal under a spinner, elsewhere as plain lines. Returns the settled job and the commit it pushed.
+ */
+async function waitForJob(client: InkwellClient, projectId: string, jobId: string, after: number, quiet: boolean): Promise<WaitResult> {
+  const progress = quiet ? null : createProgress(`Job ${jobId} is active`);
   const controller = new AbortController();
   let settled = false;
   try {
     for await (const e of client.streamEvents(projectId, jobId, { after, signal: controller.signal })) {
       const line = stepLine(e);
-      if (line) step(line);
-      if (e.type === 'status' && e.data.phase === 'running' && spinner) spinner.text = `Job ${jobId}: turn ${e.data.turn} running`;
+      if (line) progress?.log(line);
+      if (e.type === 'status' && e.data.phase === 'running') progress?.status(`Job ${jobId}: turn ${e.data.turn} running`);
       if (e.type === 'status' && SETTLED.has(String(e.data.status))) {
         settled = true;
         controller.abort();
       }
     }
   } catch (err) {
-    if (!(err instanceof ApiError)) step(`(live events unavailable: ${(err as Error).message}; polling)`);
+    if (!(err instanceof ApiError)) progress?.log(`(live events unavailable: ${(err as Error).message}; polling)`);
     else throw err;
   }
   // Fallback (and confirmation): poll until settled.
@@ -130,13 +173,13 @@ async function waitForJob(client: InkwellClient, projectId: string, jobId: strin
     job = await client.getJob(projectId, jobId);
   }
   if (job.status === 'active') job = await client.getJob(projectId, jobId);
-  if (spinner) {
-    if (job.status === 'completed')
-      spinner.succeed(job.prLink ? `Job ${jobId} completed: ${job.prLink}` : `Job ${jobId} completed (no changes, no pull request)`);
-    else if (job.status === 'failed') spinner.fail(`Job ${jobId} failed: ${job.error?.code ?? 'error'}: ${job.error?.message ?? ''}`);
-    else spinner.warn(`Job ${jobId} is ${job.status}`);
+  // From the stored events: the same answer whether the live stream or the polling saw the job settle.
+  const result = { job, commit: await lastCommit(client, projectId, jobId, after) };
+  if (progress) {
+    const { outcome, line } = outcomeLine(result);
+    progress.end(outcome, line);
   }
-  return job;
+  return result;
 }
 
 /** The last event seq so far (to follow only what comes after a message). */
@@ -150,11 +193,21 @@ async function lastSeq(client: InkwellClient, projectId: string, jobId: string):
   }
 }
 
-function finish(job: Job, json: boolean | undefined, waited: boolean): void {
+function finish(job: Job, json: boolean | undefined): void {
   if (json) printJson(job);
-  else if (waited && job.prLink) process.stdout.write(`${job.prLink}\n`);
-  else if (!waited) process.stdout.write(describeJob(job));
-  if (waited && job.status === 'failed') process.exitCode = 1;
+  else process.stdout.write(describeJob(job));
+}
+
+/**
+ * After --wait, stdout carries the result for scripts: the pull request link, else `<branch> <commit sha>`
+ * when the turn pushed a commit without a pull request (a local repository), else nothing. With --json: the
+ * job and `commit` ({sha, branch, message} or null). A failed job exits 1.
+ */
+function finishWait({ job, commit }: WaitResult, json: boolean | undefined): void {
+  if (json) printJson({ ...job, commit });
+  else if (job.prLink) process.stdout.write(`${job.prLink}\n`);
+  else if (job.status === 'completed' && commit) process.stdout.write(`${commit.branch || job.branch} ${commit.sha}\n`);
+  if (job.status === 'failed') process.exitCode = 1;
 }
 
 export function registerJobCommands(program: Command): void {
@@ -167,7 +220,7 @@ export function registerJobCommands(program: Command): void {
     .option('--branch <name>', 'branch to push to (default inkwell/<id>-<slug>)')
     .option('--draft', 'open the pull request as a draft')
     .option('--idempotency-key <key>', 'safe retries: the same key returns the original job')
-    .option('--wait', 'follow the job until it settles, then print the PR link')
+    .option('--wait', WAIT_HELP)
     .action(
       async (
         prompt: string,
@@ -187,9 +240,9 @@ export function registerJobCommands(program: Command): void {
             },
             o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {},
           );
-          if (!o.wait) return finish(created, o.json, false);
+          if (!o.wait) return finish(created, o.json);
           if (!o.json) process.stderr.write(`Created job ${created.id} on ${created.branch}\n`);
-          finish(await waitForJob(client, o.project, created.id, 0, Boolean(o.json)), o.json, true);
+          finishWait(await waitForJob(client, o.project, created.id, 0, Boolean(o.json)), o.json);
         } catch (err) {
           explain(err, url);
         }
@@ -199,7 +252,7 @@ export function registerJobCommands(program: Command): void {
   withConn(job.command('get').description('Show a job').argument('<id>', 'job id')).action(async (id: string, o: ConnOpts) => {
     const { client, url } = clientFrom(o);
     try {
-      finish(await client.getJob(o.project, id), o.json, false);
+      finish(await client.getJob(o.project, id), o.json);
     } catch (err) {
       explain(err, url);
     }
@@ -213,14 +266,14 @@ export function registerJobCommands(program: Command): void {
       .argument('<prompt>', 'follow-up instruction'),
   )
     .option('--idempotency-key <key>', 'safe retries: the same key queues the message once')
-    .option('--wait', 'follow the job until it settles, then print the PR link')
+    .option('--wait', WAIT_HELP)
     .action(async (id: string, prompt: string, o: ConnOpts & { idempotencyKey?: string; wait?: boolean }) => {
       const { client, url } = clientFrom(o);
       try {
         const after = o.wait ? await lastSeq(client, o.project, id) : 0;
         const j = await client.sendMessage(o.project, id, prompt, o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {});
-        if (!o.wait) return finish(j, o.json, false);
-        finish(await waitForJob(client, o.project, id, after, Boolean(o.json)), o.json, true);
+        if (!o.wait) return finish(j, o.json);
+        finishWait(await waitForJob(client, o.project, id, after, Boolean(o.json)), o.json);
       } catch (err) {
         explain(err, url);
       }
@@ -254,7 +307,7 @@ export function registerJobCommands(program: Command): void {
   withConn(job.command('archive').description('Archive a job (stops a run in progress)').argument('<id>', 'job id')).action(async (id: string, o: ConnOpts) => {
     const { client, url } = clientFrom(o);
     try {
-      finish(await client.archiveJob(o.project, id), o.json, false);
+      finish(await client.archiveJob(o.project, id), o.json);
     } catch (err) {
       explain(err, url);
     }

@@ -1,8 +1,7 @@
-// `inkwell` command line.
+// `inkwell` command line. A command loads what it needs when it runs (the configuration and its schema, the
+// database layer, the HTTP stack): `inkwell --help` loads commander and the command definitions only.
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
 import type { Role } from '../http/server.ts';
-import { scrubSecrets } from '../lib/logger.ts';
 import { registerAnalyticsCommands } from './analytics.ts';
 import { registerJobCommands } from './job.ts';
 import { fail } from './output.ts';
@@ -18,10 +17,8 @@ program
   .option('--role <role>', 'all (API and worker), api, or worker', 'all')
   .action(async (opts: { role: string }) => {
     if (!['all', 'api', 'worker'].includes(opts.role)) fail(`--role must be all, api or worker (got ${JSON.stringify(opts.role)})`);
-    const config = loadConfig();
-    // Loaded here so that the other commands start without the HTTP stack.
-    const { serveForever } = await import('../http/server.ts');
-    await serveForever(config, opts.role as Role);
+    const [{ loadConfig }, { serveForever }] = await Promise.all([import('../config.ts'), import('../http/server.ts')]);
+    await serveForever(loadConfig(), opts.role as Role);
   });
 
 registerProjectCommands(program);
@@ -32,8 +29,9 @@ registerAnalyticsCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof ConfigError) fail(err.message);
   if (err instanceof CommanderError) process.exit(err.exitCode);
+  const [{ ConfigError }, { scrubSecrets }] = await Promise.all([import('../config.ts'), import('../lib/logger.ts')]);
+  if (err instanceof ConfigError) fail(err.message);
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND') fail(`cannot reach the database: ${scrubSecrets(e.message)}`);
   if (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL') {

@@ -16,7 +16,7 @@ export function registerProjectCommands(program: Command): void {
     .option('--model <id>', 'default model, <provider>/<model>')
     .option('--json', 'print one JSON object')
     .action(async (opts: { name: string; repository: string; ref: string; model?: string; json?: boolean }) => {
-      const p = await withContext((ctx) => ctx.projects.createProject(opts), undefined, { create: true }).catch(notFound);
+      const p = await withContext((ctx) => ctx.projects.createProject(opts), { create: true }).catch(notFound);
       if (opts.json) printJson(p);
       else process.stdout.write(`Created project ${p.id} (${p.name})\n`);
     });

@@ -1,12 +1,18 @@
-// `inkwell job …` as a real child process against a real server and worker (injected executor).
+// `inkwell job …` as a real child process against a real server and worker: an injected executor, and the real
+// one on a local repository (a scripted model server, real git), with pipes and on a pseudo-terminal.
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunError } from '../../src/agent/execute.ts';
+import { createRunExecutor, RunError } from '../../src/agent/execute.ts';
+import { releaseWorktree } from '../../src/git/workspace.ts';
 import type { Seeded } from '../helpers/app.ts';
-import { type JobsTestApp, startJobsApp } from '../helpers/jobs.ts';
+import { type BareRepo, createBareRepo, gitSync } from '../helpers/git.ts';
+import { type JobsTestApp, startJobsApp, waitFor } from '../helpers/jobs.ts';
+import { type ModelServer, startModelServer } from '../helpers/model-server.ts';
 import { fakeExecutor } from '../jobs/fake-executor.ts';
+import { runInTerminal } from './run-cli.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/inkwell.js');
 
@@ -63,6 +69,8 @@ describe('inkwell job (CLI over HTTP)', () => {
     expect(r.stderr).toContain('✓ committed abcdef12 Reword intro');
     expect(r.stderr).toContain('✓ pull request https://github.com/acme/docs/pull/3');
     expect(r.stdout).toBe('https://github.com/acme/docs/pull/3\n');
+    expect(r.stderr).toMatch(/✓ Job job_\w+ completed: https:\/\/github.com\/acme\/docs\/pull\/3\n$/);
+    expect(r.stdout + r.stderr).not.toContain('\x1b');
     expect(r.code).toBe(0);
     const id = /Created job (job_\w+)/.exec(r.stderr)![1]!;
 
@@ -101,5 +109,119 @@ describe('inkwell job (CLI over HTTP)', () => {
     const down = await run(['job', 'get', 'job_x', '--project', s.project.id, '--key', s.adminKey], { INKWELL_URL: `http://127.0.0.1:${closed}` });
     expect(down.code).toBe(1);
     expect(down.stderr).toContain(`cannot reach the Inkwell API at http://127.0.0.1:${closed} (ECONNREFUSED)`);
+  });
+});
+
+/** The escape character that starts every ANSI sequence (colours, cursor movement). */
+const ESC = '\x1b';
+const GREEN_CHECK = `${ESC}[32m✓${ESC}[39m`;
+const hasColour = (s: string) => [31, 32, 33, 36].some((c) => s.includes(`${ESC}[${c}m`));
+
+describe('inkwell job --wait on a local repository (real executor, scripted model, real git)', () => {
+  let t: JobsTestApp;
+  let s: Seeded;
+  let repo: BareRepo;
+  let model: ModelServer;
+  let env: Record<string, string>;
+  let conn: string[];
+  let files = 0;
+
+  beforeAll(async () => {
+    repo = createBareRepo({ files: { 'README.md': '# Acme docs\n' } });
+    // Every turn: one file written (a new one each time, so every turn commits), then the summary. The
+    // delay keeps a job active long enough for a spinner to draw.
+    model = await startModelServer([], {
+      fallback: (req) => {
+        const last = req.body.messages.at(-1);
+        if (last?.role === 'tool') return { delayMs: 300, reply: { text: 'Add a page\n\nWrote one page.' } };
+        files++;
+        return { delayMs: 300, reply: { toolCalls: [{ name: 'write_file', args: { path: `docs/page-${files}.md`, content: `# Page ${files}\n` } }] } };
+      },
+    });
+    t = await startJobsApp('sqlite', {}, { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, INKWELL_POLL_INTERVAL_MS: '20' });
+    const config = t.ctx.config;
+    t.startWorker(createRunExecutor(config, t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(config, id) });
+    s = await t.seed({ repository: repo.dir, ref: 'main' });
+    env = { INKWELL_API_KEY: s.adminKey };
+    conn = ['--project', s.project.id, '--url', t.baseUrl];
+  });
+  afterAll(async () => {
+    await t?.close();
+    await model?.close();
+    repo?.cleanup();
+  });
+
+  const head = (branch: string) => gitSync(['rev-parse', `refs/heads/${branch}`], repo.dir).trim();
+
+  it('shows the branch and the commit it pushed (no pull request), as plain text when piped', async () => {
+    const r = await run(['job', 'create', ...conn, 'Add a page', '--wait'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const branch = /Created job job_\w+ on (\S+)/.exec(r.stderr)![1]!;
+    const sha = head(branch);
+    expect(r.stdout).toBe(`${branch} ${sha}\n`);
+    expect(r.stderr).toContain(`completed: pushed commit ${sha.slice(0, 12)} to branch ${branch} of ${repo.dir} (no pull request)`);
+    expect(r.stderr).not.toContain('no changes');
+    // Not a terminal: no spinner, no colours, no escape sequences at all.
+    expect(r.stdout + r.stderr).not.toContain(ESC);
+
+    const id = /Created job (job_\w+)/.exec(r.stderr)![1]!;
+    const m = await run(['job', 'message', id, ...conn, 'Add another page', '--wait', '--json'], env);
+    expect(m.code, m.stderr).toBe(0);
+    const job = JSON.parse(m.stdout);
+    expect(job).toMatchObject({ id, status: 'completed', prLink: null, branch, commit: { sha: head(branch), branch, message: 'Add a page' } });
+    expect(job.commit.sha).not.toBe(sha);
+  });
+
+  it('FORCE_COLOR colours the result when piped; still no spinner', async () => {
+    const r = await run(['job', 'create', ...conn, 'Add a page', '--wait'], { ...env, FORCE_COLOR: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(stripVTControlCharacters(r.stderr)).toMatch(/✓ Job job_\w+ completed: pushed commit/);
+    expect(r.stderr).toContain(`${GREEN_CHECK} Job`);
+    expect(r.stderr).not.toContain('\r'); // no spinner
+    expect(r.stdout).not.toContain(ESC);
+  });
+
+  it('on a terminal: a spinner and colours; NO_COLOR keeps the spinner and drops the colours', async () => {
+    for (const noColor of [false, true]) {
+      const term = runInTerminal(
+        ['job', 'create', ...conn, 'Add a page', '--wait'],
+        { ...env, TERM: 'xterm-256color', ...(noColor ? { NO_COLOR: '1' } : {}) },
+        80,
+      );
+      const { code } = await term.exited;
+      const out = term.output();
+      expect(code, out).toBe(0);
+      expect(out).toMatch(/completed: pushed commit [0-9a-f]{12} to branch inkwell\//);
+      expect(out).toContain(`\r${ESC}[K`); // the spinner line, redrawn in place
+      expect(hasColour(out)).toBe(!noColor);
+      if (!noColor) expect(out).toContain(`${GREEN_CHECK} Job`);
+    }
+  });
+
+  it('on a terminal of 0 columns: plain lines, a bounded output, the result; SIGTERM ends it at once', async () => {
+    const term = runInTerminal(['job', 'create', ...conn, 'Add a page', '--wait'], { ...env, TERM: 'xterm-256color' }, 0);
+    try {
+      const { code } = await term.exited;
+      const out = term.output();
+      expect(code, out.slice(0, 2000)).toBe(0);
+      expect(stripVTControlCharacters(out)).toMatch(/✓ Job job_\w+ completed: pushed commit [0-9a-f]{12} to branch inkwell\//);
+      expect(out).not.toContain(`\r${ESC}[K`); // no spinner
+      // A handful of lines: the created line, the steps, the result (the bug wrote megabytes).
+      expect(out.length).toBeLessThan(4000);
+    } finally {
+      term.kill();
+    }
+
+    // While it waits (the model answers each request only after a delay), SIGTERM ends the CLI.
+    const waiting = runInTerminal(['job', 'create', ...conn, 'Add a page', '--wait'], env, 0);
+    try {
+      await waitFor(async () => waiting.output().includes('Created job'), 60_000);
+      process.kill(waiting.cliPid()!, 'SIGTERM');
+      const { code } = await waiting.exited;
+      // The shell reports a process killed by a signal as 128 + its number (SIGTERM: 15).
+      expect(code).toBe(143);
+    } finally {
+      waiting.kill();
+    }
   });
 });

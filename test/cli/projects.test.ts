@@ -6,6 +6,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect, openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
 import { runCli, runJson } from './run-cli.ts';
 
+/** stderr without the first line a command that opens the database prints (which database it opened). */
+const afterDbLine = (stderr: string) => stderr.replace(/^inkwell: using database .*\n/, '');
+
 describeEachDialect('inkwell project/key CLI', (dialect) => {
   let t: TestDb;
   beforeAll(async () => {
@@ -58,6 +61,19 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     expect(rows).not.toContain(admin.key.slice(4));
     const stored = await t.db.kysely.selectFrom('api_keys').select(['id', 'revoked_at']).where('id', '=', admin.id).executeTakeFirstOrThrow();
     expect(stored.revoked_at).toEqual(expect.any(Number));
+  });
+
+  it('says on stderr which database it opened (PostgreSQL: the URL without its password); stdout stays the output', async () => {
+    const r = await runCli(['project', 'list', '--json'], t.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveProperty('projects');
+    const line = r.stderr.split('\n')[0];
+    if (dialect === 'sqlite') expect(line).toBe(`inkwell: using database ${path.join(t.env.INKWELL_DATA_DIR as string, 'inkwell.db')}`);
+    else {
+      const url = new URL(t.env.DATABASE_URL as string);
+      expect(line).toMatch(new RegExp(`^inkwell: using database postgres(ql)?://[^\\s]*${url.host}${url.pathname}`));
+      if (url.password) expect(line).not.toContain(url.password);
+    }
   });
 
   it('prints readable output without --json, showing a new key once', async () => {
@@ -128,7 +144,7 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     ];
     bad.forEach((r, i) => {
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(expected[i] as RegExp);
+      expect(afterDbLine(r.stderr)).toMatch(expected[i] as RegExp);
       expect(r.stderr).not.toContain('tok@');
       expect(r.stdout).toBe('');
     });
@@ -156,7 +172,7 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     ];
     results.forEach((r, i) => {
       expect(r.code, r.stderr).not.toBe(0);
-      expect(r.stderr).toMatch(expected[i] as RegExp);
+      expect(afterDbLine(r.stderr)).toMatch(expected[i] as RegExp);
       expect(r.stdout).toBe('');
     });
   });
@@ -168,6 +184,11 @@ it('a command other than project create never creates the embedded database: it 
     for (const args of [
       ['project', 'list'],
       ['key', 'list', '--project', 'prj_x'],
+      ['key', 'create', '--project', 'prj_x'],
+      ['key', 'revoke', 'key_x'],
+      ['project', 'set', '--project', 'prj_x', '--visitor-id-rotation', 'daily'],
+      ['webhook', 'get', '--project', 'prj_x'],
+      ['analytics', 'reclassify', '--project', 'prj_x'],
     ]) {
       const r = await runCli(args, { INKWELL_DATA_DIR: dir });
       expect(r.code, args.join(' ')).toBe(1);
@@ -178,6 +199,7 @@ it('a command other than project create never creates the embedded database: it 
     const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], { INKWELL_DATA_DIR: dir });
     expect(created.code, created.stderr).toBe(0);
     expect(fs.existsSync(path.join(dir, 'inkwell.db'))).toBe(true);
+    expect(created.stderr).toBe(`inkwell: using database ${path.join(dir, 'inkwell.db')}\n`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

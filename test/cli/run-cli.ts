@@ -1,5 +1,6 @@
-// Runs `node bin/inkwell.js …` as a real child process.
+// Runs `node bin/inkwell.js …` as a real child process: with pipes, or on a pseudo-terminal.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -42,4 +43,48 @@ export async function runJson(args: string[], env: Record<string, string>): Prom
   const value = JSON.parse(r.stdout);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`expected one JSON object, got ${r.stdout}`);
   return value;
+}
+
+export interface TerminalRun {
+  /** Everything the command wrote to the terminal (stdout and stderr together, as a terminal shows them). */
+  output(): string;
+  /** The process id of the CLI inside the terminal (null until it started). */
+  cliPid(): number | null;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL for the CLI and the terminal (cleanup). */
+  kill(): void;
+}
+
+/**
+ * Runs `node bin/inkwell.js …` on a real pseudo-terminal of `columns` columns (util-linux `script`; a size of
+ * 0 is what a terminal reports before anyone set its size). Output beyond `maxBytes` is dropped, and the
+ * terminal is killed, so a command that loops on its output cannot fill memory.
+ */
+export function runInTerminal(args: string[], env: Record<string, string>, columns: number, maxBytes = 1 << 20): TerminalRun {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = `stty cols ${columns} rows 24 && exec ${[process.execPath, 'bin/inkwell.js', ...args].map(quote).join(' ')}`;
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: baseEnv(env), stdio: ['ignore', 'pipe', 'inherit'] });
+  // `script` starts the shell that execs the CLI: its only child.
+  const cliPid = () => {
+    try {
+      const pid = Number(fs.readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+      return pid > 0 ? pid : null;
+    } catch {
+      return null;
+    }
+  };
+  const kill = () => {
+    const pid = cliPid();
+    if (pid) process.kill(pid, 'SIGKILL');
+    child.kill('SIGKILL');
+  };
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    if (out.length < maxBytes) out += d.toString('utf8');
+    else kill();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  return { output: () => out, cliPid, exited, kill };
 }
