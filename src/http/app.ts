@@ -258,18 +258,10 @@ function parseJsonBody(text: string): unknown {
   return value;
 }
 
-/**
- * The Fastify app over `ctx`, without listening. `services` are the ones the process wired once (shared
- * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
- */
-export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
-  const { jobs, analytics } = services ?? (await wireServices(ctx));
-  // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
-  // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
-  let closing = false;
+/** The Fastify instance with the server options: timeouts, limits, request ids, logging, trust in proxies. */
+function createFastify(ctx: AppContext): App {
   const http = ctx.config.http;
-
-  const app: App = Fastify({
+  return Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     // Slow or half-sent requests are answered 408 and closed (clientErrorHandler); idle kept-alive connections
@@ -300,11 +292,14 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     childLoggerFactory: (logger, bindings, opts) => new LazyRequestLogger(logger, bindings, opts) as unknown as FastifyBaseLogger,
     frameworkErrors: (err, request, reply) => sendError(err, request, reply),
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
-  // Declared up front so every request object keeps one shape (set later by the auth hook).
-  app.decorateRequest('auth', undefined);
-
-  // Every route's methods by path: a known path asked with another method is 405 with Allow (not-found handler).
+/**
+ * Records every route: its methods by path (a known path asked with another method is 405 with Allow, in
+ * the not-found handler; returned), the route table for the tests, and on API endpoints a check that
+ * refuses query parameters the schema does not name (before the handler, after auth).
+ */
+function trackRoutes(app: App): RouteMethods {
   const routeMethods = new RouteMethods();
   app.addHook('onRoute', (route) => {
     routeMethods.add(route.method, route.url);
@@ -327,11 +322,14 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     }
   });
 
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
+  return routeMethods;
+}
 
-  // Bodies are JSON only: anything else (text/plain, forms, no Content-Type) is 415. A route module that
-  // must accept another type (a beacon endpoint) adds its own parser inside its own plugin scope.
+/**
+ * Bodies are JSON only: anything else (text/plain, forms, no Content-Type) is 415. A route module that must
+ * accept another type (a beacon endpoint) adds its own parser inside its own plugin scope.
+ */
+function addBodyParsers(app: App, ctx: AppContext): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'string' }, (request, body, done) => {
     try {
@@ -363,12 +361,20 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     payload.on('end', () => done(null, undefined));
     payload.on('error', (err) => done(err, undefined));
   });
+}
 
+/**
+ * The hooks every request passes. They are callback-style (no promise per hook) and do nothing more than
+ * needed on the common path: the error-shape checks only run for status >= 400, the debug line only when
+ * enabled.
+ */
+function addRequestHooks(app: App, ctx: AppContext): void {
+  // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
+  // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
+  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Hooks on every request are callback-style (no promise per hook), and do nothing more than needed on
-  // the common path: the error-shape checks only run for status >= 400, the debug line only when enabled.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
@@ -390,33 +396,6 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     if (reply.statusCode < 400 || request.method === 'HEAD') done(null, payload);
     else done(null, errorShapedPayload(request, reply, payload));
   });
-  function errorShapedPayload(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
-    const status = reply.statusCode;
-    if (payload !== null && payload !== undefined && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    const text = payload === null || payload === undefined ? '' : payload.toString();
-    let parsed: Partial<ErrorBody> | null = null;
-    if (/json/i.test(String(reply.getHeader('content-type') ?? ''))) {
-      try {
-        parsed = JSON.parse(text) as Partial<ErrorBody>;
-      } catch {
-        parsed = null;
-      }
-    }
-    const known = typeof parsed?.code === 'string' && parsed.code in ERRORS ? (parsed.code as ErrorCode) : undefined;
-    let body: ErrorBody;
-    if (status >= 500) {
-      if (parsed && parsed.error === 'Internal error' && known && parsed.requestId === request.id && Object.keys(parsed).length === 3) return payload;
-      if (!known) request.log.error({ statusCode: status, url: scrubSecrets(request.url) }, 'a 5xx response was sent without our error shape');
-      body = serverErrorBody(known ?? 'internal_error', request.id);
-    } else {
-      if (parsed && typeof parsed.error === 'string' && typeof parsed.code === 'string') return payload;
-      const message = typeof parsed?.error === 'string' ? parsed.error : /^[\x20-\x7e]{1,200}$/.test(text) && !parsed ? text : undefined;
-      body = errorBody(known ?? STATUS_CODES[status] ?? 'invalid_request', message === undefined ? undefined : scrubSecrets(message));
-    }
-    reply.type('application/json; charset=utf-8');
-    reply.removeHeader('content-length');
-    return JSON.stringify(body);
-  }
   // One duration series per (method, route, status), looked up by a string key (src/http/metrics.ts).
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -433,7 +412,38 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     }
     done();
   });
+}
 
+/** A 4xx or 5xx payload in our error shape (see the onSend hook). */
+function errorShapedPayload(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const status = reply.statusCode;
+  if (payload !== null && payload !== undefined && typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+  const text = payload === null || payload === undefined ? '' : payload.toString();
+  let parsed: Partial<ErrorBody> | null = null;
+  if (/json/i.test(String(reply.getHeader('content-type') ?? ''))) {
+    try {
+      parsed = JSON.parse(text) as Partial<ErrorBody>;
+    } catch {
+      parsed = null;
+    }
+  }
+  const known = typeof parsed?.code === 'string' && parsed.code in ERRORS ? (parsed.code as ErrorCode) : undefined;
+  let body: ErrorBody;
+  if (status >= 500) {
+    if (parsed && parsed.error === 'Internal error' && known && parsed.requestId === request.id && Object.keys(parsed).length === 3) return payload;
+    if (!known) request.log.error({ statusCode: status, url: scrubSecrets(request.url) }, 'a 5xx response was sent without our error shape');
+    body = serverErrorBody(known ?? 'internal_error', request.id);
+  } else {
+    if (parsed && typeof parsed.error === 'string' && typeof parsed.code === 'string') return payload;
+    const message = typeof parsed?.error === 'string' ? parsed.error : /^[\x20-\x7e]{1,200}$/.test(text) && !parsed ? text : undefined;
+    body = errorBody(known ?? STATUS_CODES[status] ?? 'invalid_request', message === undefined ? undefined : scrubSecrets(message));
+  }
+  reply.type('application/json; charset=utf-8');
+  reply.removeHeader('content-length');
+  return JSON.stringify(body);
+}
+/** Errors thrown anywhere go through `sendError`; unknown paths are 404, known paths with another method 405. */
+function addErrorHandlers(app: App, ctx: AppContext, routeMethods: RouteMethods): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => sendError(err, request, reply, (code) => noteFault(ctx, code)));
 
   app.setNotFoundHandler((request, reply) => {
@@ -452,7 +462,11 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
       .status(404)
       .send(errorBody('not_found', `No route for ${request.method} ${scrubSecrets(request.url.split('?')[0] ?? '').slice(0, 200)}`));
   });
+}
 
+/** The OpenAPI document, generated from the route schemas, at /docs/json, and its UI at /docs. */
+async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
+  const http = ctx.config.http;
   await app.register(swagger, {
     // A route registered as '/' under a plugin prefix is served with and without the trailing slash;
     // the document names the canonical form without it.
@@ -493,7 +507,24 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+}
 
+/**
+ * The Fastify app over `ctx`, without listening. `services` are the ones the process wired once (shared
+ * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
+ */
+export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
+  const { jobs, analytics } = services ?? (await wireServices(ctx));
+  const app = createFastify(ctx);
+  // Declared up front so every request object keeps one shape (set later by the auth hook).
+  app.decorateRequest('auth', undefined);
+  const routeMethods = trackRoutes(app);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
+  addBodyParsers(app, ctx);
+  addRequestHooks(app, ctx);
+  addErrorHandlers(app, ctx, routeMethods);
+  await registerOpenApi(app, ctx);
   await app.register(async (scope) => opsRoutes(scope, ctx));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
