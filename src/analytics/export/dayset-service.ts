@@ -100,6 +100,7 @@ function chunk<T>(xs: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** Day sets at work (see above). A factory, long only as a module is: its caches and the short functions over them. */
 export function createDaySetService(deps: DaySetServiceDeps) {
   const sets = new ByteLru<DaySet>(deps.cacheBytes ?? 256 * 1024 * 1024);
   const marks = new MarkBuffer();

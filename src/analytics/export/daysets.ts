@@ -345,7 +345,29 @@ export class MarkBuffer {
   }
 }
 
-/** Exact distinct human / ai / total visitors per path and site-wide over the union of `days`. */
+/** Site-wide counts: every visitor marked anywhere in the window (bits 2–3 of `marks`, left by countWindow). */
+function siteWide(marks: Uint8Array, size: number): WindowCounts['totals'] {
+  let human = 0;
+  let ai = 0;
+  let total = 0;
+  for (let v = 0; v < size; v++) {
+    const m = marks[v] as number;
+    if (m !== 0) {
+      total++;
+      human += (m >>> 2) & 1;
+      ai += (m >>> 3) & 1;
+    }
+  }
+  return { human, ai, total };
+}
+
+/**
+ * Exact distinct human / ai / total visitors per path and site-wide over the union of `days`.
+ *
+ * Longer than the rest on purpose: one merge over every day's cursor whose state (cursors, segments, marks,
+ * output columns) lives in local typed arrays so the hot loops read them monomorphically; cut into functions,
+ * each would take a dozen of them as arguments.
+ */
 export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
   const sets = days.filter((d) => d.pairs.length > 0);
   const nd = sets.length;
@@ -378,9 +400,6 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
   const outT = new Uint32Array(maxRows);
   const NONE = 0x1_0000_0000;
   let rows = 0;
-  let H = 0;
-  let A = 0;
-  let T = 0;
   for (;;) {
     // The next path: the smallest id under any day's cursor.
     let p = NONE;
@@ -437,18 +456,8 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     outT[rows] = t;
     rows++;
   }
-  // Site-wide: every visitor marked anywhere in the window.
-  const size = top - base + 1;
-  for (let v = 0; v < size; v++) {
-    const m = marks[v] as number;
-    if (m !== 0) {
-      T++;
-      H += (m >>> 2) & 1;
-      A += (m >>> 3) & 1;
-    }
-  }
   return {
-    totals: { human: H, ai: A, total: T },
+    totals: siteWide(marks, top - base + 1),
     pathIds: outPath.slice(0, rows),
     human: outH.slice(0, rows),
     ai: outA.slice(0, rows),

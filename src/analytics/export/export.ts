@@ -52,6 +52,7 @@ interface Walk {
   usedAt: number;
 }
 
+/** The exports (see above). A factory, long only as a module is: its result cache, the walks and the short functions over them. */
 export function createExportService(deps: ExportDeps) {
   const snapshotMs = deps.snapshotMs ?? 600_000;
   const results = new Lru<string, ExportResult>(deps.resultEntries ?? 16);

@@ -94,6 +94,7 @@ interface Pending {
   reject(e: unknown): void;
 }
 
+/** The writer in a worker thread. A factory, long only as a module is: the worker's state (pending writes, readiness, fallback) and the short functions over it. */
 export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions = {}): IngestWriter {
   let worker: Worker | null = null;
   let checkpointer: Worker | null = null;

@@ -108,6 +108,41 @@ interface Job {
   reject(err: unknown): void;
 }
 
+/** A job of the group being written, with the events of its batch to write (`keep`; null: all of them). */
+interface GroupJob {
+  job: Job;
+  /** The job's position in the group (its count of inserted rows goes there). */
+  index: number;
+  keep: Uint8Array | null;
+}
+
+/** A batch's dictionary ids by string index (see idsOf): paths, visitor ordinals, user agents. */
+interface BatchIds {
+  pids: Float64Array;
+  vords: Float64Array;
+  uas: Float64Array;
+}
+
+/** Dictionary entries a transaction resolved: cached after its commit (`indexed`: visitors it added). */
+interface NewEntries {
+  paths: Map<string, number>;
+  visitors: Map<string, number>;
+  userAgents: Map<string, number>;
+  indexed: { key: string; ord: number }[];
+}
+
+/**
+ * A project's qualifying views in a group. One row per (day, path, visitor, class) in `visits` (flat, 5 numbers
+ * a row); `seen` keeps, per day and visitor, the path × 4 + class pairs already there (existing rows are
+ * skipped by the insert; writers of a project take turns under its version row lock, so no order is needed
+ * for locking). `views` counts the views per (day, path): [human, ai], added to the daily counts.
+ */
+interface DailyRows {
+  visits: number[];
+  seen: Map<number, Map<number, number[]>>;
+  views: Map<number, Map<number, [number, number]>>;
+}
+
 function sha256(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
 }
@@ -163,7 +198,89 @@ function fillMisses(ids: Float64Array, b: WriteBatch, resolved: Map<string, numb
   for (let r = 0; r < ids.length; r++) if (ids[r] === -1) ids[r] = resolved.get(b.strings[r] as string) as number;
 }
 
-/** The group-committing writer over one database connection (pool), in the calling thread. */
+/** The ids a batch carried no `known` entry for, now resolved: sent back to the preparing thread's mirror. */
+function learnedOf(b: WriteBatch, known: NonNullable<WriteBatch['known']>, ids: BatchIds): Learned {
+  return {
+    paths: newlyKnown(b, known.paths, ids.pids),
+    visitors: newlyKnown(b, known.visitors, ids.vords),
+    userAgents: newlyKnown(b, known.userAgents, ids.uas),
+  };
+}
+
+/**
+ * The raw-event rows of one batch, flat in EVENT_TABLE column order, and its qualifying views added to
+ * `daily`. The raw path is stored only when it differs from the normalised one ('' = the same), the user
+ * agent by its dictionary id (migration 0007).
+ */
+function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8Array | null, ids: BatchIds, daily: DailyRows): unknown[] {
+  const { pids, vords, uas } = ids;
+  const { strings, refs } = b;
+  const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
+  const values: unknown[] = [];
+  for (let i = 0; i < b.n; i++) {
+    if (keep !== null && keep[i] === 0) continue;
+    const o = i * REF_WIDTH;
+    const pathRef = refs[o + R_PATH] as number;
+    const rawRef = refs[o + R_RAW_PATH] as number;
+    const uaRef = refs[o + R_UA] as number;
+    const pid = pids[pathRef] as number;
+    const vord = vords[refs[o + R_VKEY] as number] as number;
+    const day = b.day[i] as number;
+    const status = b.status[i] as number;
+    const qualifying = b.qualifying[i] as number;
+    const cls = strings[refs[o + R_CLASS] as number] as string;
+    values.push(
+      ord,
+      b.ts[i],
+      day,
+      pid,
+      rawRef === pathRef ? '' : strings[rawRef],
+      vord,
+      uaRef === NO_STRING ? null : uas[uaRef],
+      str(refs[o + R_ACCEPT] as number),
+      str(refs[o + R_METHOD] as number),
+      status === NO_STATUS ? null : status,
+      str(refs[o + R_REFERRER] as number),
+      cls,
+      str(refs[o + R_CATEGORY] as number),
+      str(refs[o + R_RULE] as number),
+      RULES_VERSION,
+      qualifying,
+      source,
+      str(refs[o + R_DEDUP] as number),
+    );
+    if (qualifying === 1) addView(daily, ord, day, pid, vord, cls === 'human' ? CLS_HUMAN : CLS_AI);
+  }
+  return values;
+}
+
+/** Counts a qualifying view in `daily`, and adds its (day, path, visitor, class) visit unless the group has it already. */
+function addView(daily: DailyRows, ord: number, day: number, pid: number, vord: number, c: number): void {
+  let dayViews = daily.views.get(day);
+  if (!dayViews) {
+    dayViews = new Map();
+    daily.views.set(day, dayViews);
+  }
+  const counts = dayViews.get(pid);
+  if (counts) counts[c === CLS_HUMAN ? 0 : 1]++;
+  else dayViews.set(pid, c === CLS_HUMAN ? [1, 0] : [0, 1]);
+  let byVisitor = daily.seen.get(day);
+  if (!byVisitor) {
+    byVisitor = new Map();
+    daily.seen.set(day, byVisitor);
+  }
+  const pathCls = pid * 4 + c;
+  const mine = byVisitor.get(vord);
+  if (mine === undefined) byVisitor.set(vord, [pathCls]);
+  else if (mine.includes(pathCls)) return;
+  else mine.push(pathCls);
+  daily.visits.push(ord, day, pid, vord, c);
+}
+
+/**
+ * The group-committing writer over one database connection (pool), in the calling thread. A factory, long only
+ * as a module is: the writer's state (queue, caches, bulk statements) and its steps, each a short function.
+ */
 export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): IngestWriter {
   const cacheEntries = opts.cacheEntries ?? 100_000;
   const caches = new Lru<number, ProjectCache>(64);
@@ -322,172 +439,88 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return found;
   }
 
-  /** Writes several batches in one transaction; returns rows inserted per job. */
-  async function writeGroup(jobs: Job[]): Promise<number[]> {
-    const inserted = jobs.map(() => 0);
-    const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
-    const newEntries = new Map<
-      number,
-      { paths: Map<string, number>; visitors: Map<string, number>; userAgents: Map<string, number>; indexed: { key: string; ord: number }[] }
-    >();
-    const learned: { projectId: string; learned: Learned }[] = [];
-    await db.kysely.transaction().execute(async (trx) => {
-      // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
-      // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
-      // that writes first waits its turn (busy_timeout). On PostgreSQL they order concurrent writers of a
-      // project (in ord order), so their dictionary and visit inserts cannot deadlock.
-      for (const ord of ords) await store.bumpVersion(trx, ord);
-
-      for (const ord of ords) {
-        const mine: { job: Job; index: number }[] = [];
-        for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) mine.push({ job: jobs[i] as Job, index: i });
-        // Imported lines stored before (or twice in this group) are dropped whole — raw event and daily
-        // visit — so a re-import after a settings change (e.g. visitor-id rotation) cannot add visits.
-        // `keep` marks the events to write (null: all of them).
-        const todo = mine.map(({ job, index }) => ({ job, index, keep: null as Uint8Array | null }));
-        const keyed: string[] = [];
-        for (const { job } of mine) {
-          for (let i = 0; i < job.batch.n; i++) {
-            const k = textOf(job.batch, i, R_DEDUP);
-            if (k !== null) keyed.push(k);
-          }
-        }
-        if (keyed.length > 0) {
-          const skip = new Set<string>();
-          for (const chunk of chunkRows(keyed, 1, db.caps.maxParams - 1, 5000)) {
-            for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
-          }
-          for (const t of todo) {
-            const b = t.job.batch;
-            const keep = new Uint8Array(b.n);
-            for (let i = 0; i < b.n; i++) {
-              const k = textOf(b, i, R_DEDUP);
-              if (k === null) keep[i] = 1;
-              else if (!skip.has(k)) {
-                skip.add(k);
-                keep[i] = 1;
-              }
-            }
-            t.keep = keep;
-          }
-        }
-
-        // Dictionary ids per distinct string of each batch (see idsOf); those not cached are resolved below.
-        const cache = cacheFor(ord);
-        const pathMiss = new Set<string>();
-        const visitorMiss = new Set<string>();
-        const uaMiss = new Set<string>();
-        const ids = todo.map(({ job: { batch }, keep }) => ({
-          pids: idsOf(batch, keep, R_PATH, batch.known?.paths, cache.paths, pathMiss),
-          vords: idsOf(batch, keep, R_VKEY, batch.known?.visitors, cache.visitors, visitorMiss),
-          uas: idsOf(batch, keep, R_UA, batch.known?.userAgents, cache.userAgents, uaMiss),
-        }));
-        const paths = await resolvePaths(trx, ord, pathMiss);
-        const indexed: { key: string; ord: number }[] = [];
-        const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
-        const userAgents = await resolveUserAgents(trx, ord, uaMiss);
-        newEntries.set(ord, { paths, visitors, userAgents, indexed });
-
-        // One row per (day, path, visitor, class) of the group's qualifying views: the key packs path and
-        // class (paths ids < 2^50) in one number, per visitor per day. Writers of a project take turns (the
-        // version row lock), so the rows need no particular order for locking; existing ones are skipped.
-        const visits: number[] = [];
-        const seen = new Map<number, Map<number, number[]>>();
-        // And the group's qualifying views counted per (day, path): [human, ai], added to the daily counts.
-        const views = new Map<number, Map<number, [number, number]>>();
-        for (let j = 0; j < todo.length; j++) {
-          const { job, index, keep } = todo[j] as (typeof todo)[number];
-          const b = job.batch;
-          const { pids, vords, uas } = ids[j] as (typeof ids)[number];
-          fillMisses(pids, b, paths);
-          fillMisses(vords, b, visitors);
-          fillMisses(uas, b, userAgents);
-          if (b.known && opts.onLearned) {
-            learned.push({
-              projectId: job.projectId,
-              learned: {
-                paths: newlyKnown(b, b.known.paths, pids),
-                visitors: newlyKnown(b, b.known.visitors, vords),
-                userAgents: newlyKnown(b, b.known.userAgents, uas),
-              },
-            });
-          }
-          const { strings, refs } = b;
-          const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
-          const values: unknown[] = [];
-          for (let i = 0; i < b.n; i++) {
-            if (keep !== null && keep[i] === 0) continue;
-            const o = i * REF_WIDTH;
-            const pathRef = refs[o + R_PATH] as number;
-            const rawRef = refs[o + R_RAW_PATH] as number;
-            const uaRef = refs[o + R_UA] as number;
-            const pid = pids[pathRef] as number;
-            const vord = vords[refs[o + R_VKEY] as number] as number;
-            const day = b.day[i] as number;
-            const status = b.status[i] as number;
-            const qualifying = b.qualifying[i] as number;
-            const cls = strings[refs[o + R_CLASS] as number] as string;
-            // EVENT_TABLE column order. The raw path is stored only when it differs from the normalised one
-            // ('' = the same), the user agent by its dictionary id (migration 0007).
-            values.push(
-              ord,
-              b.ts[i],
-              day,
-              pid,
-              rawRef === pathRef ? '' : strings[rawRef],
-              vord,
-              uaRef === NO_STRING ? null : uas[uaRef],
-              str(refs[o + R_ACCEPT] as number),
-              str(refs[o + R_METHOD] as number),
-              status === NO_STATUS ? null : status,
-              str(refs[o + R_REFERRER] as number),
-              cls,
-              str(refs[o + R_CATEGORY] as number),
-              str(refs[o + R_RULE] as number),
-              RULES_VERSION,
-              qualifying,
-              job.source,
-              str(refs[o + R_DEDUP] as number),
-            );
-            if (qualifying === 1) {
-              const c = cls === 'human' ? CLS_HUMAN : CLS_AI;
-              let dayViews = views.get(day);
-              if (!dayViews) {
-                dayViews = new Map();
-                views.set(day, dayViews);
-              }
-              const counts = dayViews.get(pid);
-              if (counts) counts[c === CLS_HUMAN ? 0 : 1]++;
-              else dayViews.set(pid, c === CLS_HUMAN ? [1, 0] : [0, 1]);
-              let byVisitor = seen.get(day);
-              if (!byVisitor) {
-                byVisitor = new Map();
-                seen.set(day, byVisitor);
-              }
-              const pathCls = pid * 4 + c;
-              const mine = byVisitor.get(vord);
-              if (mine === undefined) byVisitor.set(vord, [pathCls]);
-              else if (mine.includes(pathCls)) continue;
-              else mine.push(pathCls);
-              visits.push(ord, day, pid, vord, c);
-            }
-          }
-          inserted[index] = await store.bulkInsertEvents(bulk, trx, values);
-        }
-        const viewValues: number[] = [];
-        for (const [day, byPath] of views) for (const [pid, [human, ai]] of byPath) viewValues.push(ord, day, pid, human, ai);
-        // Both in key order (their keys are their leading columns): a few percent less writer time than arrival order.
-        await store.bulkAddViews(bulk, trx, sortFlatRows(viewValues, 5));
-        const added = await store.bulkInsertVisits(bulk, trx, sortFlatRows(visits, 5));
-        // Day sets (src/analytics/export/dayset-service.ts) are valid for one version of their (project, day).
-        if (added > 0)
-          await daysetStore.bumpDayVersions(
-            trx,
-            ord,
-            [...seen.keys()].sort((a, b) => a - b),
-          );
+  /**
+   * A project's jobs of the group, each with the events of its batch to write. Imported lines stored before (or
+   * twice in this group) are dropped whole — raw event and daily visit — so a re-import after a settings change
+   * (e.g. visitor-id rotation) cannot add visits. `keep` marks the events to write (null: all of them).
+   */
+  async function jobsToWrite(trx: Kysely<DB>, ord: number, jobs: Job[]): Promise<GroupJob[]> {
+    const todo: GroupJob[] = [];
+    for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) todo.push({ job: jobs[i] as Job, index: i, keep: null });
+    const keyed: string[] = [];
+    for (const { job } of todo) {
+      for (let i = 0; i < job.batch.n; i++) {
+        const k = textOf(job.batch, i, R_DEDUP);
+        if (k !== null) keyed.push(k);
       }
-    });
+    }
+    if (keyed.length === 0) return todo;
+    const skip = new Set<string>();
+    for (const chunk of chunkRows(keyed, 1, db.caps.maxParams - 1, 5000)) {
+      for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
+    }
+    for (const t of todo) {
+      const b = t.job.batch;
+      const keep = new Uint8Array(b.n);
+      for (let i = 0; i < b.n; i++) {
+        const k = textOf(b, i, R_DEDUP);
+        if (k === null) keep[i] = 1;
+        else if (!skip.has(k)) {
+          skip.add(k);
+          keep[i] = 1;
+        }
+      }
+      t.keep = keep;
+    }
+    return todo;
+  }
+
+  /**
+   * The dictionary ids of each job's strings (see idsOf): from the project's caches, the rest resolved in the
+   * transaction. The resolved entries join the caches only after the commit (publish).
+   */
+  async function resolveIds(trx: Kysely<DB>, ord: number, todo: GroupJob[]): Promise<{ ids: BatchIds[]; entries: NewEntries }> {
+    const cache = cacheFor(ord);
+    const pathMiss = new Set<string>();
+    const visitorMiss = new Set<string>();
+    const uaMiss = new Set<string>();
+    const ids = todo.map(({ job: { batch }, keep }) => ({
+      pids: idsOf(batch, keep, R_PATH, batch.known?.paths, cache.paths, pathMiss),
+      vords: idsOf(batch, keep, R_VKEY, batch.known?.visitors, cache.visitors, visitorMiss),
+      uas: idsOf(batch, keep, R_UA, batch.known?.userAgents, cache.userAgents, uaMiss),
+    }));
+    const paths = await resolvePaths(trx, ord, pathMiss);
+    const indexed: { key: string; ord: number }[] = [];
+    const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
+    const userAgents = await resolveUserAgents(trx, ord, uaMiss);
+    for (let j = 0; j < todo.length; j++) {
+      const b = (todo[j] as GroupJob).job.batch;
+      const { pids, vords, uas } = ids[j] as BatchIds;
+      fillMisses(pids, b, paths);
+      fillMisses(vords, b, visitors);
+      fillMisses(uas, b, userAgents);
+    }
+    return { ids, entries: { paths, visitors, userAgents, indexed } };
+  }
+
+  /** A project's daily rows of the group: views added to the daily counts, new visits inserted, changed days' versions bumped. */
+  async function writeDaily(trx: Kysely<DB>, ord: number, daily: DailyRows): Promise<void> {
+    const viewValues: number[] = [];
+    for (const [day, byPath] of daily.views) for (const [pid, [human, ai]] of byPath) viewValues.push(ord, day, pid, human, ai);
+    // Both in key order (their keys are their leading columns): a few percent less writer time than arrival order.
+    await store.bulkAddViews(bulk, trx, sortFlatRows(viewValues, 5));
+    const added = await store.bulkInsertVisits(bulk, trx, sortFlatRows(daily.visits, 5));
+    // Day sets (src/analytics/export/dayset-service.ts) are valid for one version of their (project, day).
+    if (added > 0)
+      await daysetStore.bumpDayVersions(
+        trx,
+        ord,
+        [...daily.seen.keys()].sort((a, b) => a - b),
+      );
+  }
+
+  /** After the commit (never before: a rolled-back id must not be cached), the group's new dictionary entries join the caches. */
+  function publish(newEntries: Map<number, NewEntries>): void {
     for (const [ord, e] of newEntries) {
       const cache = cacheFor(ord);
       for (const [k, v] of e.paths) cache.paths.set(k, v);
@@ -501,6 +534,37 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
       }
     }
+  }
+
+  /** Writes several batches in one transaction; returns rows inserted per job. */
+  async function writeGroup(jobs: Job[]): Promise<number[]> {
+    const inserted = jobs.map(() => 0);
+    const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
+    const newEntries = new Map<number, NewEntries>();
+    const learned: { projectId: string; learned: Learned }[] = [];
+    await db.kysely.transaction().execute(async (trx) => {
+      // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
+      // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
+      // that writes first waits its turn (busy_timeout). On PostgreSQL they order concurrent writers of a
+      // project (in ord order), so their dictionary and visit inserts cannot deadlock.
+      for (const ord of ords) await store.bumpVersion(trx, ord);
+
+      for (const ord of ords) {
+        const todo = await jobsToWrite(trx, ord, jobs);
+        const { ids, entries } = await resolveIds(trx, ord, todo);
+        newEntries.set(ord, entries);
+        const daily: DailyRows = { visits: [], seen: new Map(), views: new Map() };
+        for (let j = 0; j < todo.length; j++) {
+          const { job, index, keep } = todo[j] as GroupJob;
+          const b = job.batch;
+          const batchIds = ids[j] as BatchIds;
+          if (b.known && opts.onLearned) learned.push({ projectId: job.projectId, learned: learnedOf(b, b.known, batchIds) });
+          inserted[index] = await store.bulkInsertEvents(bulk, trx, eventRows(ord, job.source, b, keep, batchIds, daily));
+        }
+        await writeDaily(trx, ord, daily);
+      }
+    });
+    publish(newEntries);
     if (opts.onLearned) for (const l of learned) opts.onLearned(l.projectId, l.learned);
     return inserted;
   }

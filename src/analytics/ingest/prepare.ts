@@ -54,6 +54,7 @@ function pathInfoOf(raw: string): PathInfo {
   return { path, markdown: isMarkdownPath(raw), asset: path !== null && isStaticAsset(path) };
 }
 
+/** The memoising preparer (see above). A factory, long only as a module is: its bounded caches and the short functions over them. */
 export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
   const paths = new GenerationCache<string, PathInfo>(sizes.paths ?? 100_000);
   /** user agent → Accept → [classification of a non-Markdown path, of a Markdown path]. */
