@@ -1,4 +1,6 @@
-// Runs the served tracker source in a fresh V8 context with a minimal fake DOM and captures what it sends.
+// Runs the served tracker source in a fresh V8 context with a minimal fake DOM and captures what it sends: the
+// edge cases a browser cannot easily be made to produce (no sendBeacon, a refusing one, a throwing fetch, missing
+// attributes, file: pages). The same script in real Chromium against a running server: tracker-browser.test.ts.
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { TRACKER_JS } from '../../src/analytics/ingest/tracker.ts';
