@@ -17,11 +17,12 @@ import Fastify, {
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import { type Services, wireServices } from '../context.ts';
 import { infraFault } from '../db/errors.ts';
+import { AppError, ERRORS, type ErrorCode } from '../errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
 import { withCommonResponses, withDocumentedSchemas } from './documented.ts';
-import { AppError, ERRORS, type ErrorBody, type ErrorCode, errorBody } from './errors.ts';
+import { type ErrorBody, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';

@@ -2,9 +2,6 @@
 // AppError live in src/errors.ts, shared with the services.
 import { ERRORS, type ErrorCode, type ErrorDetail } from '../errors.ts';
 
-// Until every route imports the registry from src/errors.ts directly.
-export { AppError, ERRORS, type ErrorCode, type ErrorDetail } from '../errors.ts';
-
 export interface ErrorBody {
   error: string;
   code: string;

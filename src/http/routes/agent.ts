@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../context.ts';
+import { AppError } from '../../errors.ts';
 import { clampSeq, EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
 import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
 import type { Idempotency } from '../../jobs/service.ts';
@@ -11,7 +12,6 @@ import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { ErrorResponseSchema } from '../documented.ts';
-import { AppError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

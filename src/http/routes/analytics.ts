@@ -11,12 +11,12 @@ import type { IngestResult } from '../../analytics/ingest/ingest.ts';
 import { UnknownProjectError } from '../../analytics/ingest/ingest.ts';
 import { TRACKER_JS } from '../../analytics/ingest/tracker.ts';
 import type { AnalyticsService } from '../../analytics/service.ts';
+import { AppError, type ErrorDetail } from '../../errors.ts';
 import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { documentedAs, ErrorResponseSchema } from '../documented.ts';
-import { AppError, type ErrorDetail } from '../errors.ts';
 
 const MAX_EVENTS = 1000;
 

@@ -2,9 +2,9 @@
 import { Type } from 'typebox';
 import { infraFault } from '../../db/errors.ts';
 import { migrationsApplied, ping } from '../../db/index.ts';
+import { AppError } from '../../errors.ts';
 import type { App } from '../app.ts';
 import type { AppContext } from '../context.ts';
-import { AppError } from '../errors.ts';
 import { clearFault, type FaultCode, recentFaults } from '../faults.ts';
 
 const Health = Type.Object({ status: Type.String() });

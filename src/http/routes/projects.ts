@@ -1,11 +1,11 @@
 // Project endpoints under /v1/projects: a client checks its admin key and reads its project's settings.
 import { Type } from 'typebox';
+import { AppError } from '../../errors.ts';
 import type { ProjectWithSecret } from '../../projects/service.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { ErrorResponseSchema } from '../documented.ts';
-import { AppError } from '../errors.ts';
 
 export const ProjectSchema = Type.Object(
   {
