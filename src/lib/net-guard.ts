@@ -1,11 +1,14 @@
 // Pure IP address classification for outbound requests (webhooks): which addresses a server on the
 // public internet may be asked to call. No I/O here; resolving names lives with the caller.
+// The parsers read every form the WHATWG URL parser accepts (inet_aton IPv4 such as 0x7f.1), which an address
+// library's standard notation does not; the canonical text is lib/ip.ts's.
+import { canonicalIp } from './ip.ts';
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'linkLocal' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved' | 'documentation';
 
 export interface Classified {
   class: AddressClass;
-  /** The address in canonical form (IPv4 dotted decimal, IPv6 lower-case full hex groups). */
+  /** The address in canonical form (lib/ip.ts: IPv4 dotted decimal, IPv6 per RFC 5952, IPv4-mapped IPv6 as IPv4). */
   canonical: string;
   /** For IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4): that address. */
   embeddedV4?: string;
@@ -122,7 +125,7 @@ function classifyV4Value(v: number): AddressClass {
 }
 
 function classifyV6Groups(g: number[]): Classified {
-  const canonical = g.map((x) => x.toString(16)).join(':');
+  const canonical = canonicalIp(g.map((x) => x.toString(16)).join(':')) as string;
   const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
   const v4From = (hi: number, lo: number) => hi * 65536 + lo;
   const embedded = (v: number): Classified => ({ class: classifyV4Value(v), canonical, embeddedV4: v4String(v) });

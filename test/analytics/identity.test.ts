@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalIp, rotationPeriod, visitorKey } from '../../src/analytics/classify/identity.ts';
+import { rotationPeriod, type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const T = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -44,7 +44,30 @@ describe('visitorKey', () => {
   it('normalises IPv4-mapped IPv6 and IPv6 letter case', () => {
     expect(visitorKey({ ...base, ip: '::ffff:203.0.113.7' })).toBe(visitorKey(base));
     expect(visitorKey({ ...base, ip: '2001:DB8::1' })).toBe(visitorKey({ ...base, ip: '2001:db8::1' }));
-    expect(canonicalIp(' 203.0.113.7 ')).toBe('203.0.113.7');
+    expect(visitorKey({ ...base, ip: ' 203.0.113.7 ' })).toBe(visitorKey(base));
+  });
+
+  it('hashes every spelling of one IPv6 address the same (compression, leading zeros, mapped forms)', () => {
+    const v6 = visitorKey({ ...base, ip: '2001:db8::1' });
+    for (const ip of ['2001:db8:0:0:0:0:0:1', '2001:0DB8:0000:0000:0000:0000:0000:0001', '2001:db8:0::0:1', '[2001:db8::1]']) {
+      expect(visitorKey({ ...base, ip }), ip).toBe(v6);
+    }
+    for (const ip of ['::ffff:cb00:7107', '0:0:0:0:0:ffff:203.0.113.7', '::FFFF:203.0.113.7']) expect(visitorKey({ ...base, ip }), ip).toBe(visitorKey(base));
+    expect(visitorKey({ ...base, ip: '2001:db8::2' })).not.toBe(v6);
+  });
+
+  it('keeps the visitor ids already counted: IPv4, mapped and compressed IPv6 and non-addresses hash as before', () => {
+    // Computed with the implementation these ids were first stored under.
+    const before: [VisitorIdRotation, string, string][] = [
+      ['none', '203.0.113.7', 'h:ptOYSxZsBZAeHXLUeyptSv'],
+      ['none', '10.0.0.1', 'h:rjzVfGNRLxQfckrihrvkFM'],
+      ['none', '::ffff:198.51.100.1', 'h:_q6Ez3k-pV_wOn-4hVTrTd'],
+      ['none', '2001:db8::1', 'h:05dvL-p3YB4sn1MMn_HLLw'],
+      ['none', 'unknown', 'h:B3zI-wZkjqLjjYNjyr-gUo'],
+      ['daily', '203.0.113.7', 'h:wyHn1OrFHNZm-uLQDYi79p'],
+      ['daily', '2001:db8::1', 'h:RG2OHCwo-_ifM8hULj201D'],
+    ];
+    for (const [rotation, ip, key] of before) expect(visitorKey({ ...base, rotation, ip }), `${rotation} ${ip}`).toBe(key);
   });
 
   it('rotation none: stable across time', () => {

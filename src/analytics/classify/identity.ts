@@ -6,9 +6,10 @@
 //     where key = the project's secret for rotation 'none', or secret + '\n' + period for rotation
 //     'daily' ('d:' + UTC day number) or 'monthly' ('m:YYYY-MM' in UTC).
 // The prefixes keep the two namespaces apart: a client cannot send a visitorId that equals a hash key.
-// The raw IP is never part of the result; IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) and letter
-// case in IPv6 are normalised first so one client seen through different proxies hashes the same.
+// The raw IP is never part of the result; it is hashed in its canonical form (lib/ip.ts: IPv6 compressed and
+// lower case, IPv4-mapped IPv6 as IPv4) so one client seen through different proxies hashes the same.
 import crypto from 'node:crypto';
+import { canonicalIp } from '../../lib/ip.ts';
 import type { VisitorIdRotation } from '../../projects/service.ts';
 import { utcDay } from '../dates.ts';
 
@@ -16,13 +17,10 @@ export type { VisitorIdRotation };
 
 const HASH_CHARS = 22;
 
-/** Canonical text of an IP address for hashing (no validation: unknown formats are used as sent, trimmed). */
-export function canonicalIp(ip: string | null | undefined): string {
+/** The IP text that is hashed: the canonical address; anything else (not an address) trimmed and lower-cased. */
+function hashedIp(ip: string | null | undefined): string {
   if (!ip) return '';
-  let s = ip.trim().toLowerCase();
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(s);
-  if (mapped) s = mapped[1];
-  return s;
+  return canonicalIp(ip) ?? ip.trim().toLowerCase();
 }
 
 /** The rotation period a timestamp falls in ('' for rotation 'none'). */
@@ -46,7 +44,7 @@ export function visitorKey(input: {
   const key = period === '' ? input.secret : `${input.secret}\n${period}`;
   const digest = crypto
     .createHmac('sha256', key)
-    .update(`${canonicalIp(input.ip)}\n${input.userAgent ?? ''}`)
+    .update(`${hashedIp(input.ip)}\n${input.userAgent ?? ''}`)
     .digest('base64url');
   return `h:${digest.slice(0, HASH_CHARS)}`;
 }
