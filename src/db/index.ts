@@ -17,7 +17,7 @@ import pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import { type RowShape, runLookup } from './pg-lookup.ts';
-import { preparedName, registerBatchRunner, registerDirectReader } from './reusable.ts';
+import { type BatchRunner, preparedName, registerBatchRunner, registerDirectReader } from './reusable.ts';
 import type { DB } from './schema.ts';
 import { sqliteDirectReader } from './sqlite-reads.ts';
 
@@ -161,71 +161,81 @@ class SqliteDialectKeepingCause extends SqliteDialect {
 export const PG_BATCH_IN_FLIGHT = 2;
 
 export function openDatabase(opts: OpenOptions): Database {
-  if (opts.databaseUrl) {
-    const poolOptions = {
-      connectionString: opts.databaseUrl,
-      types: pgTypes,
-      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
-    };
-    const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
-    guardPool(pool);
-    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingPool(pool) }) });
-    let lookupPool: pg.Pool | undefined;
-    if (postgresCaps.batchedLookups) {
-      // Batchable reusable queries (src/db/reusable.ts) run on connections of their own, one per statement
-      // in flight, as named prepared statements through a lean query object (src/db/pg-lookup.ts: rows as
-      // arrays, made into objects in reusable.ts without the batch's ordinal column). Those connections
-      // plan them once (`force_generic_plan`): the planner would otherwise re-plan the combined statement on
-      // every run (its generic plan's estimate for `unnest` of an array parameter looks worse than a plan
-      // for the actual arrays), which costs more than running it. Only these point lookups run there;
-      // every other query keeps the default planning on the main pool.
-      const maxInFlight = opts.pgBatchInFlight ?? PG_BATCH_IN_FLIGHT;
-      const lookups = new pg.Pool({ ...poolOptions, max: maxInFlight });
-      guardPool(lookups);
-      const planned = new WeakSet<pg.PoolClient>();
-      const shapes = new Map<string, RowShape>();
-      lookupPool = lookups;
-      registerBatchRunner(kysely, {
-        maxInFlight,
-        maxBatch: 256,
-        ...(opts.pgKeepResults === false ? {} : { snapshotExpression: PG_SNAPSHOT }),
-        async run(text, values) {
-          const name = preparedName(text);
-          if (!name) throw new Error('batch runner: not a reusable query');
-          const client = await lookups.connect();
-          let broken: Error | undefined;
-          try {
-            if (!planned.has(client)) {
-              await client.query('set plan_cache_mode = force_generic_plan').catch((err: unknown) => {
-                // PostgreSQL before 12 has no such setting (and plans these statements as it always did).
-                if ((err as { code?: string }).code !== '42704') throw err;
-              });
-              planned.add(client);
-            }
-            return await runLookup(client, name, text, values, shapes, pgTypes);
-          } catch (err) {
-            // A connection-level failure discards the connection; an error of the statement keeps it.
-            if (!(err instanceof pg.DatabaseError)) broken = err as Error;
-            throw err;
-          } finally {
-            client.release(broken);
-          }
-        },
-      });
-    }
-    return {
-      kysely,
-      caps: postgresCaps,
-      description: redactUrl(opts.databaseUrl) + (opts.pgSchema ? ` (schema ${opts.pgSchema})` : ''),
-      close: once(async () => {
-        try {
-          await kysely.destroy();
-        } finally {
-          await lookupPool?.end();
-        }
-      }),
-    };
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openSqlite(opts);
+}
+
+function openPostgres(url: string, opts: OpenOptions): Database {
+  const poolOptions: pg.PoolConfig = {
+    connectionString: url,
+    types: pgTypes,
+    ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
+  };
+  const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
+  guardPool(pool);
+  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingPool(pool) }) });
+  let lookupPool: pg.Pool | undefined;
+  if (postgresCaps.batchedLookups) {
+    const maxInFlight = opts.pgBatchInFlight ?? PG_BATCH_IN_FLIGHT;
+    lookupPool = new pg.Pool({ ...poolOptions, max: maxInFlight });
+    guardPool(lookupPool);
+    registerBatchRunner(kysely, {
+      maxInFlight,
+      maxBatch: 256,
+      ...(opts.pgKeepResults === false ? {} : { snapshotExpression: PG_SNAPSHOT }),
+      run: lookupRunner(lookupPool),
+    });
   }
+  return {
+    kysely,
+    caps: postgresCaps,
+    description: redactUrl(url) + (opts.pgSchema ? ` (schema ${opts.pgSchema})` : ''),
+    close: once(async () => {
+      try {
+        await kysely.destroy();
+      } finally {
+        await lookupPool?.end();
+      }
+    }),
+  };
+}
+
+/**
+ * Runs batchable reusable queries (src/db/reusable.ts) on connections of their own (`lookups`, one per
+ * statement in flight), as named prepared statements through a lean query object (src/db/pg-lookup.ts: rows
+ * as arrays, made into objects in reusable.ts without the batch's ordinal column). Those connections plan
+ * them once (`force_generic_plan`): the planner would otherwise re-plan the combined statement on every run
+ * (its generic plan's estimate for `unnest` of an array parameter looks worse than a plan for the actual
+ * arrays), which costs more than running it. Only these point lookups run there; every other query keeps the
+ * default planning on the main pool.
+ */
+function lookupRunner(lookups: pg.Pool): BatchRunner['run'] {
+  const planned = new WeakSet<pg.PoolClient>();
+  const shapes = new Map<string, RowShape>();
+  return async (text, values) => {
+    const name = preparedName(text);
+    if (!name) throw new Error('batch runner: not a reusable query');
+    const client = await lookups.connect();
+    let broken: Error | undefined;
+    try {
+      if (!planned.has(client)) {
+        await client.query('set plan_cache_mode = force_generic_plan').catch((err: unknown) => {
+          // PostgreSQL before 12 has no such setting (and plans these statements as it always did).
+          if ((err as { code?: string }).code !== '42704') throw err;
+        });
+        planned.add(client);
+      }
+      return await runLookup(client, name, text, values, shapes, pgTypes);
+    } catch (err) {
+      // A connection-level failure discards the connection; an error of the statement keeps it.
+      if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  };
+}
+
+function openSqlite(opts: OpenOptions): Database {
   const file = opts.sqlitePath ?? ':memory:';
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);

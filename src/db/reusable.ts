@@ -319,6 +319,51 @@ function parametersFor(slots: readonly Slot[], args: readonly unknown[]): unknow
 
 export type ReusableQuery<A extends readonly string[] | readonly (string | number)[], R> = (db: Kysely<any>, ...args: A) => Promise<R[]>;
 
+type Builder = (db: Kysely<any>, ...args: any[]) => Compilable<unknown>;
+
+/** Builds the query once with a marker for each argument, to learn which bound parameter each argument is. */
+function compileReusable(name: string, arity: number, build: Builder, db: Kysely<any>): Compiled<unknown> {
+  const markers = Array.from({ length: arity }, (_, i) => marker(i));
+  const argOf = new Map(markers.map((m, i) => [m, i]));
+  const q = build(db, ...markers).compile();
+  const used = new Set<number>();
+  const slots: Slot[] = q.parameters.map((p) => {
+    const arg = typeof p === 'string' ? argOf.get(p) : undefined;
+    if (arg === undefined) return { value: p };
+    used.add(arg);
+    return { arg };
+  });
+  if (used.size !== arity) throw new Error(`reusable query ${name}: every argument must be a bound parameter`);
+  registerPrepared(name, q.sql);
+  return { text: q.sql, slots, query: q.query };
+}
+
+/** The combined statement of a batchable query: the query once per caller over arrays of their arguments (top of this file). */
+function compileCombined(
+  name: string,
+  build: Builder,
+  db: Kysely<any>,
+  compiled: Compiled<unknown>,
+  types: readonly BatchArgType[],
+  snapshotExpression: string | undefined,
+): CombinedForm {
+  const refs = types.map((_, i) => sql.ref(`${BATCH_REL}.a${i}`));
+  const q = build(db, ...refs).compile();
+  const constants = compiled.slots.filter((s) => 'value' in s).length;
+  if (q.parameters.length !== constants) throw new Error(`reusable query ${name}: an argument is used where a column reference cannot stand`);
+  const n = q.parameters.length;
+  const arrays = types.map((t, i) => `$${n + i + 1}::${t}[]`).join(', ');
+  const columns = types.map((_, i) => `a${i}`).join(', ');
+  const callers = `unnest(${arrays}) with ordinality as ${BATCH_REL}(${columns}, ${BATCH_ORD}) cross join lateral (${q.sql}) as ${BATCH_SUB}`;
+  // With a snapshot: one row of it, left-joined with the callers' rows (so it comes back when none has rows).
+  const text = snapshotExpression
+    ? `select ${BATCH_SNAP}_r.${BATCH_SNAP}, ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from (select ${snapshotExpression} as ${BATCH_SNAP}) as ${BATCH_SNAP}_r ` +
+      `left join (${callers}) on true`
+    : `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from ${callers}`;
+  registerPrepared(name, text);
+  return { text, constants: q.parameters, snapshot: snapshotExpression !== undefined };
+}
+
 /**
  * `build(db, ...args)` must return the query with every argument used as a plain value (a bound
  * parameter): it is built once with marker values to learn where each argument goes. Arguments are
@@ -336,72 +381,39 @@ export function reusableQuery<A extends readonly string[] | readonly (string | n
   batch?: { readonly [K in keyof A]: BatchArgType },
 ): ReusableQuery<A, R> {
   // Compiled per dialect (the SQL text differs: `?` vs `$1`); one process may hold both (tests do).
-  const byDialect = new Map<unknown, Compiled<R>>();
-  const compile = (db: Kysely<any>): Compiled<R> => {
-    const markers = Array.from({ length: arity }, (_, i) => marker(i));
-    const argOf = new Map(markers.map((m, i) => [m, i]));
-    const q = build(db, ...(markers as unknown as A)).compile();
-    const used = new Set<number>();
-    const slots: Slot[] = q.parameters.map((p) => {
-      const arg = typeof p === 'string' ? argOf.get(p) : undefined;
-      if (arg === undefined) return { value: p };
-      used.add(arg);
-      return { arg };
-    });
-    if (used.size !== arity) throw new Error(`reusable query ${name}: every argument must be a bound parameter`);
-    registerPrepared(name, q.sql);
-    return { text: q.sql, slots, query: q.query };
-  };
-  const compileBatch = (db: Kysely<any>, compiled: Compiled<R>, types: readonly BatchArgType[], snapshotExpression: string | undefined): CombinedForm => {
-    const refs = types.map((_, i) => sql.ref(`${BATCH_REL}.a${i}`));
-    const q = build(db, ...(refs as unknown as A)).compile();
-    const constants = compiled.slots.filter((s) => 'value' in s).length;
-    if (q.parameters.length !== constants) throw new Error(`reusable query ${name}: an argument is used where a column reference cannot stand`);
-    const n = q.parameters.length;
-    const arrays = types.map((t, i) => `$${n + i + 1}::${t}[]`).join(', ');
-    const columns = types.map((_, i) => `a${i}`).join(', ');
-    const callers = `unnest(${arrays}) with ordinality as ${BATCH_REL}(${columns}, ${BATCH_ORD}) cross join lateral (${q.sql}) as ${BATCH_SUB}`;
-    // With a snapshot: one row of it, left-joined with the callers' rows (so it comes back when none has rows).
-    const text = snapshotExpression
-      ? `select ${BATCH_SNAP}_r.${BATCH_SNAP}, ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from (select ${snapshotExpression} as ${BATCH_SNAP}) as ${BATCH_SNAP}_r ` +
-        `left join (${callers}) on true`
-      : `select ${BATCH_REL}.${BATCH_ORD}, ${BATCH_SUB}.* from ${callers}`;
-    registerPrepared(name, text);
-    return { text, constants: q.parameters, snapshot: snapshotExpression !== undefined };
-  };
+  const byDialect = new Map<unknown, Compiled<unknown>>();
   const batchers = new WeakMap<Kysely<any>, Batcher>();
   // Combined forms by snapshot expression ('' for none); only dialects that batch (PostgreSQL) have them.
   const combinedForms = new Map<string, CombinedForm>();
+  const batcherFor = (db: Kysely<any>, compiled: Compiled<unknown>, registered: { runner: BatchRunner; stats: BatchStats }): Batcher => {
+    let batcher = batchers.get(db);
+    if (!batcher) {
+      const expression = registered.runner.snapshotExpression;
+      let combined = combinedForms.get(expression ?? '');
+      if (!combined) {
+        combined = compileCombined(name, build as Builder, db, compiled, batch as readonly BatchArgType[], expression);
+        combinedForms.set(expression ?? '', combined);
+      }
+      batcher = new Batcher(registered.runner, registered.stats, compiled, combined);
+      batchers.set(db, batcher);
+    }
+    return batcher;
+  };
   return async (db, ...args) => {
     const dialect = db.getExecutor().adapter.constructor;
     let compiled = byDialect.get(dialect);
     if (!compiled) {
-      compiled = compile(db);
+      compiled = compileReusable(name, arity, build as Builder, db);
       byDialect.set(dialect, compiled);
     }
-    if (batch) {
-      const registered = batchRunners.get(db);
-      if (registered) {
-        let batcher = batchers.get(db);
-        if (!batcher) {
-          const expression = registered.runner.snapshotExpression;
-          let combined = combinedForms.get(expression ?? '');
-          if (!combined) {
-            combined = compileBatch(db, compiled, batch as readonly BatchArgType[], expression);
-            combinedForms.set(expression ?? '', combined);
-          }
-          batcher = new Batcher(registered.runner, registered.stats, compiled as Compiled<unknown>, combined);
-          batchers.set(db, batcher);
-        }
-        return (await batcher.call(args)) as R[];
-      }
-    }
+    const registered = batch ? batchRunners.get(db) : undefined;
+    if (registered) return (await batcherFor(db, compiled, registered).call(args)) as R[];
     const { text, slots, query } = compiled;
     const parameters = parametersFor(slots, args);
     const direct = directReaders.get(db)?.(text, parameters);
     const rows = direct instanceof Promise ? await direct : direct;
     if (rows) return rows as R[];
-    const result = await db.executeQuery<R>({ sql: text, parameters, query, queryId: createQueryId() });
+    const result = await db.executeQuery<R>({ sql: text, parameters, query: query as CompiledQuery<R>['query'], queryId: createQueryId() });
     return result.rows as R[];
   };
 }
