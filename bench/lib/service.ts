@@ -1,6 +1,6 @@
 // Runs the real Inkwell service (`node bin/inkwell.js serve`) as a child process for the benchmarks, so its
 // memory (VmHWM) is measured apart from the load generator's.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -23,7 +23,19 @@ export interface ServiceEnv {
   repoDir?: string;
 }
 
-const binOf = (s: ServiceEnv) => path.join(s.repoDir ?? REPO_DIR, 'bin', 'inkwell.js');
+const binOf = (s: ServiceEnv) => {
+  ensureBuilt(s.repoDir ?? REPO_DIR);
+  return path.join(s.repoDir ?? REPO_DIR, 'bin', 'inkwell.js');
+};
+
+const built = new Set<string>();
+/** Rebuilds a checkout's dist/ once per run, so `inkwell` runs its current sources (older checkouts have no build). */
+function ensureBuilt(dir: string): void {
+  if (built.has(dir)) return;
+  built.add(dir);
+  const build = path.join(dir, 'bin', 'build.js');
+  if (fs.existsSync(build)) execFileSync(process.execPath, [build, '--quiet'], { stdio: 'inherit' });
+}
 
 /** Limits raised so the benchmark measures the service, not its rate limiter. */
 export const BENCH_LIMITS_ENV: Record<string, string> = {
