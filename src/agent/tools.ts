@@ -22,7 +22,7 @@ export const LIMITS = {
   summaryChars: 300,
 } as const;
 
-export interface ToolEventSink {
+interface ToolEventSink {
   toolCall(id: string, tool: ToolName, args: Record<string, unknown>): Promise<void>;
   toolResult(id: string, tool: ToolName, ok: boolean, summary: string): Promise<void>;
 }
@@ -174,7 +174,7 @@ export function createToolImplementations(root: string, signal?: AbortSignal) {
 }
 
 /** Bounded view of tool arguments for events: paths and sizes, never file contents. */
-export function summarizeArgs(name: ToolName, args: Record<string, unknown>): Record<string, unknown> {
+function summarizeArgs(name: ToolName, args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) {
     if (name === 'write_file' && k === 'content') out.contentLength = typeof v === 'string' ? v.length : 0;

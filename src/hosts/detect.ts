@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
 
-export type RepositoryLocation =
+type RepositoryLocation =
   | { kind: 'local'; path: string }
   | { kind: 'github'; origin: string; host: string; owner: string; repo: string }
   | { kind: 'gitlab'; origin: string; host: string; projectPath: string }
@@ -17,7 +17,7 @@ function hostOf(url: string): string | null {
 }
 
 /** GitHub hosts: github.com plus the host of GITHUB_API_URL (GitHub Enterprise Server). */
-export function githubHosts(config: Pick<Config, 'hosts'>): string[] {
+function githubHosts(config: Pick<Config, 'hosts'>): string[] {
   const hosts = new Set(['github.com']);
   const api = hostOf(config.hosts.githubApiUrl);
   if (api && api !== 'api.github.com') hosts.add(api);
@@ -25,7 +25,7 @@ export function githubHosts(config: Pick<Config, 'hosts'>): string[] {
 }
 
 /** GitLab hosts: gitlab.com plus the host of GITLAB_URL (self-managed). */
-export function gitlabHosts(config: Pick<Config, 'hosts'>): string[] {
+function gitlabHosts(config: Pick<Config, 'hosts'>): string[] {
   const hosts = new Set(['gitlab.com']);
   const h = hostOf(config.hosts.gitlabUrl);
   if (h) hosts.add(h);
