@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../context.ts';
 import { AppError } from '../../errors.ts';
-import { clampSeq, EVENT_TYPES, parseSeq, sseFrame } from '../../jobs/events.ts';
+import { clampSeq, EVENT_TYPES, parseSeq } from '../../jobs/events.ts';
 import { checkIdempotencyKey } from '../../jobs/idempotency.ts';
 import type { Idempotency } from '../../jobs/service.ts';
 import { isValidBranchName, JOB_STATUSES, type JobStatus } from '../../jobs/state.ts';
@@ -12,6 +12,7 @@ import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { ErrorResponseSchema } from '../documented.ts';
+import { streamEvents } from './job-event-stream.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -325,83 +326,7 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
       // restored database) waits for the next event instead of for a seq that may never come: a stream
       // that ended at once would only make an EventSource reconnect forever.
       const lastSeq = await jobs.lastEventSeq(projectId, id);
-      await streamEvents(request, reply, id, Math.min(after, lastSeq));
+      await streamEvents({ jobs, notifier, config: ctx.config, streams }, request, reply, id, Math.min(after, lastSeq));
     },
   );
-
-  async function streamEvents(request: FastifyRequest, reply: FastifyReply, jobId: string, after: number): Promise<void> {
-    reply.hijack();
-    const res = reply.raw;
-    const headers: Record<string, string> = {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    };
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (typeof v === 'string') headers[k] = v;
-    res.writeHead(200, headers);
-    // HEAD (Fastify answers it with this handler): the stream's headers, no stream. A stream has no end,
-    // and a HEAD response without one would hold its connection forever.
-    if (request.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    res.write('retry: 1000\n\n');
-
-    let open = true;
-    let serverClosing = false;
-    let wake: (() => void) | null = null;
-    const end = () => {
-      open = false;
-      wake?.();
-    };
-    const endForClose = () => {
-      serverClosing = true;
-      end();
-    };
-    streams.add(endForClose);
-    res.on('close', end);
-    const offEvent = notifier.onEvent(jobId, () => wake?.());
-    const { sseHeartbeatMs, sseMaxLifetimeMs } = ctx.config.http;
-    const pollMs = Math.min(Math.max(ctx.config.worker.pollIntervalMs, 50), 1000, sseHeartbeatMs);
-    // A stream ends after its maximum lifetime (an abandoned client cannot hold it forever); EventSource
-    // reconnects with Last-Event-ID and resumes exactly after the last event it saw.
-    const lifetime = sseMaxLifetimeMs > 0 ? setTimeout(end, sseMaxLifetimeMs) : undefined;
-    let lastWrite = Date.now();
-    let last = after;
-    try {
-      while (open) {
-        const batch = await jobs.eventsAfter(jobId, last, 500);
-        for (const e of batch) {
-          if (!open) break;
-          res.write(sseFrame(e));
-          last = e.seq;
-          lastWrite = Date.now();
-        }
-        if (batch.length === 500) continue;
-        if (Date.now() - lastWrite >= sseHeartbeatMs) {
-          res.write(': heartbeat\n\n');
-          lastWrite = Date.now();
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, pollMs);
-          function done() {
-            clearTimeout(timer);
-            wake = null;
-            resolve();
-          }
-          wake = done;
-        });
-      }
-    } catch (err) {
-      request.log.warn({ err, jobId }, 'event stream ended by an error');
-    } finally {
-      clearTimeout(lifetime);
-      offEvent();
-      streams.delete(endForClose);
-      if (!res.writableEnded) res.end();
-      // The server is closing: do not leave a kept-alive socket for close() to wait on.
-      if (serverClosing) res.socket?.end();
-    }
-  }
 }
