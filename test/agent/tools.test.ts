@@ -326,7 +326,8 @@ describe('malformed tool calls inside a real run', () => {
       expect(result.commitSha).toBeNull();
       const toolMessages = h.model.requests[1]!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content));
       expect(toolMessages).toHaveLength(3);
-      expect(toolMessages[0]).toContain('Invalid input for tool write_file: path must be string');
+      expect(toolMessages[0]).toContain('Invalid input for tool write_file');
+      expect(toolMessages[0]).toContain('Error message: path must be string');
       expect(toolMessages[1]).toContain("unavailable tool 'run_shell'");
       expect(toolMessages[2]).toContain('JSON');
       const results = h.events.filter((e) => e.type === 'tool_result');
