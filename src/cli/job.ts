@@ -63,7 +63,7 @@ function describeJob(j: Job): string {
 }
 
 /** One line for a live step, or null for events not worth a line. */
-export function stepLine(e: JobEvent): string | null {
+function stepLine(e: JobEvent): string | null {
   const d = e.data as Record<string, any>;
   const firstLine = (s: unknown) =>
     String(s ?? '')
@@ -99,14 +99,14 @@ export function stepLine(e: JobEvent): string | null {
 const SETTLED = new Set(['completed', 'failed', 'archived']);
 
 /** The commit a turn pushed (from its `commit` event). */
-export interface PushedCommit {
+interface PushedCommit {
   sha: string;
   branch: string;
   message: string;
 }
 
 /** What `--wait` ends with: the settled job and the last commit pushed while waiting (null: none). */
-export interface WaitResult {
+interface WaitResult {
   job: Job;
   commit: PushedCommit | null;
 }
@@ -130,7 +130,7 @@ async function lastCommit(client: InkwellClient, projectId: string, jobId: strin
 }
 
 /** The final line of a wait, for people: the pull request, else the branch and commit pushed, else why not. */
-export function outcomeLine({ job, commit }: WaitResult): { outcome: Outcome; line: string } {
+function outcomeLine({ job, commit }: WaitResult): { outcome: Outcome; line: string } {
   if (job.status === 'completed') {
     if (job.prLink) return { outcome: 'ok', line: `Job ${job.id} completed: ${job.prLink}` };
     if (commit)
