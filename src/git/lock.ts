@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import { sleep } from '../lib/wait.ts';
 
 const chains = new Map<string, Promise<unknown>>();
 
@@ -96,19 +97,13 @@ export function holderState(h: LockHolder): 'alive' | 'dead' | 'unknown' {
   return 'alive';
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits between attempts; a stop ends the wait with this module's AbortError. */
+async function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, signal);
+  } catch (err) {
+    throw signal?.aborted ? abortError() : err;
+  }
 }
 
 function abortError(): Error {
@@ -169,7 +164,7 @@ async function acquireFile(lockPath: string, token: string, staleMs: number, sig
         continue;
       }
     }
-    await sleep(Math.min(25 * 2 ** Math.min(attempt, 5), 500), signal);
+    await pause(Math.min(25 * 2 ** Math.min(attempt, 5), 500), signal);
   }
 }
 
