@@ -94,55 +94,58 @@ function rowCount(spec: BulkTable, values: readonly unknown[]): number {
 }
 
 export function createBulkWriter(db: Database): BulkWriter {
-  const handle = db.sqliteHandle;
-  if (handle) {
-    const statements = new Map<string, Statement>();
-    const statement = (spec: BulkTable, rows: number, returning: readonly string[]): Statement => {
-      const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${conflictTail(spec)}\u0000${rows}\u0000${returning.join(',')}`;
-      let s = statements.get(key);
-      if (!s) {
-        const tuple = `(${spec.columns.map(() => '?').join(', ')})`;
-        s = handle.prepare(
-          `${insertHead(spec)} values ${Array.from({ length: rows }, () => tuple).join(', ')}${conflictTail(spec)}${returningTail(returning)}`,
-        );
-        statements.set(key, s);
-      }
-      return s;
-    };
-    /**
-     * Runs the rows through multi-row statements: SQLITE_MULTI_ROWS rows at a time, then the rest in
-     * power-of-two parts (at most one statement each of 32, 16, … 1 rows), so few statements run per call.
-     */
-    const each = (spec: BulkTable, values: readonly unknown[], returning: readonly string[], run: (s: Statement, params: unknown[]) => void) => {
-      const width = spec.columns.length;
-      const rows = rowCount(spec, values);
-      let i = 0;
-      for (let part = SQLITE_MULTI_ROWS; part >= 1; part >>= 1) {
-        if (rows - i < part) continue;
-        const s = statement(spec, part, returning);
-        for (; i + part <= rows; i += part) run(s, values.slice(i * width, (i + part) * width));
-      }
-    };
-    const insertFlat = async (_trx: Kysely<any>, spec: BulkTable, values: readonly unknown[]) => {
-      let changes = 0;
-      each(spec, values, [], (s, params) => {
-        changes += s.run(params).changes;
-      });
-      return changes;
-    };
-    return {
-      insert: (trx, spec, rows) => insertFlat(trx, spec, rows.flat()),
-      insertFlat,
-      async insertReturning(_trx, spec, rows, returning) {
-        const out: Record<string, unknown>[] = [];
-        each(spec, rows.flat(), returning, (s, params) => {
-          for (const r of s.all(params) as Record<string, unknown>[]) out.push(r);
-        });
-        return out;
-      },
-    };
-  }
+  return db.sqliteHandle ? sqliteBulkWriter(db.sqliteHandle) : postgresBulkWriter();
+}
 
+/** On SQLite: multi-row INSERT statements prepared once per shape on the database's own handle. */
+function sqliteBulkWriter(handle: NonNullable<Database['sqliteHandle']>): BulkWriter {
+  const statements = new Map<string, Statement>();
+  const statement = (spec: BulkTable, rows: number, returning: readonly string[]): Statement => {
+    const key = `${spec.table}\u0000${spec.columns.map((c) => c.name).join(',')}\u0000${conflictTail(spec)}\u0000${rows}\u0000${returning.join(',')}`;
+    let s = statements.get(key);
+    if (!s) {
+      const tuple = `(${spec.columns.map(() => '?').join(', ')})`;
+      s = handle.prepare(`${insertHead(spec)} values ${Array.from({ length: rows }, () => tuple).join(', ')}${conflictTail(spec)}${returningTail(returning)}`);
+      statements.set(key, s);
+    }
+    return s;
+  };
+  /**
+   * Runs the rows through multi-row statements: SQLITE_MULTI_ROWS rows at a time, then the rest in
+   * power-of-two parts (at most one statement each of 32, 16, … 1 rows), so few statements run per call.
+   */
+  const each = (spec: BulkTable, values: readonly unknown[], returning: readonly string[], run: (s: Statement, params: unknown[]) => void) => {
+    const width = spec.columns.length;
+    const rows = rowCount(spec, values);
+    let i = 0;
+    for (let part = SQLITE_MULTI_ROWS; part >= 1; part >>= 1) {
+      if (rows - i < part) continue;
+      const s = statement(spec, part, returning);
+      for (; i + part <= rows; i += part) run(s, values.slice(i * width, (i + part) * width));
+    }
+  };
+  const insertFlat = async (_trx: Kysely<any>, spec: BulkTable, values: readonly unknown[]) => {
+    let changes = 0;
+    each(spec, values, [], (s, params) => {
+      changes += s.run(params).changes;
+    });
+    return changes;
+  };
+  return {
+    insert: (trx, spec, rows) => insertFlat(trx, spec, rows.flat()),
+    insertFlat,
+    async insertReturning(_trx, spec, rows, returning) {
+      const out: Record<string, unknown>[] = [];
+      each(spec, rows.flat(), returning, (s, params) => {
+        for (const r of s.all(params) as Record<string, unknown>[]) out.push(r);
+      });
+      return out;
+    },
+  };
+}
+
+/** On PostgreSQL: one INSERT … SELECT FROM unnest(column arrays) per call. */
+function postgresBulkWriter(): BulkWriter {
   const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]' };
   const pgInsert = (spec: BulkTable, values: readonly unknown[], returning: readonly string[]) => {
     const width = spec.columns.length;

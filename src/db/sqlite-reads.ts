@@ -58,7 +58,11 @@ export interface SqliteDirectReader extends DirectReader {
   keptResults(): number;
 }
 
-/** The direct reader of `sqlite` (see the top of this file). `keep: false` runs every read (no kept results). */
+/**
+ * The direct reader of `sqlite` (see the top of this file). `keep: false` runs every read (no kept results).
+ * Longer than most functions because it is a factory: its closures (statementFor, run, answer, read; each
+ * under 40 lines) share the reader's statements, counters and waiting reads.
+ */
 export function sqliteDirectReader(sqlite: SQLite.Database, opts: { keep?: boolean } = {}): SqliteDirectReader {
   const keep = opts.keep ?? true;
   const statements = new Map<string, Statement | null>();
