@@ -17,6 +17,3 @@ export type RequestBody<P extends keyof paths, M extends keyof Operations[P]> = 
 
 /** The query parameters of operation `M P` (all optional where the document says so). */
 export type QueryParams<P extends keyof paths, M extends keyof Operations[P]> = Op<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
-
-/** Every error body: `{error, code, details?, requestId?}`. */
-export type ErrorBody = ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>;

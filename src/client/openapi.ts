@@ -4,14 +4,92 @@
 
 export interface paths {
   "/healthz": {
-    /** Process is alive */
+    /**
+     * Process is alive
+     * @description Answers while the process runs, without touching the database (a liveness probe).
+     */
     get: {
       responses: {
         /** @description Default Response */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               status: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
             };
           };
         };
@@ -19,28 +97,94 @@ export interface paths {
     };
   };
   "/readyz": {
-    /** Database reachable and migrations applied */
+    /**
+     * Database reachable and migrations applied
+     * @description A readiness probe: 200 when the database answers, its migrations are applied and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).
+     */
     get: {
       responses: {
         /** @description Default Response */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               status: string;
             };
           };
         };
-        /** @description code `not_ready`; header `x-not-ready-cause` says `database_unavailable` or `storage_full` when one of those is why */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `not_ready`: the database is unreachable, its migrations are not applied, or requests failed recently for lack of database or disk; `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description Present when an unreachable database or a full disk is why */
+            "x-not-ready-cause"?: "database_unavailable" | "storage_full";
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
             "retry-after"?: number;
           };
           content: {
             "application/json": {
+              /** @description For a person */
               error: string;
-              code: string;
-              requestId: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "not_ready" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
             };
           };
         };
@@ -48,23 +192,183 @@ export interface paths {
     };
   };
   "/metrics": {
-    /** Prometheus metrics */
+    /**
+     * Prometheus metrics
+     * @description HTTP request durations by method, route pattern and status (`inkwell_http_request_duration_seconds`), and the process metrics of prom-client.
+     */
     get: {
       responses: {
-        /** @description Default Response */
+        /** @description Prometheus text exposition format 0.0.4 */
         200: {
-          content: never;
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "text/plain": string;
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
         };
       };
     };
   };
   "/openapi.json": {
-    /** OpenAPI 3.1 document of every endpoint */
+    /**
+     * OpenAPI 3.1 document of every endpoint
+     * @description This document. Browsable at /docs.
+     */
     get: {
       responses: {
-        /** @description Default Response */
+        /** @description The OpenAPI 3.1 document */
         200: {
-          content: never;
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": unknown;
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
         };
       };
     };
@@ -83,6 +387,10 @@ export interface paths {
       responses: {
         /** @description Default Response */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               id: string;
@@ -109,14 +417,21 @@ export interface paths {
             };
           };
         };
-        /** @description invalid_request / unknown_field (including an unknown query parameter), naming the field */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -125,14 +440,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -141,14 +465,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -157,14 +488,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -173,14 +511,67 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -189,18 +580,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -209,18 +605,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -271,6 +672,8 @@ export interface paths {
         /** @description An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage). */
         201: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -315,14 +718,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `model_not_configured`: The model provider has no credentials configured; `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "model_not_configured" | "unknown_field" | "invalid_json";
               details?: {
                   message: string;
                   path?: string;
@@ -331,14 +741,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -347,14 +766,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden" | "repository_not_allowed";
               details?: {
                   message: string;
                   path?: string;
@@ -363,14 +789,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -379,14 +812,21 @@ export interface paths {
             };
           };
         };
-        /** @description request_timeout: the request did not fully arrive in time; the connection is closed */
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
         408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
               details?: {
                   message: string;
                   path?: string;
@@ -395,14 +835,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `conflict`: Conflict */
         409: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "conflict";
               details?: {
                   message: string;
                   path?: string;
@@ -411,14 +858,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `payload_too_large`: the body is over the limit */
         413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
               details?: {
                   message: string;
                   path?: string;
@@ -427,14 +881,44 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
         415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               details?: {
                   message: string;
                   path?: string;
@@ -443,14 +927,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `idempotency_mismatch`: Idempotency-Key was already used with a different request body */
         422: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "idempotency_mismatch";
               details?: {
                   message: string;
                   path?: string;
@@ -459,24 +950,29 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -485,14 +981,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -501,18 +1027,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -521,18 +1052,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -545,7 +1081,10 @@ export interface paths {
     };
   };
   "/v2/agent/{projectId}/job/{id}": {
-    /** Get an agent job */
+    /**
+     * Get an agent job
+     * @description The job as it is now: poll it until `status` is no longer `active` (or follow its events). `prLink` is set once the pull request exists; `error` says why a failed job failed.
+     */
     get: {
       parameters: {
         path: {
@@ -556,6 +1095,10 @@ export interface paths {
       responses: {
         /** @description An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage). */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description Unique identifier of the job. */
@@ -591,14 +1134,21 @@ export interface paths {
             };
           };
         };
-        /** @description invalid_request / unknown_field (including an unknown query parameter), naming the field */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -607,14 +1157,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -623,14 +1182,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -639,14 +1205,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `job_not_found`: Job not found; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "job_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -655,14 +1228,67 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -671,18 +1297,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -691,18 +1322,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -747,6 +1383,8 @@ export interface paths {
         /** @description An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage). */
         200: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -791,14 +1429,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `model_not_configured`: The model provider has no credentials configured; `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "model_not_configured" | "unknown_field" | "invalid_json";
               details?: {
                   message: string;
                   path?: string;
@@ -807,14 +1452,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -823,14 +1477,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden" | "repository_not_allowed";
               details?: {
                   message: string;
                   path?: string;
@@ -839,14 +1500,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `job_not_found`: Job not found; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "job_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -855,14 +1523,21 @@ export interface paths {
             };
           };
         };
-        /** @description request_timeout: the request did not fully arrive in time; the connection is closed */
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
         408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
               details?: {
                   message: string;
                   path?: string;
@@ -871,14 +1546,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `job_archived`: Job is archived; `conflict`: Conflict */
         409: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "job_archived" | "conflict";
               details?: {
                   message: string;
                   path?: string;
@@ -887,14 +1569,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `payload_too_large`: the body is over the limit */
         413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
               details?: {
                   message: string;
                   path?: string;
@@ -903,14 +1592,44 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
         415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               details?: {
                   message: string;
                   path?: string;
@@ -919,14 +1638,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `idempotency_mismatch`: Idempotency-Key was already used with a different request body */
         422: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "idempotency_mismatch";
               details?: {
                   message: string;
                   path?: string;
@@ -935,24 +1661,29 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -961,14 +1692,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -977,18 +1738,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -997,18 +1763,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -1021,7 +1792,10 @@ export interface paths {
     };
   };
   "/v2/agent/{projectId}/jobs": {
-    /** List agent jobs, newest first */
+    /**
+     * List agent jobs, newest first
+     * @description One page of the project's jobs, newest first, optionally of one status. While `hasMore`, pass `nextCursor` back as `cursor` for the next page; pages do not repeat or skip a job when new ones are created meanwhile.
+     */
     get: {
       parameters: {
         query?: {
@@ -1039,6 +1813,10 @@ export interface paths {
       responses: {
         /** @description Default Response */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               jobs: ({
@@ -1078,14 +1856,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -1094,14 +1879,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -1110,14 +1904,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -1126,14 +1927,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -1142,14 +1950,67 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -1158,18 +2019,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -1178,18 +2044,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -1216,6 +2087,10 @@ export interface paths {
       responses: {
         /** @description An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage). */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description Unique identifier of the job. */
@@ -1251,14 +2126,21 @@ export interface paths {
             };
           };
         };
-        /** @description invalid_request / unknown_field (including an unknown query parameter), naming the field */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field" | "invalid_json";
               details?: {
                   message: string;
                   path?: string;
@@ -1267,14 +2149,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -1283,14 +2174,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -1299,14 +2197,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `job_not_found`: Job not found; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "job_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -1315,14 +2220,21 @@ export interface paths {
             };
           };
         };
-        /** @description request_timeout: the request did not fully arrive in time; the connection is closed */
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
         408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
               details?: {
                   message: string;
                   path?: string;
@@ -1331,14 +2243,21 @@ export interface paths {
             };
           };
         };
-        /** @description payload_too_large: the body is over the limit */
+        /** @description `payload_too_large`: the body is over the limit */
         413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
               details?: {
                   message: string;
                   path?: string;
@@ -1347,14 +2266,44 @@ export interface paths {
             };
           };
         };
-        /** @description unsupported_media_type: the body is not JSON */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
         415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               details?: {
                   message: string;
                   path?: string;
@@ -1363,14 +2312,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -1379,18 +2358,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -1399,18 +2383,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -1443,23 +2432,15 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description The events */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
+            "text/event-stream": string;
             "application/json": {
-              events: ({
-                  seq: number;
-                  /** @enum {string} */
-                  type: "status" | "user_message" | "assistant_message" | "tool_call" | "tool_result" | "commit" | "pull_request" | "error";
-                  /** Format: date-time */
-                  at: string;
-                  data: {
-                    [key: string]: unknown;
-                  };
-                })[];
-              hasMore: boolean;
-            };
-            "text/event-stream": {
               events: ({
                   seq: number;
                   /** @enum {string} */
@@ -1474,25 +2455,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -1501,25 +2478,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -1528,25 +2503,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -1555,25 +2526,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `job_not_found`: Job not found; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "job_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -1582,25 +2549,67 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -1609,29 +2618,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -1640,29 +2643,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
-              details?: {
-                  message: string;
-                  path?: string;
-                }[];
-              requestId?: string;
-            };
-            "text/event-stream": {
-              /** @description For a person */
-              error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -1739,6 +2736,8 @@ export interface paths {
         /** @description Default Response */
         202: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -1758,14 +2757,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `field_not_allowed`: A field in the request body is not allowed with this key; `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "field_not_allowed" | "unknown_field" | "invalid_json";
               details?: {
                   message: string;
                   path?: string;
@@ -1774,14 +2780,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -1790,14 +2805,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -1806,14 +2828,21 @@ export interface paths {
             };
           };
         };
-        /** @description request_timeout: the request did not fully arrive in time; the connection is closed */
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
         408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
               details?: {
                   message: string;
                   path?: string;
@@ -1822,14 +2851,21 @@ export interface paths {
             };
           };
         };
-        /** @description payload_too_large: the body is over the limit */
+        /** @description `payload_too_large`: the body is over the limit */
         413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
               details?: {
                   message: string;
                   path?: string;
@@ -1838,14 +2874,44 @@ export interface paths {
             };
           };
         };
-        /** @description unsupported_media_type: the body is not JSON */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
         415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               details?: {
                   message: string;
                   path?: string;
@@ -1854,24 +2920,29 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -1880,14 +2951,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -1896,18 +2997,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -1916,18 +3022,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -1965,6 +3076,8 @@ export interface paths {
         /** @description Default Response */
         200: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -1989,14 +3102,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -2005,14 +3125,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -2021,14 +3150,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -2037,14 +3173,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -2053,24 +3196,52 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -2079,14 +3250,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -2095,18 +3296,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -2115,18 +3321,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -2164,6 +3375,8 @@ export interface paths {
         /** @description Default Response */
         200: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -2188,14 +3401,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
               details?: {
                   message: string;
                   path?: string;
@@ -2204,14 +3424,23 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -2220,14 +3449,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
         403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
               details?: {
                   message: string;
                   path?: string;
@@ -2236,14 +3472,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -2252,24 +3495,52 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -2278,14 +3549,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -2294,18 +3595,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -2314,18 +3620,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;
@@ -2346,13 +3657,92 @@ export interface paths {
       responses: {
         /** @description The tracker (application/javascript) */
         200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/javascript": string;
           };
         };
         /** @description Not modified: If-None-Match matched the ETag */
         304: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: never;
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
         };
       };
     };
@@ -2367,7 +3757,7 @@ export interface paths {
         content: {
           /**
            * @example {
-           *   "projectId": "prj_0123456789abcdef",
+           *   "projectId": "prj_7Hq2LmX9aB3c",
            *   "key": "ink_pub_…",
            *   "events": [
            *     {
@@ -2411,6 +3801,8 @@ export interface paths {
         /** @description Default Response */
         202: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
             "ratelimit-limit"?: number;
             /** @description What is left of it in the current window */
@@ -2430,14 +3822,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `field_not_allowed`: A field in the request body is not allowed with this key; `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
         400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "field_not_allowed" | "unknown_field" | "invalid_json";
               details?: {
                   message: string;
                   path?: string;
@@ -2446,14 +3845,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
         401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
               details?: {
                   message: string;
                   path?: string;
@@ -2462,14 +3868,21 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `project_not_found`: no such project, or the key belongs to another one */
         404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -2478,14 +3891,21 @@ export interface paths {
             };
           };
         };
-        /** @description request_timeout: the request did not fully arrive in time; the connection is closed */
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
         408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
               details?: {
                   message: string;
                   path?: string;
@@ -2494,14 +3914,21 @@ export interface paths {
             };
           };
         };
-        /** @description payload_too_large: the body is over the limit */
+        /** @description `payload_too_large`: the body is over the limit */
         413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
               details?: {
                   message: string;
                   path?: string;
@@ -2510,14 +3937,21 @@ export interface paths {
             };
           };
         };
-        /** @description unsupported_media_type: the body is not JSON */
+        /** @description `unsupported_media_type`: the body is not JSON */
         415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
               details?: {
                   message: string;
                   path?: string;
@@ -2526,24 +3960,29 @@ export interface paths {
             };
           };
         };
-        /** @description Error (AnalyticsErrorResponse-compatible) */
+        /** @description `rate_limited`: Rate limit exceeded */
         429: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
-            "ratelimit-limit"?: number;
+            "ratelimit-limit": number;
             /** @description What is left of it in the current window */
-            "ratelimit-remaining"?: number;
+            "ratelimit-remaining": number;
             /** @description Seconds until the window resets */
-            "ratelimit-reset"?: number;
+            "ratelimit-reset": number;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
               details?: {
                   message: string;
                   path?: string;
@@ -2552,14 +3991,44 @@ export interface paths {
             };
           };
         };
-        /** @description internal_error: a fault of the server (only error, code and requestId) */
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
         500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
               details?: {
                   message: string;
                   path?: string;
@@ -2568,18 +4037,23 @@ export interface paths {
             };
           };
         };
-        /** @description database_unavailable (with Retry-After) or shutting_down */
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
               details?: {
                   message: string;
                   path?: string;
@@ -2588,18 +4062,23 @@ export interface paths {
             };
           };
         };
-        /** @description storage_full (with Retry-After) */
+        /** @description `storage_full`: the disk is full (with Retry-After) */
         507: {
           headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
             /** @description Seconds to wait before retrying */
-            "retry-after"?: number;
+            "retry-after": number;
           };
           content: {
             "application/json": {
               /** @description For a person */
               error: string;
-              /** @description Stable snake_case code */
-              code: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
               details?: {
                   message: string;
                   path?: string;

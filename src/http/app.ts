@@ -21,7 +21,7 @@ import { AppError, ERRORS, type ErrorCode } from '../errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
 import type { AppContext } from './context.ts';
-import { withCommonResponses, withDocumentedSchemas } from './documented.ts';
+import { withCommonResponses, withDocumentedSchemas, withHeaderRequirements } from './documented.ts';
 import { type ErrorBody, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
 import { agentRoutes } from './routes/agent.ts';
@@ -477,6 +477,8 @@ async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
       schema: withCommonResponses(withDocumentedSchemas(schema), String(route.method), url),
       url: url.length > 1 ? url.replace(/\/+$/, '') : url,
     }),
+    transformObject: (documentObject) =>
+      withHeaderRequirements('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -3,8 +3,9 @@
 import fs from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { CLIENT_TYPES_PATH, clientTypesSource } from '../../scripts/gen-client.ts';
-import type { ErrorBody } from '../../src/client/api.ts';
+import type { ResponseBody } from '../../src/client/api.ts';
 import type { CreateJobInput, Job, JobEvent, JobList, ListJobsQuery } from '../../src/client/index.ts';
+import type { ErrorCode } from '../../src/errors.ts';
 import type { ErrorBody as ServerErrorBody } from '../../src/http/errors.ts';
 import { openApiDocument } from '../../src/http/openapi-document.ts';
 import type { JobEvent as ServerJobEvent } from '../../src/jobs/events.ts';
@@ -25,6 +26,9 @@ describe('generated client types', () => {
     expectTypeOf<JobEvent>().toEqualTypeOf<ServerJobEvent>();
     expectTypeOf<CreateJobInput>().toHaveProperty('prompt').toEqualTypeOf<string>();
     expectTypeOf<ListJobsQuery>().toEqualTypeOf<{ status?: JobView['status']; limit?: number; cursor?: string }>();
-    expectTypeOf<ServerErrorBody>().toMatchTypeOf<ErrorBody>();
+    // An error body of the document is one the server's type describes, its code one of the registry's.
+    expectTypeOf<ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>>().toMatchTypeOf<ServerErrorBody>();
+    expectTypeOf<ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>['code']>().toEqualTypeOf<'project_not_found' | 'job_not_found' | 'not_found'>();
+    expectTypeOf<ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>['code']>().toMatchTypeOf<ErrorCode>();
   });
 });

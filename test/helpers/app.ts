@@ -111,7 +111,13 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
     // not JSON: leave as text
   }
   // Every response a test sees keeps the contract of /openapi.json (see contract.ts).
-  const violation = await contractViolation(baseUrl, method, path, { status: res.status, contentType: res.headers.get('content-type'), body: parsed, text });
+  const violation = await contractViolation(baseUrl, method, path, {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    body: parsed,
+    text,
+    headers: res.headers,
+  });
   if (violation) throw new Error(`API contract: ${violation}`);
   return { status: res.status, headers: res.headers, body: parsed, text };
 }

@@ -11,7 +11,7 @@ import type { JobViewRow } from '../../jobs/store.ts';
 import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { ErrorResponseSchema } from '../documented.ts';
+import { errorResponses } from '../documented.ts';
 import { streamEvents } from './job-event-stream.ts';
 
 declare module 'fastify' {
@@ -52,6 +52,30 @@ const EventSchema = Type.Object({
   at: Type.String({ format: 'date-time' }),
   data: Type.Record(Type.String(), Type.Unknown()),
 });
+
+const EXAMPLE_JOB = {
+  id: 'job_3f9c2a7D1e8b4C6x',
+  status: 'active',
+  source: { repository: 'https://github.com/acme/docs', ref: 'main' },
+  model: 'anthropic/claude-sonnet-4-5',
+  prLink: null,
+  createdAt: '2026-11-25T10:00:00.000Z',
+  archivedAt: null,
+  branch: 'inkwell/3f9c2a7d-document-the-new-dry-run-flag',
+  updatedAt: '2026-11-25T10:00:00.000Z',
+  error: null,
+  usage: { inputTokens: 0, outputTokens: 0 },
+};
+const EXAMPLE_DONE_JOB = {
+  ...EXAMPLE_JOB,
+  status: 'completed',
+  prLink: 'https://github.com/acme/docs/pull/42',
+  updatedAt: '2026-11-25T10:03:12.000Z',
+  usage: { inputTokens: 48_210, outputTokens: 3_904 },
+};
+
+/** The job schema with examples (for one operation's answer). */
+const jobAnswer = (...examples: object[]) => ({ ...AgentJobSchema, examples });
 
 const Prompt = Type.String({ minLength: 1, maxLength: 100_000, description: 'The instruction for the agent (1–100,000 characters).' });
 
@@ -100,8 +124,6 @@ const IdempotencyHeaders = Type.Object({
     }),
   ),
 });
-
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponseSchema]));
 
 function badField(field: string, message: string): AppError {
   return new AppError('invalid_request', message, [{ message, path: field }]);
@@ -163,7 +185,19 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
         params: ProjectParams,
         headers: IdempotencyHeaders,
         body: CreateBody,
-        response: { 201: AgentJobSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: jobAnswer(EXAMPLE_JOB),
+          ...errorResponses(
+            'invalid_request',
+            'model_not_configured',
+            'forbidden',
+            'repository_not_allowed',
+            'project_not_found',
+            'conflict',
+            'idempotency_mismatch',
+            'rate_limited',
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -202,7 +236,22 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
     '/v2/agent/:projectId/job/:id',
     {
       onRequest: authWithJob,
-      schema: { tags, security, summary: 'Get an agent job', params: JobParams, response: { 200: AgentJobSchema, ...errors(401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Get an agent job',
+        description:
+          'The job as it is now: poll it until `status` is no longer `active` (or follow its events). `prLink` is set once the pull request exists; `error` says why a failed job failed.',
+        params: JobParams,
+        response: {
+          200: jobAnswer(EXAMPLE_DONE_JOB, {
+            ...EXAMPLE_JOB,
+            status: 'failed',
+            error: { code: 'host_error', message: 'GitHub refused to open the pull request: the token cannot write to acme/docs' },
+          }),
+          ...errorResponses('forbidden', 'project_not_found', 'job_not_found'),
+        },
+      },
     },
     async (request) => jobs.jobView(request.jobViewRow),
   );
@@ -220,7 +269,21 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
         params: JobParams,
         headers: IdempotencyHeaders,
         body: MessageBody,
-        response: { 200: AgentJobSchema, ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          200: jobAnswer({ ...EXAMPLE_DONE_JOB, status: 'active', updatedAt: '2026-11-25T10:20:00.000Z' }),
+          ...errorResponses(
+            'invalid_request',
+            'model_not_configured',
+            'forbidden',
+            'repository_not_allowed',
+            'project_not_found',
+            'job_not_found',
+            'job_archived',
+            'conflict',
+            'idempotency_mismatch',
+            'rate_limited',
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -240,6 +303,8 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
         tags,
         security,
         summary: 'List agent jobs, newest first',
+        description:
+          "One page of the project's jobs, newest first, optionally of one status. While `hasMore`, pass `nextCursor` back as `cursor` for the next page; pages do not repeat or skip a job when new ones are created meanwhile.",
         params: ProjectParams,
         querystring: Type.Object({
           status: Type.Optional(StatusSchema),
@@ -253,8 +318,11 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
           ),
         }),
         response: {
-          200: Type.Object({ jobs: Type.Array(AgentJobSchema), nextCursor: Nullable(Type.String()), hasMore: Type.Boolean() }),
-          ...errors(400, 401, 403, 404),
+          200: Type.Object(
+            { jobs: Type.Array(AgentJobSchema), nextCursor: Nullable(Type.String()), hasMore: Type.Boolean() },
+            { examples: [{ jobs: [EXAMPLE_JOB, EXAMPLE_DONE_JOB], nextCursor: 'MTc2NDA2NDgwMDAwMC5qb2JfMWFCMmNEM2VGNGdINWlKNg', hasMore: true }] },
+          ),
+          ...errorResponses('invalid_request', 'forbidden', 'project_not_found'),
         },
       },
     },
@@ -278,7 +346,10 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
         summary: 'Archive an agent job',
         description: 'Stops a run in progress (within 5 s) and makes the job final. Archiving an archived job returns it unchanged.',
         params: JobParams,
-        response: { 200: AgentJobSchema, ...errors(401, 403, 404) },
+        response: {
+          200: jobAnswer({ ...EXAMPLE_JOB, status: 'archived', archivedAt: '2026-11-25T10:05:00.000Z', updatedAt: '2026-11-25T10:05:00.000Z' }),
+          ...errorResponses('forbidden', 'project_not_found', 'job_not_found'),
+        },
       },
     },
     async (request) => jobs.archiveJob(request.params.projectId, request.params.id),
@@ -308,7 +379,29 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
           ),
         }),
         produces: ['application/json', 'text/event-stream'],
-        response: { 200: Type.Object({ events: Type.Array(EventSchema), hasMore: Type.Boolean() }), ...errors(400, 401, 403, 404) },
+        response: {
+          200: Type.Object(
+            { events: Type.Array(EventSchema), hasMore: Type.Boolean() },
+            {
+              examples: [
+                {
+                  events: [
+                    { seq: 1, type: 'status', at: '2026-11-25T10:00:00.000Z', data: { status: 'active', prLink: null, error: null, reason: 'created' } },
+                    {
+                      seq: 2,
+                      type: 'user_message',
+                      at: '2026-11-25T10:00:00.000Z',
+                      data: { turn: 1, prompt: 'Document the new --dry-run flag of the deploy command' },
+                    },
+                    { seq: 3, type: 'status', at: '2026-11-25T10:00:01.000Z', data: { status: 'active', phase: 'running', turn: 1, attempt: 1 } },
+                  ],
+                  hasMore: false,
+                },
+              ],
+            },
+          ),
+          ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'job_not_found'),
+        },
       },
     },
     async (request, reply) => {

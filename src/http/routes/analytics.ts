@@ -16,7 +16,7 @@ import { INGEST_KEY_RE, INGEST_SECRET_KEY_RE, type KeyKind } from '../../lib/ids
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { documentedAs, ErrorResponseSchema } from '../documented.ts';
+import { documentedAs, errorResponses } from '../documented.ts';
 
 const MAX_EVENTS = 1000;
 
@@ -57,8 +57,6 @@ function withRequestIdentity(events: unknown[], userAgent: string, ip: string): 
   return events.map((e) => (typeof e === 'object' && e !== null && !Array.isArray(e) ? { ...e, userAgent, ip } : e));
 }
 
-const ErrorSchema = Type.Object(ErrorResponseSchema.properties, { description: 'Error (AnalyticsErrorResponse-compatible)' });
-
 const ProjectParams = Type.Object({ projectId: Type.String({ description: 'Project id' }) });
 
 const IngestBody = Type.Object(
@@ -91,10 +89,18 @@ const IngestBody = Type.Object(
   },
 );
 
-const IngestResponse = Type.Object({
-  accepted: Type.Integer({ description: 'Events stored' }),
-  rejected: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), { description: 'Events refused, by index in `events`' }),
-});
+const IngestResponse = Type.Object(
+  {
+    accepted: Type.Integer({ description: 'Events stored' }),
+    rejected: Type.Array(Type.Object({ index: Type.Integer(), error: Type.String() }), { description: 'Events refused, by index in `events`' }),
+  },
+  {
+    examples: [
+      { accepted: 2, rejected: [] },
+      { accepted: 1, rejected: [{ index: 1, error: 'status must be an integer from 100 to 599' }] },
+    ],
+  },
+);
 
 const CollectBody = Type.Object(
   {
@@ -114,7 +120,7 @@ const CollectBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ projectId: 'prj_0123456789abcdef', key: 'ink_pub_…', events: [{ path: '/docs/install', referrer: 'https://www.google.com/' }] }],
+    examples: [{ projectId: 'prj_7Hq2LmX9aB3c', key: 'ink_pub_…', events: [{ path: '/docs/install', referrer: 'https://www.google.com/' }] }],
   },
 );
 
@@ -129,8 +135,36 @@ const ExportQuery = Type.Object({
 
 const Totals = Type.Object({ human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() });
 const Row = Type.Object({ path: Type.String(), human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() });
-const VisitorsResponse = Type.Object({ totals: Totals, visitors: Type.Array(Row), hasMore: Type.Boolean() });
-const ViewsResponse = Type.Object({ totals: Totals, views: Type.Array(Row), hasMore: Type.Boolean() });
+const VisitorsResponse = Type.Object(
+  { totals: Totals, visitors: Type.Array(Row), hasMore: Type.Boolean() },
+  {
+    examples: [
+      {
+        totals: { human: 1840, ai: 412, total: 2209 },
+        visitors: [
+          { path: '/docs/install', human: 920, ai: 131, total: 1043 },
+          { path: '/docs/quickstart', human: 610, ai: 204, total: 807 },
+        ],
+        hasMore: true,
+      },
+    ],
+  },
+);
+const ViewsResponse = Type.Object(
+  { totals: Totals, views: Type.Array(Row), hasMore: Type.Boolean() },
+  {
+    examples: [
+      {
+        totals: { human: 5120, ai: 1893, total: 7013 },
+        views: [
+          { path: '/docs/install', human: 2301, ai: 688, total: 2989 },
+          { path: '/docs/quickstart', human: 1422, ai: 901, total: 2323 },
+        ],
+        hasMore: true,
+      },
+    ],
+  },
+);
 
 const QUERY_PARAMS = ['dateFrom', 'dateTo', 'limit', 'offset'] as const;
 const DIGITS_RE = /^\d{1,15}$/;
@@ -213,7 +247,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
         security: [{ bearerAuth: [] }],
         params: ProjectParams,
         body: IngestBody,
-        response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+        response: { 202: IngestResponse, ...errorResponses('invalid_request', 'field_not_allowed', 'project_not_found', 'rate_limited') },
       },
     },
     async (request, reply) => {
@@ -249,11 +283,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
           querystring: ExportQuery,
           response: {
             200: kind === 'visitors' ? VisitorsResponse : ViewsResponse,
-            400: ErrorSchema,
-            401: ErrorSchema,
-            403: ErrorSchema,
-            404: ErrorSchema,
-            429: ErrorSchema,
+            ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'rate_limited'),
           },
         },
       },
@@ -283,7 +313,10 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
         description: 'Include with data-project and data-key (an ingest key). Cached for an hour; answers 304 to a matching If-None-Match.',
         produces: ['application/javascript'],
         response: {
-          200: Type.String({ description: 'The tracker (application/javascript)' }),
+          200: Type.String({
+            description: 'The tracker (application/javascript)',
+            examples: ['(function () { var s = document.currentScript; var project = s.getAttribute("data-project"); /* … */ })();'],
+          }),
           304: Type.Null({ description: 'Not modified: If-None-Match matched the ETag' }),
         },
       },
@@ -318,7 +351,10 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
             description:
               'CORS-enabled; the ingest key travels in the body because beacons cannot set headers. Body (JSON, sent as text/plain by sendBeacon): `{projectId, key, events: [{path, referrer?}]}`. The user agent comes from the request header and the IP from the connection (behind a reverse proxy, set INKWELL_TRUST_PROXY so the client address is taken from X-Forwarded-For). Ingest key only (`ink_pub_…`, or an ingest-secret `ink_ing_…`); with `ink_pub_…` an event carrying `timestamp`, `visitorId`, `ip` or `userAgent` is refused (400 `field_not_allowed` naming the field).',
             body: CollectBody,
-            response: { 202: IngestResponse, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
+            response: {
+              202: IngestResponse,
+              ...errorResponses('invalid_request', 'field_not_allowed', 'unauthorized', 'project_not_found', 'rate_limited'),
+            },
           },
         },
         async (request, reply) => {

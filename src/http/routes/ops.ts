@@ -5,20 +5,47 @@ import { migrationsApplied, ping } from '../../db/index.ts';
 import { AppError } from '../../errors.ts';
 import type { App } from '../app.ts';
 import type { AppContext } from '../context.ts';
+import { errorResponses } from '../documented.ts';
 import { clearFault, type FaultCode, recentFaults } from '../faults.ts';
 
-const Health = Type.Object({ status: Type.String() });
-const NotReady = Type.Object(
-  { error: Type.String(), code: Type.String(), requestId: Type.String() },
-  { description: 'code `not_ready`; header `x-not-ready-cause` says `database_unavailable` or `storage_full` when one of those is why' },
-);
+const Health = Type.Object({ status: Type.String() }, { examples: [{ status: 'ok' }] });
+const Ready = Type.Object({ status: Type.String() }, { examples: [{ status: 'ready' }] });
+const NotReady = {
+  ...errorResponses('not_ready')[503],
+  headers: {
+    'x-not-ready-cause': {
+      type: 'string',
+      enum: ['database_unavailable', 'storage_full'],
+      description: 'Present when an unreachable database or a full disk is why',
+    },
+  },
+};
 
 export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
-  app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Process is alive', response: { 200: Health } } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Process is alive',
+        description: 'Answers while the process runs, without touching the database (a liveness probe).',
+        response: { 200: Health },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
 
   app.get(
     '/readyz',
-    { schema: { tags: ['Operations'], summary: 'Database reachable and migrations applied', response: { 200: Health, 503: NotReady } } },
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Database reachable and migrations applied',
+        description:
+          'A readiness probe: 200 when the database answers, its migrations are applied and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).',
+        response: { 200: Ready, 503: NotReady },
+      },
+    },
     async (request) => {
       let reason: string | null = null;
       let code: 'not_ready' | FaultCode = 'not_ready';
@@ -45,10 +72,46 @@ export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   );
 
-  app.get('/metrics', { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_req, reply) => {
-    reply.type(ctx.metrics.registry.contentType);
-    return ctx.metrics.registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Prometheus metrics',
+        description:
+          'HTTP request durations by method, route pattern and status (`inkwell_http_request_duration_seconds`), and the process metrics of prom-client.',
+        produces: ['text/plain'],
+        response: {
+          200: Type.String({
+            description: 'Prometheus text exposition format 0.0.4',
+            examples: [
+              '# HELP inkwell_http_request_duration_seconds HTTP request duration by route and status\n# TYPE inkwell_http_request_duration_seconds histogram\ninkwell_http_request_duration_seconds_count{method="GET",route="/v2/agent/:projectId/job/:id",status="200"} 1532\n',
+            ],
+          }),
+        },
+      },
+    },
+    async (_req, reply) => {
+      reply.type(ctx.metrics.registry.contentType);
+      return ctx.metrics.registry.metrics();
+    },
+  );
 
-  app.get('/openapi.json', { schema: { tags: ['Operations'], summary: 'OpenAPI 3.1 document of every endpoint' } }, async () => app.swagger());
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'OpenAPI 3.1 document of every endpoint',
+        description: 'This document. Browsable at /docs.',
+        response: {
+          200: Type.Unknown({
+            description: 'The OpenAPI 3.1 document',
+            examples: [{ openapi: '3.1.0', info: { title: 'Inkwell', version: '0.1.0' }, paths: {} }],
+          }),
+        },
+      },
+    },
+    async () => app.swagger(),
+  );
 }

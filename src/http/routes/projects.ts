@@ -5,7 +5,7 @@ import type { ProjectWithSecret } from '../../projects/service.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { ErrorResponseSchema } from '../documented.ts';
+import { errorResponses } from '../documented.ts';
 
 export const ProjectSchema = Type.Object(
   {
@@ -24,7 +24,21 @@ export const ProjectSchema = Type.Object(
       { description: 'The key that made this request: a client can check which key it holds' },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'prj_7Hq2LmX9aB3c',
+        name: 'Docs',
+        repository: 'https://github.com/acme/docs',
+        ref: 'main',
+        model: null,
+        settings: { visitorIdRotation: 'none', webhookUrl: 'https://ci.acme.example/hooks/inkwell' },
+        createdAt: '2026-11-20T09:30:00.000Z',
+        key: { id: 'key_Zr4Tq8Wm2Nx6', kind: 'admin' },
+      },
+    ],
+  },
 );
 
 /** The public view: secrets (visitor hashing secret, webhook signing secret) never leave the server. */
@@ -53,7 +67,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
           'Returns the project without secrets. 401 for a missing, malformed, unknown or revoked key; 404 `project_not_found` for another project; 403 `forbidden` for an ingest key (`ink_pub_…` or `ink_ing_…`).',
         security: [{ bearerAuth: [] }],
         params: Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: ProjectSchema, 401: ErrorResponseSchema, 403: ErrorResponseSchema, 404: ErrorResponseSchema },
+        response: { 200: ProjectSchema, ...errorResponses('forbidden', 'project_not_found') },
       },
     },
     async (request) => {
