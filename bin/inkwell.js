@@ -4,6 +4,11 @@
 // INKWELL_FROM_SOURCE=1 (to try an edit without rebuilding), it runs the TypeScript sources through tsx:
 // the same code, slower to start.
 import fs from 'node:fs';
+import module from 'node:module';
+
+// V8's compiled code of each module, kept on disk by Node (in the temp directory; checked against the file's
+// content): starts after the first skip most of the compiling.
+module.enableCompileCache?.();
 
 const compiled = new URL('../dist/cli/main.js', import.meta.url);
 if (process.env.INKWELL_FROM_SOURCE !== '1' && fs.existsSync(compiled)) {
