@@ -140,10 +140,11 @@ const BATCH_SNAP = '__inkwell_snap';
 
 /**
  * Builds `{[columns[from]]: v[from], …}` from a row's values (column names are those of our own statements).
- * Plain assignment in column order. An object literal generated with `new Function` builds a 20-column row
- * in ~0.05 µs against ~0.7 µs here (Node 24, 2-core bench machine), but a lookup that misses its kept result
- * builds one or two rows, and `npm run bench:api` showed no difference beyond its noise (before / after:
- * SQLite 58.1 / 51.1 µs of server CPU per request, PostgreSQL 104.3 / 86.2), so the plain form stays.
+ * Plain assignment in column order. An object literal generated with `new Function` is faster per row: for a
+ * 25-column row, ~0.1-0.3 µs against ~0.8-1.7 µs here, ~1 µs more once the row is read and serialised (Node
+ * 24, 2-core machine). A lookup builds its rows only when its kept result is stale (one row for GET job), and
+ * `npm run bench:api` could not tell the two apart (server CPU per request, old / new, two interleaved runs:
+ * SQLite 50.2, 72.3 / 61.0, 50.1 µs; PostgreSQL 83.6, 125 / 92.1, 121 µs), so the plain form stays.
  */
 export function rowBuilder(columns: readonly string[], from = 0): (values: readonly unknown[]) => Record<string, unknown> {
   const names = columns.slice(from);
