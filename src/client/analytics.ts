@@ -1,44 +1,20 @@
-// Typed HTTP client for the analytics API (used by `inkwell analytics visitors|views` and the tests).
-import type { RawEvent } from '../analytics/ingest/logparse.ts';
+// Typed HTTP client for the analytics API (used by `inkwell analytics visitors|views` and the tests). Its
+// request and response types are the generated types of the OpenAPI document (api.ts).
+import type { QueryParams, RequestBody, ResponseBody } from './api.ts';
 import { createHttpCall, type HttpOptions } from './http.ts';
 
 export { ApiError } from './http.ts';
-export interface Counts {
-  human: number;
-  ai: number;
-  total: number;
-}
 
-export interface PathCounts extends Counts {
-  path: string;
-}
+export type VisitorsPage = ResponseBody<'/v1/analytics/{projectId}/visitors', 'get', 200>;
+export type ViewsPage = ResponseBody<'/v1/analytics/{projectId}/views', 'get', 200>;
+export type Counts = VisitorsPage['totals'];
+export type PathCounts = VisitorsPage['visitors'][number];
+export type ExportQuery = QueryParams<'/v1/analytics/{projectId}/visitors', 'get'>;
 
-export interface VisitorsPage {
-  totals: Counts;
-  visitors: PathCounts[];
-  hasMore: boolean;
-}
+/** One event as `POST /v1/analytics/{projectId}/events` takes it (the log parsers produce this shape). */
+export type IngestEventInput = RequestBody<'/v1/analytics/{projectId}/events', 'post'>['events'][number];
 
-export interface ViewsPage {
-  totals: Counts;
-  views: PathCounts[];
-  hasMore: boolean;
-}
-
-export interface ExportQuery {
-  dateFrom?: string;
-  dateTo?: string;
-  limit?: number;
-  offset?: number;
-}
-
-/** One event as `POST /v1/analytics/{projectId}/events` takes it (the same shape the log parsers produce). */
-export type IngestEventInput = RawEvent;
-
-export interface IngestResponse {
-  accepted: number;
-  rejected: { index: number; error: string }[];
-}
+export type IngestResponse = ResponseBody<'/v1/analytics/{projectId}/events', 'post', 202>;
 
 export function createAnalyticsClient(opts: HttpOptions) {
   const http = createHttpCall(opts);

@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { CLIENT_TYPES_PATH, clientTypesSource } from '../../scripts/gen-client.ts';
+import type { RawEvent } from '../../src/analytics/ingest/logparse.ts';
+import type { ExportQuery, IngestEventInput, PathCounts, VisitorsPage } from '../../src/client/analytics.ts';
 import type { ResponseBody } from '../../src/client/api.ts';
 import type { CreateJobInput, Job, JobEvent, JobList, ListJobsQuery } from '../../src/client/index.ts';
 import type { ErrorCode } from '../../src/errors.ts';
@@ -26,6 +28,11 @@ describe('generated client types', () => {
     expectTypeOf<JobEvent>().toEqualTypeOf<ServerJobEvent>();
     expectTypeOf<CreateJobInput>().toHaveProperty('prompt').toEqualTypeOf<string>();
     expectTypeOf<ListJobsQuery>().toEqualTypeOf<{ status?: JobView['status']; limit?: number; cursor?: string }>();
+    // The log parsers produce exactly what the ingest endpoint takes.
+    expectTypeOf<IngestEventInput>().toEqualTypeOf<RawEvent>();
+    expectTypeOf<PathCounts>().toEqualTypeOf<{ path: string; human: number; ai: number; total: number }>();
+    expectTypeOf<VisitorsPage>().toHaveProperty('hasMore').toEqualTypeOf<boolean>();
+    expectTypeOf<ExportQuery>().toEqualTypeOf<{ dateFrom?: string; dateTo?: string; limit?: number; offset?: number }>();
     // An error body of the document is one the server's type describes, its code one of the registry's.
     expectTypeOf<ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>>().toMatchTypeOf<ServerErrorBody>();
     expectTypeOf<ResponseBody<'/v2/agent/{projectId}/job/{id}', 'get', 404>['code']>().toEqualTypeOf<'project_not_found' | 'job_not_found' | 'not_found'>();
