@@ -86,9 +86,15 @@ interface Turn {
   emit(type: RunEvent['type'], data: Record<string, unknown>): Promise<void>;
 }
 
-function startTurn(config: Config, logger: Logger, input: RunInput): Turn {
+export interface RunExecutorOptions {
+  /** The run's deadline signal, started when a run begins (default: `AbortSignal.timeout(runTimeoutMs)`). */
+  deadline?: (runTimeoutMs: number) => AbortSignal;
+}
+
+function startTurn(config: Config, logger: Logger, input: RunInput, options: RunExecutorOptions): Turn {
   const log = logger.child({ jobId: input.jobId, branch: input.branch, model: input.model });
-  const deadline = AbortSignal.timeout(config.agent.runTimeoutMs);
+  const ms = config.agent.runTimeoutMs;
+  const deadline = options.deadline ? options.deadline(ms) : AbortSignal.timeout(ms);
   const phasesMs: Record<string, number> = {};
   let phaseStart = performance.now();
   return {
@@ -272,9 +278,9 @@ function failure(turn: Turn, err: unknown): unknown {
   return classified;
 }
 
-export function createRunExecutor(config: Config, logger: Logger): { execute(input: RunInput): Promise<RunResult> } {
+export function createRunExecutor(config: Config, logger: Logger, options: RunExecutorOptions = {}): { execute(input: RunInput): Promise<RunResult> } {
   async function execute(input: RunInput): Promise<RunResult> {
-    const turn = startTurn(config, logger, input);
+    const turn = startTurn(config, logger, input, options);
     try {
       refuseUnrunnable(turn);
       const host = hostFor(input.repository, config, {

@@ -109,20 +109,19 @@ describe('agent run failures', () => {
 
   it('deadline during a long tool loop ends the run too', async () => {
     const step = { toolCalls: [{ name: 'list_files', args: {} }] };
-    h = await startHarness({ script: [{ text: 'Nothing to change.' }] });
-    // The deadline also covers preparing the workspace, whose duration is the machine's: measure a whole run
-    // (prepare, one model call) here and now, and give the run under test four such runs. It gets through
-    // two tool steps, then the model stops answering, so only the deadline can end it, inside the loop.
-    const started = performance.now();
-    await h.execute();
-    const oneRunMs = performance.now() - started;
-    h.model.push(step, step);
+    h = await startHarness({ script: [step, step] });
     h.model.setFallback({ hang: true });
-    const config = { ...h.config, agent: { ...h.config.agent, runTimeoutMs: Math.max(1000, Math.ceil(4 * oneRunMs)) } };
-    const err = await runError(createRunExecutor(config, createLogger(config)).execute(h.input()));
+    // The test holds the deadline: it passes once the run has got through two tool steps and waits for a third
+    // model answer that never comes, so only the deadline can end the run, inside the loop.
+    const deadline = new AbortController();
+    const executor = createRunExecutor(h.config, createLogger(h.config), { deadline: () => deadline.signal });
+    const pending = runError(executor.execute(h.input()));
+    await vi.waitFor(() => expect(h?.model.openConnections()).toBe(1), { timeout: 60_000, interval: 10 });
+    deadline.abort(new DOMException('The run deadline passed', 'TimeoutError'));
+    const err = await pending;
     expect(err.code).toBe('run_deadline_exceeded');
     expect(h.events.filter((e) => e.type === 'tool_call')).toHaveLength(2);
-    expect(h.model.requests).toHaveLength(1 + 3);
+    expect(h.model.requests).toHaveLength(3);
     await closedModelConnections();
   });
 
