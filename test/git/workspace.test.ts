@@ -2,7 +2,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Config, testConfig } from '../../src/config.ts';
 import { branchNameProblem } from '../../src/git/refs.ts';
 import { appendGitConfigEnv, git } from '../../src/git/run.ts';
@@ -24,6 +24,16 @@ afterEach(() => {
 });
 
 const author = { authorName: 'Inkwell Agent', authorEmail: 'agent@inkwell.invalid' };
+
+/** Whether a process with this id exists (signal 0 checks without sending anything). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('workspace', () => {
   it('creates the mirror under <dataDir>/mirrors/<hash> and the worktree under <dataDir>/worktrees/<jobId>', async () => {
@@ -375,11 +385,21 @@ describe('workspace', () => {
     const err = await git(['rev-parse', '--verify', 'nope'], { cwd: repo.dir }).catch((e) => e);
     expect(err.name).toBe('GitError');
     expect(err.exitCode).toBe(128);
+    // A command that never ends by itself (only the abort can stop it); it writes its pid once it runs.
+    const pidFile = path.join(tempDir('inkwell-git-abort-'), 'pid');
     const controller = new AbortController();
-    const slow = git(['-c', 'alias.slow=!sleep 5', 'slow'], { cwd: repo.dir, signal: controller.signal }).catch((e) => e);
-    setTimeout(() => controller.abort(), 50);
-    const started = Date.now();
+    const slow = git(['-c', `alias.slow=!echo $$ > '${pidFile}' && exec sleep 600`, 'slow'], { cwd: repo.dir, signal: controller.signal }).catch((e) => e);
+    const pid = await vi.waitFor(
+      () => {
+        const text = fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8').trim() : '';
+        if (!text) throw new Error('the command has not started yet');
+        return Number(text);
+      },
+      { timeout: 60_000, interval: 10 },
+    );
+    controller.abort();
     expect((await slow).name).toBe('AbortError');
-    expect(Date.now() - started).toBeLessThan(2000);
+    // The stop reaches the running command too (git ends its alias's process when it is terminated).
+    await vi.waitFor(() => expect(isAlive(pid)).toBe(false), { timeout: 60_000, interval: 10 });
   });
 });
