@@ -166,9 +166,8 @@ describeEachDialect('typed client and live events', (dialect) => {
     expect(open.status).toBe(200);
     const reader = (open.body as ReadableStream<Uint8Array>).getReader();
     await reader.read();
-    const started = Date.now();
+    // A stream that held the server open would keep this close waiting for as long as the stream lasts.
     await t.app.close();
-    expect(Date.now() - started).toBeLessThan(3000);
     let ended = false;
     for (let i = 0; i < 20 && !ended; i++) ended = (await reader.read()).done;
     expect(ended).toBe(true);
