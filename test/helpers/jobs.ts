@@ -56,8 +56,14 @@ export async function startJobsApp(
   });
 }
 
+/**
+ * How long a wait polls before it gives up. Waits end as soon as their condition holds; this is only a safety
+ * net sized for a starved machine (CI shares two busy cores), never a statement about how fast anything must be.
+ */
+export const WAIT_LIMIT_MS = 60_000;
+
 /** Polls `fn` until it returns a truthy value (or throws after `timeoutMs`). */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = WAIT_LIMIT_MS, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -73,7 +79,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>
 }
 
 /** Polls GET job until its status is one of `statuses`. */
-export async function waitForStatus(t: TestApp, key: string, projectId: string, jobId: string, statuses: string[], timeoutMs = 10_000): Promise<any> {
+export async function waitForStatus(t: TestApp, key: string, projectId: string, jobId: string, statuses: string[], timeoutMs = WAIT_LIMIT_MS): Promise<any> {
   return waitFor(async () => {
     const r = await t.request('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
     return statuses.includes(r.body?.status) ? r.body : null;
