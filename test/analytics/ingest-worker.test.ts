@@ -190,6 +190,21 @@ describe('analytics ingest worker (SQLite file)', () => {
     expect(await countEvents(t.db)).toBe(45);
   });
 
+  it('closes when its checkpointer thread ended on its own first (it could not open a file the writer had yet to create)', async () => {
+    const { projects } = services(t.db);
+    const p = await projects.createProject({ name: 'c', repository: 'r' });
+    // The checkpointer opens the file with fileMustExist and ends at once; the writer creates it (no schema:
+    // the write fails, which is not the point). close() must not wait for an exit that already happened.
+    const writer = createWorkerWriter({ sqlitePath: path.join(tempDir(), 'new.sqlite'), cacheEntries: 100 });
+    const prep = createEventPreparer();
+    const project = { id: p.id, visitorSecret: 's', rotation: 'none' as const };
+    const gen = prep.beginBatch(project);
+    const events = batch(5, 0).map((e) => prep.prepare(e, project, gen, Date.now(), null) as WriteEvent);
+    await writer.write(p.id, 'api', packEvents(events)).catch(() => undefined);
+    await writer.close();
+    expect(writer.mode).toBe('worker');
+  });
+
   it('a service that never wrote closes at once, warmed up or not', async () => {
     const a = services(t.db);
     await a.svc.close();

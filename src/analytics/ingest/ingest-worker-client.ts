@@ -64,14 +64,21 @@ parentPort.on('message', () => {
 });
 `;
 
-function startCheckpointer(file: string): Worker {
+interface Checkpointer {
+  worker: Worker;
+  /** Settles when the thread has ended, also when it ended before anyone waited (e.g. it failed to open the file). */
+  exited: Promise<void>;
+}
+
+function startCheckpointer(file: string): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const w = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { driver, file, intervalMs: CHECKPOINT_INTERVAL_MS } });
   w.on('error', () => {
     // Checkpoints are an optimisation: without them the writers' automatic checkpoints still run.
   });
+  const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
   w.unref();
-  return w;
+  return { worker: w, exited };
 }
 
 export interface WorkerWriterOptions {
@@ -97,7 +104,7 @@ interface Pending {
 /** The writer in a worker thread. A factory, long only as a module is: the worker's state (pending writes, readiness, fallback) and the short functions over it. */
 export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions = {}): IngestWriter {
   let worker: Worker | null = null;
-  let checkpointer: Worker | null = null;
+  let checkpointer: Checkpointer | null = null;
   let nextId = 1;
   const pending = new Map<number, Pending>();
   let closing: Promise<void> | null = null;
@@ -120,7 +127,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     const all = [...pending.values()];
     pending.clear();
     for (const p of all) fallback.write(p.projectId, p.source, p.batch).then(p.resolve, p.reject);
-    checkpointer?.postMessage('stop');
+    checkpointer?.worker.postMessage('stop');
     checkpointer = null;
     return true;
   }
@@ -213,9 +220,9 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         checkpointer = null;
         worker?.ref();
         if (c) {
-          c.ref();
-          c.postMessage('stop');
-          await new Promise<void>((resolve) => c.once('exit', () => resolve()));
+          c.worker.ref();
+          c.worker.postMessage('stop');
+          await c.exited;
         }
         const w = worker;
         if (!w) return;
