@@ -23,7 +23,7 @@ describeEachDialect('GitLab job end to end', (dialect) => {
     cleanups.length = 0;
   });
 
-  it('completes with prLink = the merge request web_url and notifies the webhook', { timeout: 30_000 }, async () => {
+  it('completes with prLink = the merge request web_url and notifies the webhook', async () => {
     const repo = createBareRepo({ files: { 'README.md': '# Docs\n', 'docs/intro.md': 'Hello.\n' } });
     cleanups.push(() => repo.cleanup());
     const gitlab = await startGitLabServer({ token: TOKEN });
@@ -49,7 +49,7 @@ describeEachDialect('GitLab job end to end', (dialect) => {
 
     const created = await t.request('POST', `/v2/agent/${project.id}/job`, { key, body: { prompt: 'Make the intro friendlier' } });
     expect(created.status).toBe(201);
-    const job = await waitForStatus(t, key, project.id, created.body.id, ['completed', 'failed'], 20_000);
+    const job = await waitForStatus(t, key, project.id, created.body.id, ['completed', 'failed']);
     expect(job.error).toBeNull();
     expect(job.status).toBe('completed');
 
@@ -59,7 +59,7 @@ describeEachDialect('GitLab job end to end', (dialect) => {
     expect(job.prLink).toBe(gitlab.webUrl({ projectPath: 'acme/docs', iid: 1 }));
     expect(readBranchFile(repo, job.branch, 'docs/intro.md')).toBe('Welcome.\n');
 
-    await receiver.waitFor(1, 10_000);
+    await receiver.waitFor(1);
     const got = receiver.received[0];
     if (!got) throw new Error('no webhook');
     const key64 = Buffer.from(secret.slice('whsec_'.length), 'base64');

@@ -6,7 +6,7 @@ import { MAX_EVENT_SEQ, parseSeq } from '../../src/jobs/events.ts';
 import { textProblem } from '../../src/lib/text.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
-import { JOBS_TEST_ENV } from '../helpers/jobs.ts';
+import { JOBS_TEST_ENV, WAIT_LIMIT_MS } from '../helpers/jobs.ts';
 
 const JSON_CT = { 'content-type': 'application/json' };
 const HIGH = '\\ud800'; // JSON escapes: the parsed string holds the lone surrogate itself
@@ -242,7 +242,7 @@ describeEachDialect('hostile input', (dialect) => {
         const sent = await t.request('POST', `${jobPath()}/message`, { key: s.adminKey, body: { prompt: `next ${query || 'id'}` } });
         expect(sent.status).toBe(200);
         expect(await lastSeq()).toBe(before + 1);
-        const next = await stream.until(new RegExp(`id: ${before + 1}\n`), 5000);
+        const next = await stream.until(new RegExp(`id: ${before + 1}\n`), WAIT_LIMIT_MS);
         expect(next).toMatch(new RegExp(`id: ${before + 1}\nevent: user_message\n`));
         expect(next).not.toMatch(new RegExp(`id: ${before}\n`));
       } finally {
@@ -260,7 +260,7 @@ describeEachDialect('hostile input', (dialect) => {
     const res = await fetch(`${t.baseUrl}${jobPath()}/events`, {
       method: 'HEAD',
       headers: { authorization: `Bearer ${s.adminKey}`, accept: 'text/event-stream', 'last-event-id': '999999999999999' },
-      signal: AbortSignal.timeout(5000),
+      signal: AbortSignal.timeout(WAIT_LIMIT_MS),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
@@ -279,7 +279,7 @@ describeEachDialect('hostile input', (dialect) => {
     const stream = await openStream('', { 'last-event-id': '' });
     try {
       expect(stream.res.status).toBe(200);
-      expect(await stream.until(/id: 1\n/, 3000)).toMatch(/id: 1\n/);
+      expect(await stream.until(/id: 1\n/, WAIT_LIMIT_MS)).toMatch(/id: 1\n/);
     } finally {
       stream.close();
     }

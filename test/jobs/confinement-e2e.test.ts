@@ -94,7 +94,7 @@ describeEachDialect('confinement through the real worker', (dialect) => {
 
     const c = await t.request('POST', `/v2/agent/${s.project.id}/job`, { key: s.adminKey, body: { prompt: 'Rename the intro heading' } });
     expect(c.status).toBe(201);
-    const job = await waitForStatus(t, s.adminKey, s.project.id, c.body.id, ['completed', 'failed', 'archived'], 30_000);
+    const job = await waitForStatus(t, s.adminKey, s.project.id, c.body.id, ['completed', 'failed', 'archived']);
     expect(job.status).toBe('completed');
 
     // Nothing escaped: no marker anywhere in the data directory outside the worktrees, nor next to the origin.

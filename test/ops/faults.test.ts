@@ -175,12 +175,12 @@ describe.skipIf(!pgUrl() && !process.env.CI)('PostgreSQL outage', () => {
 
     await proxy.restore();
     // Recovery without a restart: the same process answers again once the pool reconnects.
-    await waitFor(async () => (await running!.request('GET', `/v1/projects/${project.id}`, { key })).status === 200, 20_000);
-    await waitFor(async () => (await running!.request('GET', '/readyz')).status === 200, 20_000);
+    await waitFor(async () => (await running!.request('GET', `/v1/projects/${project.id}`, { key })).status === 200);
+    await waitFor(async () => (await running!.request('GET', '/readyz')).status === 200);
     const after = await ingest(30, next);
     expect(after.status).toBe(202);
     ledger.record(after);
-    await waitFor(async () => (await storedViews(running!, key, project.id)) === ledger.acknowledged, 20_000);
+    await waitFor(async () => (await storedViews(running!, key, project.id)) === ledger.acknowledged);
     console.log(ledger.table(await storedViews(running, key, project.id)));
   });
 });
