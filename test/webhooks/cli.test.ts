@@ -14,7 +14,7 @@ async function inkwell(args: string[], env: Record<string, string>): Promise<{ c
   try {
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-      timeout: 30_000,
+      timeout: 120_000, // a safety net: the CLI's start-up takes seconds on a loaded machine
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -31,7 +31,7 @@ describe('inkwell webhook CLI', () => {
     t = undefined;
   });
 
-  it('sets (printing a whsec_ secret once), refuses private targets, shows, lists deliveries and removes', { timeout: 60_000 }, async () => {
+  it('sets (printing a whsec_ secret once), refuses private targets, shows, lists deliveries and removes', { timeout: 300_000 }, async () => {
     t = await openTestDb('sqlite');
     const project = await createProjectService(createProjectsStore(t.db.kysely)).createProject({ name: 'Docs', repository: 'https://github.com/acme/docs' });
     const url = 'http://127.0.0.1:9/hook';
