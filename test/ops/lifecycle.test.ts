@@ -52,12 +52,21 @@ async function serve(env: Record<string, string>): Promise<Served> {
   return { child, baseUrl: `http://127.0.0.1:${port}`, stdout: () => out, exited };
 }
 
-/** A POST whose body is still being sent: resolves the response once `finish` is called. */
+/**
+ * A POST whose body is still being sent: `received` resolves once the server has read its headers (its
+ * `100 Continue` answers `expect: 100-continue`) and the first part of the body is on its way; `response` once
+ * `finish` has sent the rest.
+ */
 function slowRequest(baseUrl: string) {
   const url = new URL('/v1/slow-upload', baseUrl);
   let finish!: () => void;
+  let received!: () => void;
+  const receivedByServer = new Promise<void>((r) => {
+    received = r;
+  });
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+    const headers = { 'content-type': 'application/json', 'transfer-encoding': 'chunked', expect: '100-continue' };
+    const req = http.request(url, { method: 'POST', agent: false, headers }, (res) => {
       let body = '';
       res.on('data', (d) => {
         body += d;
@@ -65,10 +74,13 @@ function slowRequest(baseUrl: string) {
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
-    req.write('{"part":');
+    req.on('continue', () => {
+      req.write('{"part":', () => received());
+    });
+    req.flushHeaders();
     finish = () => req.end('1}');
   });
-  return { response, finish: () => finish() };
+  return { response, received: receivedByServer, finish: () => finish() };
 }
 
 describeEachDialect('inkwell serve process', (dialect) => {
@@ -96,7 +108,7 @@ describeEachDialect('inkwell serve process', (dialect) => {
 
     // An in-flight request (body half sent) when SIGTERM arrives still gets its answer.
     const slow = slowRequest(first.baseUrl);
-    await new Promise((r) => setTimeout(r, 200));
+    await slow.received;
     first.child.kill('SIGTERM');
     const deadline = Date.now() + 30_000;
     while (!first.stdout().includes('"shutting down"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
