@@ -75,6 +75,8 @@ const written = writeResults('cli-startup', {
   environment: environment(),
   method: {
     rounds: ROUNDS,
+    // Below 0 (e.g. `nice -n -19 npm run bench:cli`): the commands got the cores first while other work ran.
+    niceness: os.getPriority(),
     notes: [
       'Each round runs every command once, in turn; medians over the rounds; one warm-up run of each first.',
       'The CLI runs from dist/ (built by bin/build.js before the rounds); the tsx row runs the same --help from the sources.',
