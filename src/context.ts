@@ -11,7 +11,7 @@ import type { AnalyticsService } from './analytics/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
-import { createMetrics } from './http/metrics.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import type { JobNotifier } from './jobs/notify.ts';
 import type { JobService } from './jobs/service.ts';
@@ -20,6 +20,8 @@ import { createProjectService } from './projects/service.ts';
 import { createProjectsStore } from './projects/store.ts';
 
 export function createContext(config: Config, db: Database, logger: Logger, now: () => number = Date.now): AppContext {
+  // The metrics registry is built on first use (the HTTP app): a CLI command never reads it.
+  let metrics: Metrics | undefined;
   return {
     config,
     db,
@@ -27,7 +29,10 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
     now,
     projects: createProjectService(createProjectsStore(db.kysely), now),
     rateLimiter: createRateLimiter(config.rateLimits, now),
-    metrics: createMetrics(),
+    get metrics() {
+      metrics ??= createMetrics();
+      return metrics;
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 // One Kysely instance per process, over better-sqlite3 (embedded default) or pg (DATABASE_URL).
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -13,7 +14,7 @@ import {
   SqliteDialect,
   sql,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 import { type RowShape, runLookup } from './pg-lookup.ts';
@@ -67,6 +68,11 @@ export interface OpenOptions {
 /** The snapshot a PostgreSQL statement reads under, as text (PostgreSQL 13+). */
 const PG_SNAPSHOT = 'pg_current_snapshot()::text';
 
+// pg is loaded when a PostgreSQL database is opened, not at import: a CLI command on the embedded database
+// does not pay for loading it (about 80 ms of CPU on a loaded machine, bench/cli-startup.ts).
+let pgModule: typeof import('pg') | undefined;
+const pgLib = (): typeof import('pg') => (pgModule ??= createRequire(import.meta.url)('pg') as typeof import('pg'));
+
 // int8 and numeric come back as JavaScript numbers: our 64-bit values (epoch ms, counts, ids) stay far
 // below 2^53.
 const toNumber = (v: string) => (v === null ? null : Number(v));
@@ -74,7 +80,7 @@ const pgTypes = {
   // Called for every field of every result: one shared parser, no closure per call.
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20 || oid === 1700) return toNumber;
-    return pg.types.getTypeParser(oid, format);
+    return pgLib().types.getTypeParser(oid, format);
   },
 };
 
@@ -170,13 +176,13 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     types: pgTypes,
     ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
   };
-  const pool = new pg.Pool({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
+  const pool = new (pgLib().Pool)({ ...poolOptions, max: opts.pgPoolSize ?? 10 });
   guardPool(pool);
   const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: namingPool(pool) }) });
   let lookupPool: pg.Pool | undefined;
   if (postgresCaps.batchedLookups) {
     const maxInFlight = opts.pgBatchInFlight ?? PG_BATCH_IN_FLIGHT;
-    lookupPool = new pg.Pool({ ...poolOptions, max: maxInFlight });
+    lookupPool = new (pgLib().Pool)({ ...poolOptions, max: maxInFlight });
     guardPool(lookupPool);
     registerBatchRunner(kysely, {
       maxInFlight,
@@ -227,7 +233,7 @@ function lookupRunner(lookups: pg.Pool): BatchRunner['run'] {
       return await runLookup(client, name, text, values, shapes, pgTypes);
     } catch (err) {
       // A connection-level failure discards the connection; an error of the statement keeps it.
-      if (!(err instanceof pg.DatabaseError)) broken = err as Error;
+      if (!(err instanceof pgLib().DatabaseError)) broken = err as Error;
       throw err;
     } finally {
       client.release(broken);
