@@ -225,7 +225,7 @@ describeEachDialect('fuzz', (dialect) => {
     expect(paths).toContain('GET /v2/agent/{projectId}/job/{id}/events');
   });
 
-  it(`never answers 5xx or hangs, and every 4xx carries {error, code} and x-request-id (${RUNS} requests, fixed seed)`, { timeout: 240_000 }, async () => {
+  it(`never answers 5xx or hangs, and every 4xx carries {error, code} and x-request-id (${RUNS} requests, fixed seed)`, { timeout: 1_200_000 }, async () => {
     const started = Date.now();
     const paramValue = fc.oneof(
       { weight: 5, arbitrary: fc.constant('$A') },
@@ -440,8 +440,9 @@ describeEachDialect('fuzz', (dialect) => {
           abort.abort();
         }
       }),
-      // Fixed seed; no shrinking (each step is a real request): the failing request is in the log.
-      { numRuns: RUNS, seed: SEED, endOnFailure: true, interruptAfterTimeLimit: 200_000, markInterruptAsFailure: true },
+      // Fixed seed; no shrinking (each step is a real request): the failing request is in the log. No time
+      // limit on the whole run (a loaded machine is slower, not wrong); a hang is caught per request above.
+      { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     const seconds = (Date.now() - started) / 1000;
     if (process.env.INKWELL_FUZZ_VERBOSE) {
