@@ -2,7 +2,7 @@
 // HTTP app, the worker and the CLI commands.
 //
 // Two levels, so that a CLI command loads only what it uses: `createContext` builds the parts every
-// entry needs (database, projects service, rate limiter, metrics, logger); `wireServices` adds the job and
+// entry needs (database, projects service, rate limiter, logger); `wireServices` adds the job and
 // analytics services the API routes and the worker use, and loads their modules (and the model registry)
 // only when it is called (`inkwell serve`, tests). Building a service starts nothing: the app that serves
 // analytics starts its background work and stops it on close, the worker entry starts the worker.
@@ -11,7 +11,6 @@ import type { AnalyticsService } from './analytics/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
-import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import type { JobNotifier } from './jobs/notify.ts';
 import type { JobService } from './jobs/service.ts';
@@ -20,8 +19,6 @@ import { createProjectService } from './projects/service.ts';
 import { createProjectsStore } from './projects/store.ts';
 
 export function createContext(config: Config, db: Database, logger: Logger, now: () => number = Date.now): AppContext {
-  // The metrics registry is built on first use (the HTTP app): a CLI command never reads it.
-  let metrics: Metrics | undefined;
   return {
     config,
     db,
@@ -29,10 +26,6 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
     now,
     projects: createProjectService(createProjectsStore(db.kysely), now),
     rateLimiter: createRateLimiter(config.rateLimits, now),
-    get metrics() {
-      metrics ??= createMetrics();
-      return metrics;
-    },
   };
 }
 

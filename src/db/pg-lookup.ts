@@ -11,9 +11,13 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 
-const require = createRequire(import.meta.url);
 // pg's own parameter conversion (arrays become array literals, etc.), so values go out exactly as with pg.Query.
-const { prepareValue } = require('pg/lib/utils.js') as { prepareValue(value: unknown): unknown };
+// Loaded on the first lookup, not at import: a process on the embedded database never loads pg.
+let prepareValueFn: ((value: unknown) => unknown) | undefined;
+const prepareValue = (value: unknown): unknown => {
+  prepareValueFn ??= (createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): unknown }).prepareValue;
+  return prepareValueFn(value);
+};
 
 type Parser = (value: string) => unknown;
 

@@ -24,6 +24,7 @@ import type { AppContext } from './context.ts';
 import { withCommonResponses, withDocumentedSchemas, withHeaderRequirements } from './documented.ts';
 import { type ErrorBody, errorBody } from './errors.ts';
 import { type FaultCode, noteFault } from './faults.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
@@ -369,7 +370,7 @@ function addBodyParsers(app: App, ctx: AppContext): void {
  * needed on the common path: the error-shape checks only run for status >= 400, the debug line only when
  * enabled.
  */
-function addRequestHooks(app: App, ctx: AppContext): void {
+function addRequestHooks(app: App, ctx: AppContext, metrics: Metrics): void {
   // Set by preClose: requests that still arrive on kept-alive connections while we drain get a 503 in
   // our error shape (Fastify's own fast path answers in its shape, without x-request-id).
   let closing = false;
@@ -401,7 +402,7 @@ function addRequestHooks(app: App, ctx: AppContext): void {
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
-    ctx.metrics.httpDuration.series(request.method, route, String(status)).observe(reply.elapsedTime / 1000);
+    metrics.httpDuration.series(request.method, route, String(status)).observe(reply.elapsedTime / 1000);
     if (status >= 500 || ctx.logger.isLevelEnabled('debug')) {
       const line = { method: request.method, url: scrubSecrets(request.url), route, statusCode: status, ms: Math.round(reply.elapsedTime) };
       if (status >= 500) request.log.warn(line, 'request failed');
@@ -525,10 +526,12 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
   addBodyParsers(app, ctx);
-  addRequestHooks(app, ctx);
+  // The app's own registry (a CLI command that builds a context never loads prom-client).
+  const metrics = createMetrics();
+  addRequestHooks(app, ctx, metrics);
   addErrorHandlers(app, ctx, routeMethods);
   await registerOpenApi(app, ctx);
-  await app.register(async (scope) => opsRoutes(scope, ctx));
+  await app.register(async (scope) => opsRoutes(scope, ctx, metrics));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
   await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));

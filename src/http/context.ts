@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/index.ts';
 import type { ProjectService } from '../projects/service.ts';
-import type { Metrics } from './metrics.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export interface AppContext {
@@ -12,6 +11,5 @@ export interface AppContext {
   logger: Logger;
   projects: ProjectService;
   rateLimiter: RateLimiter;
-  metrics: Metrics;
   now: () => number;
 }

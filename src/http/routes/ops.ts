@@ -7,6 +7,7 @@ import type { App } from '../app.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../documented.ts';
 import { clearFault, type FaultCode, recentFaults } from '../faults.ts';
+import type { Metrics } from '../metrics.ts';
 
 const Health = Type.Object({ status: Type.String() }, { examples: [{ status: 'ok' }] });
 const Ready = Type.Object({ status: Type.String() }, { examples: [{ status: 'ready' }] });
@@ -21,7 +22,7 @@ const NotReady = {
   },
 };
 
-export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
+export async function opsRoutes(app: App, ctx: AppContext, metrics: Metrics): Promise<void> {
   app.get(
     '/healthz',
     {
@@ -92,8 +93,8 @@ export async function opsRoutes(app: App, ctx: AppContext): Promise<void> {
       },
     },
     async (_req, reply) => {
-      reply.type(ctx.metrics.registry.contentType);
-      return ctx.metrics.registry.metrics();
+      reply.type(metrics.registry.contentType);
+      return metrics.registry.metrics();
     },
   );
 
