@@ -59,35 +59,39 @@ describeEachDialect('crash drill', (dialect: DialectName) => {
     TEST_LIMIT_MS,
   );
 
-  it('kill -9 under a job load with follow-ups: nothing lost or duplicated, the queue finishes within 2× the baseline + one lease + the restart', async () => {
-    const baseline = await drill(null);
-    const crashed = await drill(1 / 3);
-    // The restart's own start-up (launch → ready) is part of the fault, and on a loaded machine it varies by
-    // seconds: it is added to the allowance. What the bound catches is a stall after the restart (a lock
-    // left by the dead process held every job of the repository for 10 minutes).
-    const restartMs = crashed.crash?.restartReadyMs ?? 0;
-    const allowanceMs = 2 * baseline.queueMs + LEASE_MS + restartMs;
-    console.log(
-      `crash drill [${dialect}]: ${JOBS} jobs × 2 turns, worker concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms\n${drillTable([baseline, crashed])}\n` +
-        `kill at ${crashed.crash?.atMs} ms with ${crashed.crash?.jobsCompletedAtKill} jobs (${crashed.crash?.turnsDoneAtKill} turns) completed and ${crashed.crash?.turnsRunningAtKill} turns running; ` +
-        `restarted and ready after ${crashed.crash?.restartReadyMs} ms; first turn completed ${crashed.crash?.firstTurnAfterKillMs} ms after the kill; ` +
-        `interrupted turns completed ${crashed.crash?.interruptedResumedMs} ms after the kill; ${crashed.turnsRetried} turns resumed; ` +
-        `queue ${crashed.queueMs} ms vs allowance 2 × ${baseline.queueMs} + ${LEASE_MS} + restart ${restartMs} = ${allowanceMs} ms`,
-    );
+  it(
+    'kill -9 under a job load with follow-ups: nothing lost or duplicated, the queue finishes within 2× the baseline + one lease + the restart',
+    async () => {
+      const baseline = await drill(null);
+      const crashed = await drill(1 / 3);
+      // The restart's own start-up (launch → ready) is part of the fault, and on a loaded machine it varies by
+      // seconds: it is added to the allowance. What the bound catches is a stall after the restart (a lock
+      // left by the dead process held every job of the repository for 10 minutes).
+      const restartMs = crashed.crash?.restartReadyMs ?? 0;
+      const allowanceMs = 2 * baseline.queueMs + LEASE_MS + restartMs;
+      console.log(
+        `crash drill [${dialect}]: ${JOBS} jobs × 2 turns, worker concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms\n${drillTable([baseline, crashed])}\n` +
+          `kill at ${crashed.crash?.atMs} ms with ${crashed.crash?.jobsCompletedAtKill} jobs (${crashed.crash?.turnsDoneAtKill} turns) completed and ${crashed.crash?.turnsRunningAtKill} turns running; ` +
+          `restarted and ready after ${crashed.crash?.restartReadyMs} ms; first turn completed ${crashed.crash?.firstTurnAfterKillMs} ms after the kill; ` +
+          `interrupted turns completed ${crashed.crash?.interruptedResumedMs} ms after the kill; ${crashed.turnsRetried} turns resumed; ` +
+          `queue ${crashed.queueMs} ms vs allowance 2 × ${baseline.queueMs} + ${LEASE_MS} + restart ${restartMs} = ${allowanceMs} ms`,
+      );
 
-    for (const run of [baseline, crashed]) {
-      expect(run.problems, run.kind).toEqual([]);
-      expect(run.acknowledged).toEqual({ jobs: JOBS, messages: JOBS, total: 2 * JOBS });
-      expect(run.jobsCompleted).toBe(JOBS);
-      expect(run.stored).toBe(2 * JOBS);
-      expect(run.lost).toBe(0);
-      expect(run.duplicated).toEqual({ pullRequests: 0, commits: 0 });
-    }
-    expect(baseline.faultsInjected).toBe(0);
-    expect(crashed.faultsInjected).toBe(1);
-    // The kill hit the load in the middle: some jobs completed before, some after.
-    expect(crashed.crash?.jobsCompletedAtKill).toBeGreaterThanOrEqual(JOBS / 3);
-    expect(crashed.crash?.jobsCompletedAtKill).toBeLessThan(JOBS);
-    expect(crashed.queueMs).toBeLessThanOrEqual(allowanceMs);
-  }, TEST_LIMIT_MS);
+      for (const run of [baseline, crashed]) {
+        expect(run.problems, run.kind).toEqual([]);
+        expect(run.acknowledged).toEqual({ jobs: JOBS, messages: JOBS, total: 2 * JOBS });
+        expect(run.jobsCompleted).toBe(JOBS);
+        expect(run.stored).toBe(2 * JOBS);
+        expect(run.lost).toBe(0);
+        expect(run.duplicated).toEqual({ pullRequests: 0, commits: 0 });
+      }
+      expect(baseline.faultsInjected).toBe(0);
+      expect(crashed.faultsInjected).toBe(1);
+      // The kill hit the load in the middle: some jobs completed before, some after.
+      expect(crashed.crash?.jobsCompletedAtKill).toBeGreaterThanOrEqual(JOBS / 3);
+      expect(crashed.crash?.jobsCompletedAtKill).toBeLessThan(JOBS);
+      expect(crashed.queueMs).toBeLessThanOrEqual(allowanceMs);
+    },
+    TEST_LIMIT_MS,
+  );
 });

@@ -76,7 +76,14 @@ describe('webhook POST', () => {
     receiver = await startReceiver([200]);
     const port = new URL(receiver.url).port;
     await expect(
-      postWebhook({ url: `http://rebound.invalid:${port}/`, headers: {}, body: '{}', timeoutMs: SAFETY_NET_MS, allowPrivate: false, lookupAll: answers('127.0.0.1') }),
+      postWebhook({
+        url: `http://rebound.invalid:${port}/`,
+        headers: {},
+        body: '{}',
+        timeoutMs: SAFETY_NET_MS,
+        allowPrivate: false,
+        lookupAll: answers('127.0.0.1'),
+      }),
     ).rejects.toBeInstanceOf(RefusedAddressError);
     expect(receiver.received).toHaveLength(0);
   });
