@@ -8,7 +8,6 @@
 // commit touching its own file on the job's branch, and each job exactly one pull request at the fake GitHub.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import { type BareRepo, commitsBetween, createBareRepo, gitSync, insteadOfEnv, l
 import { type GitHubServer, startGitHubServer } from '../../test/helpers/github-server.ts';
 import { type ModelReply, type ModelServer, type RecordedModelRequest, startModelServer } from '../../test/helpers/model-server.ts';
 import { startTcpProxy, type TcpProxy, viaProxy } from '../../test/helpers/tcp-proxy.ts';
+import { freePort } from './service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'inkwell.js');
@@ -148,17 +148,6 @@ function drillModel(delayMs: number): Promise<ModelServer> {
       } else reply = { text: `Add ${turnFile(t.job, t.turn)}\n\nDrill turn ${t.turn} of job ${t.job}.` };
       return delayMs > 0 ? { delayMs, reply } : reply;
     },
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
   });
 }
 
