@@ -235,7 +235,7 @@ function toolInput(schema: TObject) {
     validate(value) {
       const known =
         typeof value === 'object' && value !== null && !Array.isArray(value)
-          ? Object.fromEntries(Object.entries(value).filter(([k]) => k in schema.properties))
+          ? Object.fromEntries(Object.entries(value).filter(([k]) => Object.hasOwn(schema.properties, k)))
           : value;
       if (check.Check(known)) return { success: true, value: known as Record<string, unknown> };
       const problems = [...check.Errors(known)].map((e) => `${e.instancePath.slice(1).replaceAll('/', '.') || 'arguments'} ${e.message}`);

@@ -104,6 +104,10 @@ describe('tools', () => {
     expect(await check('move_file', 'a.md')).toEqual({ error: 'arguments must be object' });
     // A stray argument is dropped, not refused.
     expect(await check('delete_file', { path: 'a.md', force: true })).toEqual({ value: { path: 'a.md' } });
+    // So is one named like an Object.prototype member (the model's JSON may carry any key, __proto__ included).
+    expect(await check('delete_file', JSON.parse('{"path": "a.md", "constructor": 1, "toString": "x", "__proto__": {"path": "b.md"}}'))).toEqual({
+      value: { path: 'a.md' },
+    });
   });
 
   it('list_files lists files (never .git), optionally under a directory', async () => {
