@@ -10,7 +10,7 @@ import module from 'node:module';
 // content): starts after the first skip most of the compiling.
 module.enableCompileCache?.();
 
-const compiled = new URL('../dist/cli/main.js', import.meta.url);
+const compiled = new URL('../dist/main.js', import.meta.url);
 if (process.env.INKWELL_FROM_SOURCE !== '1' && fs.existsSync(compiled)) {
   await import(compiled.href);
 } else {

@@ -26,17 +26,14 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>, opts: 
       `no database at ${databaseLabel(file, true)}: set INKWELL_DATA_DIR to the data directory of your Inkwell service (or DATABASE_URL for PostgreSQL), or create a project first with \`inkwell project create\``,
     );
   }
-  const [{ default: pino }, { createContext }, { openFromConfig }, { createLogger }] = await Promise.all([
-    import('pino'),
+  const [{ createContext }, { openFromConfig }, { createLazyLogger, createLogger }] = await Promise.all([
     import('../context.ts'),
     import('../db/index.ts'),
     import('../lib/logger.ts'),
   ]);
   // Logs go to stderr: stdout carries the command's output (one JSON object with --json).
-  const logger = createLogger(
-    { ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn', logPretty: false },
-    pino.destination({ dest: 2, sync: true }),
-  );
+  const logLevel = process.env.LOG_LEVEL ? config.logLevel : 'warn';
+  const logger = createLazyLogger(() => createLogger({ logLevel, logPretty: false }, 'stderr'));
   const db = await openFromConfig(config);
   process.stderr.write(`inkwell: using database ${databaseLabel(db.description, !config.databaseUrl)}\n`);
   try {

@@ -347,8 +347,13 @@ async function applyPending(k: Kysely<any>, caps: DialectCaps, inTransaction: bo
   return applied;
 }
 
-/** Applies every pending migration in order. Idempotent; safe when several processes start at once. */
+/**
+ * Applies every pending migration in order. Idempotent; safe when several processes start at once. When
+ * every migration is applied already (each start but the first) it only reads: no lock, no write
+ * transaction, so a CLI command neither waits behind a busy service's writer nor makes it wait.
+ */
 export async function migrate(db: Database): Promise<string[]> {
+  if (await migrationsApplied(db)) return [];
   return db.kysely.connection().execute(async (conn) => {
     if (db.caps.name === 'postgres') {
       const lockKey = sql`hashtext('inkwell_migrate:' || current_schema())`;

@@ -1,6 +1,12 @@
 // pino: JSON lines, or pretty on a terminal. Keys, tokens and Authorization are redacted.
-import pino, { type DestinationStream, type Logger } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, Logger, LoggerOptions, default as Pino } from 'pino';
 import type { Config } from '../config.ts';
+
+// pino is required when a logger is made, not when this module loads: the CLI imports this module for
+// scrubSecrets and makes its logger lazily (createLazyLogger), so a command that logs nothing never loads
+// pino's ~30 modules (about 15 ms of `inkwell project list`, bench/cli-startup.ts). pino is CommonJS.
+const loadPino = (): typeof Pino => createRequire(import.meta.url)('pino') as typeof Pino;
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -38,8 +44,9 @@ export function scrubSecrets(text: string): string {
  * A logger for the process. `destination` defaults to stdout; the CLI passes stderr so that `--json`
  * output stays one object, and tests pass a stream to read what was logged.
  */
-export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, destination?: DestinationStream): Logger {
-  const options: pino.LoggerOptions = {
+export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, destination?: DestinationStream | 'stderr'): Logger {
+  const pino = loadPino();
+  const options: LoggerOptions = {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     hooks: {
@@ -58,10 +65,32 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logPretty'>, des
       },
     },
   };
+  if (destination === 'stderr') return pino(options, pino.destination({ dest: 2, sync: true }));
   if (destination) return pino(options, destination);
   if (config.logPretty) {
     return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } });
   }
   // Synchronous writes: lines keep their order and none is lost when the process exits after 'stopped'.
   return pino(options, pino.destination({ dest: 1, sync: true }));
+}
+
+/**
+ * A logger that makes the real one (`make`) on first use: every property read, call and write goes to it.
+ * For the CLI, whose commands mostly log nothing.
+ */
+export function createLazyLogger(make: () => Logger): Logger {
+  let real: Logger | undefined;
+  const target = (): Logger => {
+    real ??= make();
+    return real;
+  };
+  return new Proxy({} as Logger, {
+    get(_, prop) {
+      const logger = target();
+      const value: unknown = Reflect.get(logger, prop, logger);
+      return typeof value === 'function' ? value.bind(logger) : value;
+    },
+    set: (_, prop, value) => Reflect.set(target(), prop, value),
+    has: (_, prop) => Reflect.has(target(), prop),
+  });
 }

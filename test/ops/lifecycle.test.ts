@@ -105,6 +105,10 @@ describeEachDialect('inkwell serve process', (dialect) => {
       headers: { 'x-forwarded-token': `Bearer ${key.key}` },
     });
     await httpRequest(first.baseUrl, 'GET', `/nowhere/${key.key}`, { headers: { authorization: `Bearer ${key.key}`, cookie: `k=${key.key}` } });
+    // An accepted event went through the ingest worker thread (the bundle's own entry in dist/).
+    const event = { path: '/start', visitorId: 'v-1', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0', timestamp: '2026-01-05T10:00:00Z' };
+    const posted = await httpRequest(first.baseUrl, 'POST', `/v1/analytics/${project.id}/events`, { key: key.key, body: { events: [event] } });
+    expect(posted.body).toEqual({ accepted: 1, rejected: [] });
 
     // An in-flight request (body half sent) when SIGTERM arrives still gets its answer.
     const slow = slowRequest(first.baseUrl);
@@ -140,6 +144,8 @@ describeEachDialect('inkwell serve process', (dialect) => {
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: project.id, name: 'Docs' });
     expect((await httpRequest(second.baseUrl, 'GET', '/readyz')).status).toBe(200);
+    const visitors = await httpRequest(second.baseUrl, 'GET', `/v1/analytics/${project.id}/visitors?dateFrom=2026-01-05&dateTo=2026-01-06`, { key: key.key });
+    expect(visitors.body.totals).toMatchObject({ human: 1, total: 1 });
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
     expect(second.stdout()).toContain('"stopped"');

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/lib/ids.ts';
-import { createLogger, scrubSecrets } from '../../src/lib/logger.ts';
+import { createLazyLogger, createLogger, scrubSecrets } from '../../src/lib/logger.ts';
 import { startTestApp } from '../helpers/app.ts';
 
 function capture() {
@@ -72,6 +72,28 @@ describe('createLogger', () => {
     log.info('hidden');
     log.warn('shown');
     expect(out.lines.map((l) => JSON.parse(l).msg)).toEqual(['shown']);
+  });
+});
+
+describe('createLazyLogger', () => {
+  it('makes the logger on first use only, then forwards calls, children, level reads and writes to it', () => {
+    const out = capture();
+    let made = 0;
+    const log = createLazyLogger(() => {
+      made++;
+      return createLogger({ logLevel: 'info', logPretty: false }, out.stream);
+    });
+    expect(made).toBe(0);
+    log.info({ key: generateKey('admin') }, 'first');
+    log.child({ job: 'job_1' }).warn('from a child');
+    expect(log.level).toBe('info');
+    log.level = 'error';
+    log.warn('hidden now');
+    expect(made).toBe(1);
+    const lines = out.lines.map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.msg)).toEqual(['first', 'from a child']);
+    expect(lines[0].key).toBe('[redacted]');
+    expect(lines[1].job).toBe('job_1');
   });
 });
 
