@@ -5,17 +5,16 @@
 //                              [--systems duckdb,pg-raw,inkwell-sqlite,inkwell-pg] [--concurrency 4] [--keep] [--reuse]
 //
 // Writes bench/results/analytics-latest.json and a line in bench/results/history.jsonl and prints a table.
-import fs from 'node:fs';
-import path from 'node:path';
 import { openDuckDb, runDuckDbBaseline } from './baselines/duckdb.ts';
 import { BENCH_PG_ADMIN_URL, runPgRawBaseline } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
-import { DATA_DIR, ensureDataset, genOptions } from './lib/dataset.ts';
+import { ensureDataset, genOptions } from './lib/dataset.ts';
 import { diffExports, digestExport, type ExportResult } from './lib/export.ts';
 import type { ExportMeasurement, MeasureOptions } from './lib/harness.ts';
-import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
+import { type IngestStats, walkExport } from './lib/inkwell-client.ts';
+import { inkwellData, loadInkwellData, releaseInkwellData } from './lib/inkwell-data.ts';
 import { environment, writeResults } from './lib/results.ts';
-import { type Backend, type BenchProject, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
+import { type Backend, dirSizeMb, freshPgDatabase, startService } from './lib/service.ts';
 import { percentile, round, summarise } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -35,19 +34,12 @@ const concurrency = intArg(args, 'concurrency') ?? 4;
 const { meta, csv } = ensureDataset(genOptions(genArgs(args)), log);
 log(`dataset ${meta.name}: ${meta.counts.events.toLocaleString('en')} events, window ${meta.window.dateFrom} … ${meta.window.dateTo} (exclusive)`);
 
-interface ReuseState {
-  dataset: string;
-  dataDir: string;
-  databaseUrl?: string;
-  project: BenchProject;
-}
-
 interface InkwellRun {
   system: string;
   /** The ingest was skipped: data from an earlier run of the same dataset (--reuse). */
   reusedIngest?: boolean;
   backend: Backend;
-  ingest?: unknown;
+  ingest?: IngestStats;
   peakRssMbIngest?: number | null;
   peakRssMbExport?: number | null;
   databaseMb?: number | null;
@@ -72,45 +64,11 @@ async function runInkwell(backend: Backend, reference: ExportResult | null): Pro
   const out: InkwellRun = { system, backend };
   // --reuse: keep the ingested data between runs (per backend and dataset) and skip the ingest when it is there,
   // so the export can be re-measured after a code change without re-ingesting (migrations still run on start).
-  const reuse = args.has('reuse');
-  const stateFile = path.join(DATA_DIR, `inkwell-state-${backend}.json`);
-  const state = reuse && fs.existsSync(stateFile) ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as ReuseState) : null;
-  const reusable = state !== null && state.dataset === `${meta.name} ${meta.generatedAt}` && fs.existsSync(state.dataDir);
-  const dataDir = reusable ? state.dataDir : reuse ? path.join(DATA_DIR, `inkwell-${backend}`) : tempDir(system);
-  const s: ServiceEnv = { backend, dataDir };
+  const data = inkwellData({ name: 'inkwell', backend, meta, reuse: args.has('reuse'), keep: args.has('keep') });
+  const { dataDir, service: s } = data;
   try {
-    let project: BenchProject;
-    if (reusable) {
-      s.databaseUrl = state.databaseUrl;
-      project = state.project;
-      out.reusedIngest = true;
-      log(`${system}: reusing ingested data (${dataDir}${s.databaseUrl ? `, ${s.databaseUrl}` : ''})`);
-    } else {
-      if (reuse) {
-        fs.rmSync(dataDir, { recursive: true, force: true });
-        fs.mkdirSync(dataDir, { recursive: true });
-      }
-      if (backend === 'postgres') s.databaseUrl = process.env.BENCH_INKWELL_DATABASE_URL ?? (await freshPgDatabase('bench_inkwell_export', BENCH_PG_ADMIN_URL));
-      project = await createProject(s);
-      log(`${system}: project ${project.projectId}, data ${backend === 'sqlite' ? dataDir : s.databaseUrl}`);
-
-      // Phase 1: ingest every event through the HTTP API.
-      const svc = await startService(s);
-      try {
-        const ingest = await ingestDataset(svc.baseUrl, project.projectId, project.adminKey, csv, meta, { concurrency, batchSize: 1000, log });
-        out.ingest = ingest;
-        log(
-          `${system}: ingested ${ingest.accepted.toLocaleString('en')} events (${ingest.rejected} rejected) at ${ingest.eventsPerSecond.toLocaleString('en')} events/s`,
-        );
-        if (ingest.rejected > 0) log(`${system}: first rejections ${JSON.stringify(ingest.firstRejections).slice(0, 800)}`);
-      } finally {
-        out.peakRssMbIngest = await svc.stop();
-      }
-      if (reuse) {
-        const saved: ReuseState = { dataset: `${meta.name} ${meta.generatedAt}`, dataDir, project, ...(s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}) };
-        fs.writeFileSync(stateFile, `${JSON.stringify(saved, null, 2)}\n`);
-      }
-    }
+    const databaseUrl = async () => process.env.BENCH_INKWELL_DATABASE_URL ?? (await freshPgDatabase('bench_inkwell_export', BENCH_PG_ADMIN_URL));
+    const project = await loadInkwellData(data, { meta, csv, concurrency, log, databaseUrl }, out);
     out.databaseMb = backend === 'sqlite' ? dirSizeMb(dataDir) : null;
 
     // Phase 2: a fresh process for the export, so its peak RSS is the export's.
@@ -168,9 +126,7 @@ async function runInkwell(backend: Backend, reference: ExportResult | null): Pro
     out.error = (err as Error).message;
     log(`${system}: FAILED: ${out.error.slice(0, 1000)}`);
   } finally {
-    if (reuse) log(`${system}: data kept for --reuse in ${dataDir}`);
-    else if (args.has('keep')) log(`${system}: kept data in ${dataDir}`);
-    else fs.rmSync(dataDir, { recursive: true, force: true });
+    releaseInkwellData(data, log);
   }
   return out;
 }
