@@ -6,6 +6,8 @@ import { classify, RULES_VERSION } from './classify/classify.ts';
 import { isQualifyingView } from './classify/qualify.ts';
 import { createDaySetService } from './export/dayset-service.ts';
 import { createExportService } from './export/export.ts';
+import { createFacetService } from './export/facet-service.ts';
+import { createInsightsService } from './export/insights.ts';
 import { createIngestService } from './ingest/ingest.ts';
 import { daysetStore } from './store/dayset-store.ts';
 import { type EventRow, analyticsStore as store } from './store/store.ts';
@@ -47,11 +49,17 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
     resultEntries: deps.config.analytics.resultCacheEntries,
     ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
   });
+  const facets = createFacetService({ db: deps.db });
+  const insights = createInsightsService({
+    db: deps.db,
+    facets,
+    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
+  });
 
   /**
    * Re-derives class, category, rule and the qualifying flag of every stored event of a project from its
    * stored user agent, path, Accept, method and status with the current rules, then rebuilds the
-   * project's daily visits from the raw events (one transaction) and bumps its data version.
+   * project's daily visits and facets from the raw events (one transaction) and bumps its data version.
    */
   async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
     const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
@@ -98,6 +106,8 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
       // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
       await daysetStore.bumpAllDayVersions(trx, ord);
       await daysetStore.insertMissingDayVersions(trx, ord);
+      // The agents and referrers breakdowns follow the new classes too.
+      await facets.rebuildIn(trx, ord);
     });
     return { scanned, changed };
   }
@@ -105,6 +115,8 @@ export function createAnalyticsService(deps: AnalyticsDeps) {
   return {
     ingest,
     exporter,
+    insights,
+    facets,
     reclassify,
     daySets,
     /** Starts persisting changed days' visitor sets in the background (API processes). */

@@ -3648,6 +3648,914 @@ export interface paths {
       };
     };
   };
+  "/v1/analytics/{projectId}/series": {
+    /**
+     * Get unique visitors over time
+     * @description Exact distinct visitors per bucket (`interval` day, week or month; UTC), human and AI apart and `total` deduplicated across them, with the crawler requests of each bucket. Every bucket of the range is listed, empty ones with zeros; absent bounds run from the first to the last day with data. At most 1,500 buckets (400 naming `interval` beyond). `totals` are distinct over the whole range. Admin key.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Inclusive start: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: the first event. */
+          dateFrom?: string;
+          /** @description Exclusive end: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: no upper bound. */
+          dateTo?: string;
+          /** @description Bucket size: a UTC day, an ISO week (Monday to Sunday) or a calendar month. Buckets are clipped to the range. */
+          interval?: "day" | "week" | "month";
+        };
+        path: {
+          /** @description Project id */
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit"?: number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining"?: number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset"?: number;
+          };
+          content: {
+            "application/json": {
+              interval: "day" | "week" | "month";
+              series: {
+                  /**
+                   * Format: date
+                   * @description The bucket's first day inside the range (UTC)
+                   */
+                  date: string;
+                  /** @description Distinct visitors with a qualifying human view in the bucket */
+                  human: number;
+                  /** @description Distinct visitors with a qualifying AI view in the bucket */
+                  ai: number;
+                  /** @description Distinct visitors with any qualifying view (not human + ai) */
+                  total: number;
+                  /** @description Requests classified as crawler in the bucket */
+                  crawlerRequests: number;
+                }[];
+              /** @description Distinct over the whole range, not sums of the buckets */
+              totals: {
+                /** @description Distinct visitors with a qualifying human view in the bucket */
+                human: number;
+                /** @description Distinct visitors with a qualifying AI view in the bucket */
+                ai: number;
+                /** @description Distinct visitors with any qualifying view (not human + ai) */
+                total: number;
+                /** @description Requests classified as crawler in the bucket */
+                crawlerRequests: number;
+              };
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
+        429: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit": number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining": number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset": number;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/v1/analytics/{projectId}/agents": {
+    /**
+     * Get AI agents and crawlers
+     * @description Which AI assistants and crawlers came, by the name of the rule that classified them, with their distinct visitors, page views and requests in the range. Ordered by visitors, then requests, descending, then name; paged like the exports. Admin key.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Inclusive start: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: the first event. */
+          dateFrom?: string;
+          /** @description Exclusive end: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: no upper bound. */
+          dateTo?: string;
+          /** @description Rows per page, 1–250 */
+          limit?: number;
+          /** @description Rows to skip; increase by limit while hasMore */
+          offset?: number;
+        };
+        path: {
+          /** @description Project id */
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit"?: number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining"?: number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset"?: number;
+          };
+          content: {
+            "application/json": {
+              agents: ({
+                  /** @description Name of the classification rule (ChatGPT-User, GPTBot, …; markdown-fetch, isbot and empty-user-agent for the generic rules) */
+                  agent: string;
+                  class: "ai" | "crawler";
+                  /** @description A crawler's category; null for AI */
+                  category: "search" | "training" | "other" | null;
+                  /** @description Distinct visitors (IP and user agent, or visitorId) with any request in the range */
+                  visitors: number;
+                  /** @description Page views: GET (or no method), 2xx/304 (or no status), a page rather than a static asset */
+                  views: number;
+                  requests: number;
+                })[];
+              hasMore: boolean;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
+        429: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit": number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining": number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset": number;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/v1/analytics/{projectId}/referrers": {
+    /**
+     * Get referrers
+     * @description Qualifying views by the host of their referrer (what the tracker and ingest send as `referrer`), with distinct visitors and views. Views without a referrer are not listed; navigation inside the site appears under the site's own host. Ordered by visitors, then views, descending, then host; paged like the exports. Admin key.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Inclusive start: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: the first event. */
+          dateFrom?: string;
+          /** @description Exclusive end: YYYY-MM-DD or an ISO 8601 date-time (counts by its UTC date). Default: no upper bound. */
+          dateTo?: string;
+          /** @description Rows per page, 1–250 */
+          limit?: number;
+          /** @description Rows to skip; increase by limit while hasMore */
+          offset?: number;
+        };
+        path: {
+          /** @description Project id */
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit"?: number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining"?: number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset"?: number;
+          };
+          content: {
+            "application/json": {
+              referrers: {
+                  /** @description The referrer's host, lower case, without a leading www. */
+                  host: string;
+                  /** @description Distinct visitors with a qualifying view from this host */
+                  visitors: number;
+                  /** @description Qualifying views from this host */
+                  views: number;
+                }[];
+              hasMore: boolean;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
+        429: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit": number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining": number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset": number;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
   "/script.js": {
     /**
      * Browser tracker script

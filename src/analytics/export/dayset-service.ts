@@ -12,6 +12,7 @@
 // changes all the time: it is rebuilt from its visits when queried, which is one day's rows). Several
 // processes may seal at once: a blob only ever replaces an older version.
 import type { Database } from '../../db/index.ts';
+import { ByteLru } from '../lru.ts';
 import { daysetStore as ds } from '../store/dayset-store.ts';
 import type { DayRange } from '../store/store.ts';
 import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
@@ -46,48 +47,6 @@ export interface LoadStats {
   fromMemory: number;
   fromBlob: number;
   rebuilt: number;
-}
-
-/** A map bounded by the summed size of its values, least recently used first out. */
-class ByteLru<V> {
-  private readonly map = new Map<string, { value: V; bytes: number }>();
-  private total = 0;
-  constructor(readonly maxBytes: number) {}
-  get(key: string): V | undefined {
-    const e = this.map.get(key);
-    if (!e) return undefined;
-    this.map.delete(key);
-    this.map.set(key, e);
-    return e.value;
-  }
-  set(key: string, value: V, bytes: number): void {
-    this.delete(key);
-    if (bytes > this.maxBytes) return;
-    this.map.set(key, { value, bytes });
-    this.total += bytes;
-    while (this.total > this.maxBytes) {
-      const [k, e] = this.map.entries().next().value as [string, { value: V; bytes: number }];
-      this.map.delete(k);
-      this.total -= e.bytes;
-    }
-  }
-  delete(key: string): void {
-    const e = this.map.get(key);
-    if (e) {
-      this.map.delete(key);
-      this.total -= e.bytes;
-    }
-  }
-  clear(): void {
-    this.map.clear();
-    this.total = 0;
-  }
-  get bytes(): number {
-    return this.total;
-  }
-  get size(): number {
-    return this.map.size;
-  }
 }
 
 const dayKey = (projectOrd: number, day: number) => `${projectOrd}:${day}`;

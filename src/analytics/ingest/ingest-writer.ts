@@ -24,12 +24,16 @@ import { createBulkWriter, sortFlatRows } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
+import { FacetAccumulator } from '../classify/facets.ts';
+import { isStaticAsset } from '../classify/normalize.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { daysetStore } from '../store/dayset-store.ts';
+import { facetStore } from '../store/facet-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
+  type EventClass,
   type Learned,
   type LearnedIds,
   NO_STATUS,
@@ -141,6 +145,8 @@ interface DailyRows {
   visits: number[];
   seen: Map<number, Map<number, number[]>>;
   views: Map<number, Map<number, [number, number]>>;
+  /** The agents and referrers rows of the group's events (src/analytics/classify/facets.ts). */
+  facets: FacetAccumulator;
 }
 
 function sha256(s: string): string {
@@ -220,6 +226,7 @@ function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8
   const { strings, refs } = b;
   const { visits, seen, views } = daily;
   const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
+  const staticAssets = new Map<number, boolean>();
   const values: unknown[] = [];
   for (let i = 0; i < b.n; i++) {
     if (keep !== null && keep[i] === 0) continue;
@@ -253,6 +260,24 @@ function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8
       source,
       str(refs[o + R_DEDUP] as number),
     );
+    daily.facets.add({
+      day,
+      visitor: vord,
+      cls: cls as EventClass,
+      rule: str(refs[o + R_RULE] as number),
+      qualifying,
+      method: str(refs[o + R_METHOD] as number),
+      status: status === NO_STATUS ? null : status,
+      referrer: str(refs[o + R_REFERRER] as number),
+      staticAsset: () => {
+        let a = staticAssets.get(pathRef);
+        if (a === undefined) {
+          a = isStaticAsset(strings[pathRef] as string);
+          staticAssets.set(pathRef, a);
+        }
+        return a;
+      },
+    });
     if (qualifying === 1) {
       // The view counted per (day, path), and its (day, path, visitor, class) visit added unless the group has it.
       const c = cls === 'human' ? CLS_HUMAN : CLS_AI;
@@ -520,6 +545,15 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         ord,
         [...daily.seen.keys()].sort((a, b) => a - b),
       );
+    // So are day facets (facet-service.ts), with versions of their own: a crawler's request moves no visitor set.
+    if (daily.facets.size > 0) {
+      await facetStore.bulkAddFacets(bulk, trx, daily.facets.flat(ord));
+      await facetStore.bumpDayVersions(
+        trx,
+        ord,
+        [...daily.facets.days].sort((a, b) => a - b),
+      );
+    }
   }
 
   /** After the commit (never before: a rolled-back id must not be cached), the group's new dictionary entries join the caches. */
@@ -556,7 +590,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const todo = await jobsToWrite(trx, ord, jobs);
         const { ids, entries } = await resolveIds(trx, ord, todo);
         newEntries.set(ord, entries);
-        const daily: DailyRows = { visits: [], seen: new Map(), views: new Map() };
+        const daily: DailyRows = { visits: [], seen: new Map(), views: new Map(), facets: new FacetAccumulator() };
         for (let j = 0; j < todo.length; j++) {
           const { job, index, keep } = todo[j] as GroupJob;
           const b = job.batch;

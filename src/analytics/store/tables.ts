@@ -20,6 +20,12 @@ import type { Generated } from 'kysely';
 
 export const CLS_HUMAN = 1;
 export const CLS_AI = 2;
+/** Class code of a crawler in `analytics_daily_facets.cls` (never in the daily visits). */
+export const CLS_CRAWLER = 3;
+
+/** `analytics_daily_facets.facet`. */
+export const FACET_AGENT = 1;
+export const FACET_REFERRER = 2;
 
 export interface AnalyticsTables {
   analytics_projects: {
@@ -27,6 +33,8 @@ export interface AnalyticsTables {
     project_id: string;
     /** Bumped by every write transaction that changes the project's analytics data. */
     version: number;
+    /** 0 while the project's daily facets still have to be derived from its events (migration 0010). */
+    facets_ready: Generated<number>;
   };
   analytics_paths: {
     id: Generated<number>;
@@ -92,6 +100,27 @@ export interface AnalyticsTables {
     path_id: number;
     human: number;
     ai: number;
+  };
+  /**
+   * Per (project, day, facet, name, visitor): views and requests (migration 0010). Facet FACET_AGENT: AI and
+   * crawler requests by rule name (`cls` CLS_AI or CLS_CRAWLER; views = page views, see facets.ts);
+   * FACET_REFERRER: qualifying views by referrer host (`cls` 0, views = requests).
+   */
+  analytics_daily_facets: {
+    project_ord: number;
+    day: number;
+    facet: number;
+    name: string;
+    visitor_ord: number;
+    cls: number;
+    views: number;
+    requests: number;
+  };
+  /** A data version per (project, day) of analytics_daily_facets: bumped whenever that day's facets change (migration 0010). */
+  analytics_day_facet_versions: {
+    project_ord: number;
+    day: number;
+    version: number;
   };
   /** A data version per (project, day): bumped whenever that day's daily visits change (migration 0006). */
   analytics_day_versions: {

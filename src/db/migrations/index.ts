@@ -10,6 +10,7 @@ import * as m0006 from './0006_analytics_daysets.ts';
 import * as m0007 from './0007_analytics_ingest.ts';
 import * as m0008 from './0008_analytics_visitor_index.ts';
 import * as m0009 from './0009_analytics_daily_views.ts';
+import * as m0010 from './0010_analytics_daily_facets.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0007_analytics_ingest': m0007.up,
   '0008_analytics_visitor_index': m0008.up,
   '0009_analytics_daily_views': m0009.up,
+  '0010_analytics_daily_facets': m0010.up,
 };

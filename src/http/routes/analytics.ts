@@ -4,8 +4,10 @@ import crypto from 'node:crypto';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { parseDateRange } from '../../analytics/dates.ts';
+import { SeriesTooLongError } from '../../analytics/export/insights.ts';
+import { INTERVALS, type Interval } from '../../analytics/export/series.ts';
 import { IngestEventSchema } from '../../analytics/ingest/event.ts';
 import type { IngestResult } from '../../analytics/ingest/ingest.ts';
 import { UnknownProjectError } from '../../analytics/ingest/ingest.ts';
@@ -166,7 +168,98 @@ const ViewsResponse = Type.Object(
   },
 );
 
-const QUERY_PARAMS = ['dateFrom', 'dateTo', 'limit', 'offset'] as const;
+const RangeParams = { dateFrom: ExportQuery.properties.dateFrom, dateTo: ExportQuery.properties.dateTo };
+const SeriesQuery = Type.Object({
+  ...RangeParams,
+  interval: Type.Optional(
+    Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')], {
+      default: 'day',
+      description: 'Bucket size: a UTC day, an ISO week (Monday to Sunday) or a calendar month. Buckets are clipped to the range.',
+    }),
+  ),
+});
+const Count = Type.Integer({ minimum: 0 });
+const SeriesCounts = {
+  human: Type.Integer({ minimum: 0, description: 'Distinct visitors with a qualifying human view in the bucket' }),
+  ai: Type.Integer({ minimum: 0, description: 'Distinct visitors with a qualifying AI view in the bucket' }),
+  total: Type.Integer({ minimum: 0, description: 'Distinct visitors with any qualifying view (not human + ai)' }),
+  crawlerRequests: Type.Integer({ minimum: 0, description: 'Requests classified as crawler in the bucket' }),
+};
+const SeriesResponse = Type.Object(
+  {
+    interval: Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]),
+    series: Type.Array(Type.Object({ date: Type.String({ format: 'date', description: "The bucket's first day inside the range (UTC)" }), ...SeriesCounts })),
+    totals: Type.Object(SeriesCounts, { description: 'Distinct over the whole range, not sums of the buckets' }),
+  },
+  {
+    examples: [
+      {
+        interval: 'day',
+        series: [
+          { date: '2026-11-23', human: 412, ai: 96, total: 497, crawlerRequests: 3810 },
+          { date: '2026-11-24', human: 455, ai: 120, total: 561, crawlerRequests: 2977 },
+        ],
+        totals: { human: 801, ai: 190, total: 968, crawlerRequests: 6787 },
+      },
+    ],
+  },
+);
+const PagedRangeQuery = Type.Object({ ...RangeParams, limit: ExportQuery.properties.limit, offset: ExportQuery.properties.offset });
+const AgentsResponse = Type.Object(
+  {
+    agents: Type.Array(
+      Type.Object({
+        agent: Type.String({
+          description: 'Name of the classification rule (ChatGPT-User, GPTBot, …; markdown-fetch, isbot and empty-user-agent for the generic rules)',
+        }),
+        class: Type.Union([Type.Literal('ai'), Type.Literal('crawler')]),
+        category: Type.Union([Type.Literal('search'), Type.Literal('training'), Type.Literal('other'), Type.Null()], {
+          description: "A crawler's category; null for AI",
+        }),
+        visitors: Type.Integer({ minimum: 0, description: 'Distinct visitors (IP and user agent, or visitorId) with any request in the range' }),
+        views: Type.Integer({ minimum: 0, description: 'Page views: GET (or no method), 2xx/304 (or no status), a page rather than a static asset' }),
+        requests: Count,
+      }),
+    ),
+    hasMore: Type.Boolean(),
+  },
+  {
+    examples: [
+      {
+        agents: [
+          { agent: 'ChatGPT-User', class: 'ai', category: null, visitors: 311, views: 1208, requests: 1240 },
+          { agent: 'GPTBot', class: 'crawler', category: 'training', visitors: 12, views: 9810, requests: 10422 },
+        ],
+        hasMore: false,
+      },
+    ],
+  },
+);
+const ReferrersResponse = Type.Object(
+  {
+    referrers: Type.Array(
+      Type.Object({
+        host: Type.String({ description: "The referrer's host, lower case, without a leading www." }),
+        visitors: Type.Integer({ minimum: 0, description: 'Distinct visitors with a qualifying view from this host' }),
+        views: Type.Integer({ minimum: 0, description: 'Qualifying views from this host' }),
+      }),
+    ),
+    hasMore: Type.Boolean(),
+  },
+  {
+    examples: [
+      {
+        referrers: [
+          { host: 'google.com', visitors: 220, views: 301 },
+          { host: 'news.ycombinator.com', visitors: 84, views: 90 },
+        ],
+        hasMore: true,
+      },
+    ],
+  },
+);
+
+const QUERY_PARAMS = ['dateFrom', 'dateTo', 'limit', 'offset', 'interval'] as const;
 const DIGITS_RE = /^\d{1,15}$/;
 
 interface ParsedQuery {
@@ -174,6 +267,7 @@ interface ParsedQuery {
   toDay: number | null;
   limit: number;
   offset: number;
+  interval: Interval;
 }
 
 /**
@@ -204,12 +298,17 @@ function parseExportQuery(raw: Record<string, unknown>): ParsedQuery {
       details.push({ path: name, message: `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`} (got ${n})` });
     return n;
   };
+  let interval: Interval = 'day';
+  if (q.interval !== undefined) {
+    if ((INTERVALS as readonly string[]).includes(q.interval)) interval = q.interval as Interval;
+    else details.push({ path: 'interval', message: `interval must be day, week or month (got ${JSON.stringify(q.interval.slice(0, 32))})` });
+  }
   const limit = int('limit', 50, 1, 250);
   const offset = int('offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const range = parseDateRange(q.dateFrom, q.dateTo);
   if (!range.ok) details.push(...range.details);
   if (details.length > 0 || !range.ok) throw new AppError('invalid_request', details[0]?.message, details);
-  return { fromDay: range.fromDay, toDay: range.toDay, limit, offset };
+  return { fromDay: range.fromDay, toDay: range.toDay, limit, offset, interval };
 }
 
 export async function analyticsRoutes(app: App, ctx: AppContext, analytics: AnalyticsService): Promise<void> {
@@ -301,6 +400,83 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
       },
     );
   }
+
+  const readQuery = async (request: FastifyRequest) => {
+    exportQueries.set(request, parseExportQuery(request.query as Record<string, unknown>));
+  };
+  const readSchema = (summary: string, description: string, querystring: TSchema, ok: TSchema) => ({
+    tags: ['Analytics'],
+    summary,
+    description,
+    security: [{ bearerAuth: [] }],
+    params: ProjectParams,
+    querystring,
+    response: { 200: ok, ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'rate_limited') },
+  });
+
+  app.get(
+    '/v1/analytics/:projectId/series',
+    {
+      onRequest: adminOnly,
+      preValidation: readQuery,
+      schema: readSchema(
+        'Get unique visitors over time',
+        'Exact distinct visitors per bucket (`interval` day, week or month; UTC), human and AI apart and `total` deduplicated across them, with the crawler requests of each bucket. Every bucket of the range is listed, empty ones with zeros; absent bounds run from the first to the last day with data. At most 1,500 buckets (400 naming `interval` beyond). `totals` are distinct over the whole range. Admin key.',
+        SeriesQuery,
+        SeriesResponse,
+      ),
+    },
+    async (request, reply) => {
+      const q = exportQueries.get(request) as ParsedQuery;
+      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
+      try {
+        return await analytics.insights.series(request.params.projectId, q);
+      } catch (err) {
+        if (err instanceof SeriesTooLongError) throw new AppError('invalid_request', err.message, [{ path: 'interval', message: err.message }]);
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/v1/analytics/:projectId/agents',
+    {
+      onRequest: adminOnly,
+      preValidation: readQuery,
+      schema: readSchema(
+        'Get AI agents and crawlers',
+        'Which AI assistants and crawlers came, by the name of the rule that classified them, with their distinct visitors, page views and requests in the range. Ordered by visitors, then requests, descending, then name; paged like the exports. Admin key.',
+        PagedRangeQuery,
+        AgentsResponse,
+      ),
+    },
+    async (request, reply) => {
+      const q = exportQueries.get(request) as ParsedQuery;
+      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
+      const page = await analytics.insights.agents(request.params.projectId, q);
+      return { agents: page.rows, hasMore: page.hasMore };
+    },
+  );
+
+  app.get(
+    '/v1/analytics/:projectId/referrers',
+    {
+      onRequest: adminOnly,
+      preValidation: readQuery,
+      schema: readSchema(
+        'Get referrers',
+        "Qualifying views by the host of their referrer (what the tracker and ingest send as `referrer`), with distinct visitors and views. Views without a referrer are not listed; navigation inside the site appears under the site's own host. Ordered by visitors, then views, descending, then host; paged like the exports. Admin key.",
+        PagedRangeQuery,
+        ReferrersResponse,
+      ),
+    },
+    async (request, reply) => {
+      const q = exportQueries.get(request) as ParsedQuery;
+      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
+      const page = await analytics.insights.referrers(request.params.projectId, q);
+      return { referrers: page.rows, hasMore: page.hasMore };
+    },
+  );
 
   // The browser tracker and its collect endpoint (CORS, text/plain bodies for navigator.sendBeacon).
   const trackerEtag = `"${crypto.createHash('sha256').update(TRACKER_JS).digest('base64url').slice(0, 27)}"`;

@@ -1,0 +1,161 @@
+// The dashboard's analytics reads: the visitor time series, the AI agents and crawlers, the referrers. Exact,
+// on UTC days, `toDay` exclusive, with the export's range rules (absent bounds: from the first / to the last
+// day with data).
+import type { Database } from '../../db/index.ts';
+import type { CrawlerCategory } from '../classify/classify.ts';
+import { USER_AGENT_RULES } from '../classify/rules.ts';
+import { daysetStore as ds } from '../store/dayset-store.ts';
+import { facetStore } from '../store/facet-store.ts';
+import { analyticsStore as store } from '../store/store.ts';
+import { CLS_AI } from '../store/tables.ts';
+import type { DaySetService } from './dayset-service.ts';
+import { DaySetIdRangeError } from './daysets.ts';
+import type { FacetCount, FacetService } from './facet-service.ts';
+import { type Bucket, bucketCount, bucketLabel, bucketsOf, countBuckets, type Interval, type VisitorCounts } from './series.ts';
+
+/** Most buckets one series request may span (four years of days). */
+export const MAX_BUCKETS = 1500;
+
+export class SeriesTooLongError extends Error {
+  constructor(readonly interval: Interval) {
+    super(
+      `the range spans more than ${MAX_BUCKETS.toLocaleString('en-US')} ${interval === 'day' ? 'days' : `${interval}s`}: ask for a shorter range (dateFrom, dateTo) or a longer interval`,
+    );
+  }
+}
+
+export interface RangeQuery {
+  fromDay: number | null;
+  toDay: number | null;
+}
+
+export interface SeriesPoint extends VisitorCounts {
+  date: string;
+  crawlerRequests: number;
+}
+
+export interface SeriesResult {
+  interval: Interval;
+  series: SeriesPoint[];
+  totals: VisitorCounts & { crawlerRequests: number };
+}
+
+export interface AgentRow {
+  agent: string;
+  class: 'ai' | 'crawler';
+  category: CrawlerCategory | null;
+  visitors: number;
+  views: number;
+  requests: number;
+}
+
+export interface ReferrerRow {
+  host: string;
+  visitors: number;
+  views: number;
+}
+
+export interface Paged<T> {
+  rows: T[];
+  hasMore: boolean;
+}
+
+export interface InsightsDeps {
+  db: Database;
+  facets: FacetService;
+  /** Count visitors from day sets (else with one SQL aggregation per bucket). */
+  daySets?: DaySetService;
+}
+
+const CATEGORY = new Map(USER_AGENT_RULES.map((r) => [r.name, r.class === 'crawler' ? (r.category ?? 'other') : null]));
+
+function pageOf<T>(rows: T[], offset: number, limit: number): Paged<T> {
+  return { rows: rows.slice(offset, offset + limit), hasMore: rows.length > offset + limit };
+}
+
+export function createInsightsService(deps: InsightsDeps) {
+  const kysely = deps.db.kysely;
+
+  /** The range with absent bounds resolved to the days with data; null when it holds no day. */
+  async function resolve(projectOrd: number, q: RangeQuery): Promise<{ fromDay: number; toDay: number } | null> {
+    if (q.fromDay !== null && q.toDay !== null) return q.fromDay < q.toDay ? { fromDay: q.fromDay, toDay: q.toDay } : null;
+    // Days with visits or with facets (a day of crawler requests only has no visits).
+    const days = [...(await ds.selectDayVersions(kysely, projectOrd, q)), ...(await facetStore.selectDayVersions(kysely, projectOrd, q))].map((v) => v.day);
+    if (days.length === 0) return null;
+    return { fromDay: q.fromDay ?? Math.min(...days), toDay: q.toDay ?? Math.max(...days) + 1 };
+  }
+
+  async function visitorCounts(projectOrd: number, range: { fromDay: number; toDay: number }, buckets: Bucket[]) {
+    if (deps.daySets) {
+      try {
+        const { days } = await deps.daySets.loadWindow(projectOrd, range);
+        return countBuckets(days, buckets);
+      } catch (err) {
+        // Ordinals too large for a day set (a huge multi-project install): counted in SQL instead.
+        if (!(err instanceof DaySetIdRangeError)) throw err;
+      }
+    }
+    return kysely
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const counts: VisitorCounts[] = [];
+        for (const b of buckets) counts.push(await store.visitorTotals(trx, projectOrd, { fromDay: b.start, toDay: b.end }));
+        return { buckets: counts, totals: await store.visitorTotals(trx, projectOrd, range) };
+      });
+  }
+
+  async function series(projectId: string, q: RangeQuery & { interval: Interval }): Promise<SeriesResult> {
+    const empty: SeriesResult = { interval: q.interval, series: [], totals: { human: 0, ai: 0, total: 0, crawlerRequests: 0 } };
+    if (q.fromDay !== null && q.toDay !== null && bucketCount(q.fromDay, q.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS)
+      throw new SeriesTooLongError(q.interval);
+    const ord = await store.selectProjectOrd(kysely, projectId);
+    if (ord === undefined) return empty;
+    await deps.facets.ensureReady(ord);
+    const range = await resolve(ord, q);
+    if (range === null) return empty;
+    if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);
+    const buckets = bucketsOf(range.fromDay, range.toDay, q.interval);
+    const visitors = await visitorCounts(ord, range, buckets);
+    const crawlerByDay = new Map((await deps.facets.loadWindow(ord, range)).map((d) => [d.day, d.crawlerRequests]));
+    let crawlerTotal = 0;
+    const points = buckets.map((b, i) => {
+      let crawlerRequests = 0;
+      for (let d = b.start; d < b.end; d++) crawlerRequests += crawlerByDay.get(d) ?? 0;
+      crawlerTotal += crawlerRequests;
+      return { date: bucketLabel(b), ...(visitors.buckets[i] as VisitorCounts), crawlerRequests };
+    });
+    return { interval: q.interval, series: points, totals: { ...visitors.totals, crawlerRequests: crawlerTotal } };
+  }
+
+  async function facetCounts(projectId: string, q: RangeQuery, kind: 'agents' | 'referrers'): Promise<FacetCount[]> {
+    const ord = await store.selectProjectOrd(kysely, projectId);
+    if (ord === undefined || (q.fromDay !== null && q.toDay !== null && q.fromDay >= q.toDay)) return [];
+    return kind === 'agents' ? deps.facets.agents(ord, q) : deps.facets.referrers(ord, q);
+  }
+
+  return {
+    series,
+    /** AI assistants and crawlers by the name of the rule that classified them; most visitors first. */
+    async agents(projectId: string, q: RangeQuery & { offset: number; limit: number }): Promise<Paged<AgentRow>> {
+      const rows = (await facetCounts(projectId, q, 'agents')).map(
+        (c): AgentRow => ({
+          agent: c.name,
+          class: c.cls === CLS_AI ? 'ai' : 'crawler',
+          category: c.cls === CLS_AI ? null : (CATEGORY.get(c.name) ?? 'other'),
+          visitors: c.visitors,
+          views: c.views,
+          requests: c.requests,
+        }),
+      );
+      return pageOf(rows, q.offset, q.limit);
+    },
+    /** Referrer hosts of qualifying views; most visitors first. */
+    async referrers(projectId: string, q: RangeQuery & { offset: number; limit: number }): Promise<Paged<ReferrerRow>> {
+      const rows = (await facetCounts(projectId, q, 'referrers')).map((c): ReferrerRow => ({ host: c.name, visitors: c.visitors, views: c.views }));
+      return pageOf(rows, q.offset, q.limit);
+    },
+  };
+}
+
+export type InsightsService = ReturnType<typeof createInsightsService>;

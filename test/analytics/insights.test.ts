@@ -1,0 +1,356 @@
+// The dashboard's analytics endpoints over real HTTP on both databases: the time series, the AI agents and
+// crawlers, the referrers. Every expected number is computed here from the generated events themselves
+// (Sets per bucket or name), not by the service's code; only the rule name an agent's user agent maps to is
+// taken from the classifier, which has its own tests against an independent table.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classify } from '../../src/analytics/classify/classify.ts';
+import { createAnalyticsService } from '../../src/analytics/service.ts';
+import { createAnalyticsClient } from '../../src/client/analytics.ts';
+import { testConfig } from '../../src/config.ts';
+import { migrate } from '../../src/db/index.ts';
+import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { sendEvents } from './api.ts';
+import { DAY_MS, type GenEvent, generate, START_MS, type WireEvent } from './dataset.ts';
+import { services } from './services.ts';
+
+const iso = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+const START_DAY = START_MS / DAY_MS;
+
+/** Monday-based ISO week start and calendar month start of a day, computed with Date (independently of the service's arithmetic). */
+function bucketStart(day: number, interval: 'day' | 'week' | 'month'): number {
+  const d = new Date(day * DAY_MS);
+  if (interval === 'day') return day;
+  if (interval === 'week') return day - ((d.getUTCDay() + 6) % 7);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS;
+}
+
+interface Expected {
+  date: string;
+  human: number;
+  ai: number;
+  total: number;
+  crawlerRequests: number;
+}
+
+function expectedSeries(events: GenEvent[], fromDay: number, toDay: number, interval: 'day' | 'week' | 'month'): Expected[] {
+  const buckets = new Map<number, { h: Set<string>; a: Set<string>; t: Set<string>; c: number; first: number }>();
+  for (let d = fromDay; d < toDay; d++) {
+    const b = bucketStart(d, interval);
+    if (!buckets.has(b)) buckets.set(b, { h: new Set(), a: new Set(), t: new Set(), c: 0, first: d });
+  }
+  for (const { truth } of events) {
+    if (truth.day < fromDay || truth.day >= toDay) continue;
+    const b = buckets.get(bucketStart(truth.day, interval)) as NonNullable<ReturnType<typeof buckets.get>>;
+    if (truth.cls === 'crawler') b.c++;
+    if (!truth.qualifying) continue;
+    (truth.cls === 'human' ? b.h : b.a).add(truth.visitor);
+    b.t.add(truth.visitor);
+  }
+  return [...buckets.values()].map((b) => ({ date: iso(b.first), human: b.h.size, ai: b.a.size, total: b.t.size, crawlerRequests: b.c }));
+}
+
+const isPageView = (w: WireEvent, path: string) =>
+  (w.method === undefined || w.method === 'GET') &&
+  (w.status === undefined || (w.status >= 200 && w.status <= 299) || w.status === 304) &&
+  !/\.(js|png|css|woff2)$/.test(path);
+
+function expectedAgents(events: GenEvent[], fromDay: number, toDay: number) {
+  const by = new Map<string, { class: string; visitors: Set<string>; views: number; requests: number }>();
+  for (const { wire, truth } of events) {
+    if (truth.day < fromDay || truth.day >= toDay || truth.cls === 'human') continue;
+    const name = classify({ userAgent: wire.userAgent ?? null, path: wire.path ?? wire.url ?? '', accept: wire.accept ?? null }).rule as string;
+    let e = by.get(name);
+    if (!e) {
+      e = { class: truth.cls, visitors: new Set(), views: 0, requests: 0 };
+      by.set(name, e);
+    }
+    e.visitors.add(truth.visitor);
+    e.requests++;
+    if (isPageView(wire, truth.path)) e.views++;
+  }
+  return [...by]
+    .map(([agent, e]) => ({ agent, class: e.class, visitors: e.visitors.size, views: e.views, requests: e.requests }))
+    .sort((a, b) => b.visitors - a.visitors || b.requests - a.requests || (a.agent < b.agent ? -1 : 1));
+}
+
+describeEachDialect('analytics series, agents and referrers', (dialect) => {
+  let t: TestApp;
+  let s: Seeded;
+  let data: GenEvent[];
+  const get = (p: string, key = s.adminKey) => t.request('GET', `/v1/analytics/${s.project.id}/${p}`, { key });
+
+  beforeAll(async () => {
+    t = await startTestApp(dialect);
+    s = await t.seed();
+    data = generate({ seed: 7, events: 2000, days: 45 });
+    await sendEvents(
+      t,
+      s.ingestSecretKey,
+      s.project.id,
+      data.map((d) => d.wire),
+    );
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('series', () => {
+    const cases: { interval: 'day' | 'week' | 'month'; from: number; to: number }[] = [
+      { interval: 'day', from: START_DAY, to: START_DAY + 45 },
+      { interval: 'day', from: START_DAY + 3, to: START_DAY + 10 },
+      { interval: 'week', from: START_DAY + 2, to: START_DAY + 40 },
+      { interval: 'month', from: START_DAY, to: START_DAY + 45 },
+      { interval: 'month', from: START_DAY - 5, to: START_DAY + 50 },
+    ];
+    for (const c of cases) {
+      it(`${c.interval} buckets ${iso(c.from)} → ${iso(c.to)}: every bucket listed, counts exact, totals distinct over the range`, async () => {
+        const res = await get(`series?dateFrom=${iso(c.from)}&dateTo=${iso(c.to)}&interval=${c.interval}`);
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.interval).toBe(c.interval);
+        expect(res.body.series).toEqual(expectedSeries(data, c.from, c.to, c.interval));
+        const inRange = data.filter((d) => d.truth.day >= c.from && d.truth.day < c.to);
+        const visitors = (f: (d: GenEvent) => boolean) => new Set(inRange.filter((d) => d.truth.qualifying && f(d)).map((d) => d.truth.visitor)).size;
+        expect(res.body.totals).toEqual({
+          human: visitors((d) => d.truth.cls === 'human'),
+          ai: visitors((d) => d.truth.cls === 'ai'),
+          total: visitors(() => true),
+          crawlerRequests: inRange.filter((d) => d.truth.cls === 'crawler').length,
+        });
+      });
+    }
+
+    it('totals are distinct over the whole range, not sums of the buckets', async () => {
+      const res = await get(`series?dateFrom=${iso(START_DAY)}&dateTo=${iso(START_DAY + 45)}`);
+      const all = new Set(data.filter((d) => d.truth.qualifying).map((d) => d.truth.visitor));
+      const humans = new Set(data.filter((d) => d.truth.qualifying && d.truth.cls === 'human').map((d) => d.truth.visitor));
+      expect(res.body.totals.total).toBe(all.size);
+      expect(res.body.totals.human).toBe(humans.size);
+      expect(res.body.series.reduce((n: number, p: Expected) => n + p.total, 0)).toBeGreaterThan(all.size);
+    });
+
+    it('the typed client reads the same series, agents and referrers', async () => {
+      const client = createAnalyticsClient({ baseUrl: t.baseUrl, key: s.adminKey });
+      const q = { dateFrom: iso(START_DAY), dateTo: iso(START_DAY + 45) };
+      expect(await client.series(s.project.id, { ...q, interval: 'week' })).toEqual(
+        (await get(`series?${new URLSearchParams({ ...q, interval: 'week' })}`)).body,
+      );
+      expect(await client.agents(s.project.id, { ...q, limit: 3 })).toEqual((await get(`agents?${new URLSearchParams({ ...q, limit: '3' })}`)).body);
+      expect(await client.referrers(s.project.id, q)).toEqual({ referrers: [], hasMore: false });
+    });
+
+    it('absent bounds run from the first to the last day with data; interval defaults to day', async () => {
+      const res = await get('series');
+      expect(res.status).toBe(200);
+      const days = data.map((d) => d.truth.day);
+      const first = Math.min(...days);
+      const last = Math.max(...days);
+      expect(res.body.series).toEqual(expectedSeries(data, first, last + 1, 'day'));
+    });
+
+    it('dateFrom == dateTo → an empty series; a project without events → an empty series', async () => {
+      const same = await get(`series?dateFrom=${iso(START_DAY)}&dateTo=${iso(START_DAY)}`);
+      expect(same.body).toEqual({ interval: 'day', series: [], totals: { human: 0, ai: 0, total: 0, crawlerRequests: 0 } });
+      const other = await t.seed({ name: 'Empty' });
+      const empty = await t.request('GET', `/v1/analytics/${other.project.id}/series?interval=week`, { key: other.adminKey });
+      expect(empty.body).toEqual({ interval: 'week', series: [], totals: { human: 0, ai: 0, total: 0, crawlerRequests: 0 } });
+    });
+
+    it('strict parameters: a bad interval, paging parameters, reversed dates and too many buckets are 400s naming the parameter', async () => {
+      const bad = await get('series?interval=year');
+      expect(bad.status).toBe(400);
+      expect(bad.body.details).toEqual([{ path: 'interval', message: 'interval must be day, week or month (got "year")' }]);
+      const paging = await get('series?limit=10');
+      expect(paging.status).toBe(400);
+      expect(paging.body.details[0].path).toBe('limit');
+      const reversed = await get('series?dateFrom=2026-03-10&dateTo=2026-03-01');
+      expect(reversed.status).toBe(400);
+      const long = await get('series?dateFrom=2000-01-01&dateTo=2026-01-01');
+      expect(long.status).toBe(400);
+      expect(long.body.details[0].path).toBe('interval');
+      expect(long.body.error).toMatch(/more than 1,500 days/);
+      expect((await get('series?dateFrom=2000-01-01&dateTo=2026-01-01&interval=month')).status).toBe(200);
+    });
+  });
+
+  describe('agents', () => {
+    it('every AI assistant and crawler by rule name: distinct visitors, page views and requests, exact', async () => {
+      const res = await get(`agents?dateFrom=${iso(START_DAY)}&dateTo=${iso(START_DAY + 45)}&limit=250`);
+      expect(res.status, res.text).toBe(200);
+      const expected = expectedAgents(data, START_DAY, START_DAY + 45);
+      expect(expected.length).toBeGreaterThan(3);
+      expect(res.body.agents.map(({ category: _, ...r }: { category: unknown }) => r)).toEqual(expected);
+      expect(res.body.hasMore).toBe(false);
+      const gptbot = res.body.agents.find((a: { agent: string }) => a.agent === 'GPTBot');
+      expect(gptbot).toMatchObject({ class: 'crawler', category: 'training' });
+      const chatgpt = res.body.agents.find((a: { agent: string }) => a.agent === 'ChatGPT-User');
+      expect(chatgpt).toMatchObject({ class: 'ai', category: null });
+    });
+
+    it('a sub-range counts only its days; paging splits the same ordered list', async () => {
+      const q = `dateFrom=${iso(START_DAY + 5)}&dateTo=${iso(START_DAY + 12)}`;
+      const all = await get(`agents?${q}&limit=250`);
+      const expected = expectedAgents(data, START_DAY + 5, START_DAY + 12);
+      expect(all.body.agents.map(({ category: _, ...r }: { category: unknown }) => r)).toEqual(expected);
+      const first = await get(`agents?${q}&limit=2`);
+      const second = await get(`agents?${q}&limit=2&offset=2`);
+      expect(first.body.hasMore).toBe(true);
+      expect([...first.body.agents, ...second.body.agents]).toEqual(all.body.agents.slice(0, 4));
+    });
+
+    it('a project whose facets were never derived (events from before migration 0010) gets them rebuilt on first use', async () => {
+      const before = await get('agents?limit=250');
+      const db = t.testDb.db.kysely;
+      const ord = (await db.selectFrom('analytics_projects').select('ord').where('project_id', '=', s.project.id).executeTakeFirstOrThrow()).ord;
+      await sql`delete from analytics_daily_facets where project_ord = ${ord}`.execute(db);
+      await sql`update analytics_projects set facets_ready = 0 where ord = ${ord}`.execute(db);
+      const after = await get('agents?limit=250');
+      expect(after.body).toEqual(before.body);
+      const series = await get('series');
+      expect(series.body.series).toEqual(expectedSeries(data, Math.min(...data.map((d) => d.truth.day)), Math.max(...data.map((d) => d.truth.day)) + 1, 'day'));
+    });
+
+    it('an ingest key cannot read them (403)', async () => {
+      for (const p of ['series', 'agents', 'referrers']) expect((await get(p, s.ingestSecretKey)).status).toBe(403);
+    });
+  });
+
+  describe('referrers', () => {
+    it('qualifying views by referrer host (lower case, no www.): distinct visitors and views; others are not listed', async () => {
+      const p = await t.seed({ name: 'Referrers' });
+      const at = '2026-05-02T10:00:00Z';
+      const browser = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
+      const ev = (visitorId: string, referrer: string | undefined, extra: Partial<WireEvent> = {}) => ({
+        path: '/docs',
+        timestamp: at,
+        userAgent: browser,
+        visitorId,
+        ...(referrer === undefined ? {} : { referrer }),
+        ...extra,
+      });
+      await sendEvents(t, p.ingestSecretKey, p.project.id, [
+        ev('a', 'https://www.Google.com/search?q=inkwell'),
+        ev('a', 'https://google.com/'),
+        ev('b', 'https://google.com/'),
+        ev('c', 'http://news.ycombinator.com/item?id=1'),
+        ev('c', 'android-app://com.slack/'),
+        ev('d', undefined),
+        ev('e', 'not a url'),
+        // Not qualifying: an asset, a POST, an error, a crawler.
+        ev('f', 'https://bing.com/', { path: '/app.js' }),
+        ev('f', 'https://bing.com/', { method: 'POST' }),
+        ev('f', 'https://bing.com/', { status: 404 }),
+        ev('g', 'https://bing.com/', { userAgent: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' }),
+        // AI views count.
+        ev('h', 'https://chatgpt.com/', {
+          userAgent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot',
+        }),
+      ] as WireEvent[]);
+      const res = await t.request('GET', `/v1/analytics/${p.project.id}/referrers`, { key: p.adminKey });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({
+        referrers: [
+          { host: 'google.com', visitors: 2, views: 3 },
+          { host: 'chatgpt.com', visitors: 1, views: 1 },
+          { host: 'com.slack', visitors: 1, views: 1 },
+          { host: 'news.ycombinator.com', visitors: 1, views: 1 },
+        ],
+        hasMore: false,
+      });
+      const none = await t.request('GET', `/v1/analytics/${p.project.id}/referrers?dateFrom=2026-05-03`, { key: p.adminKey });
+      expect(none.body).toEqual({ referrers: [], hasMore: false });
+    });
+  });
+});
+
+describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
+  let t: TestDb;
+  beforeAll(async () => {
+    t = await openTestDb(dialect);
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+  const facetRows = async (projectOrd: number) =>
+    (
+      await sql<
+        Record<string, unknown>
+      >`select day, facet, name, visitor_ord, cls, views, requests from analytics_daily_facets where project_ord = ${projectOrd}`.execute(t.db.kysely)
+    ).rows
+      .map((r) => Object.values(r).map(String).join(' '))
+      .sort();
+
+  it('reclassify rebuilds them from the raw events', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'f', repository: 'r' });
+    await svc.ingest.ingest(
+      p.id,
+      generate({ seed: 3, events: 400, days: 5 }).map((d) => d.wire),
+      { source: 'api' },
+    );
+    const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
+    const right = await facetRows(ord);
+    expect(right.length).toBeGreaterThan(10);
+    const agents = await svc.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
+    // Rows gone wrong (a bug, a manual edit): reclassify puts them back, and the answers follow.
+    await sql`update analytics_daily_facets set requests = requests + 7 where project_ord = ${ord}`.execute(t.db.kysely);
+    await sql`delete from analytics_daily_facets where project_ord = ${ord} and facet = 2`.execute(t.db.kysely);
+    expect(await facetRows(ord)).not.toEqual(right);
+    await svc.reclassify(p.id);
+    expect(await facetRows(ord)).toEqual(right);
+    expect(await svc.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
+    await svc.close();
+  });
+
+  it('migration 0010 marks projects with events for a rebuild, which derives the same rows ingest wrote', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'g', repository: 'r' });
+    await svc.ingest.ingest(
+      p.id,
+      generate({ seed: 4, events: 300, days: 4 }).map((d) => d.wire),
+      { source: 'api' },
+    );
+    await svc.close();
+    const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
+    const right = await facetRows(ord);
+    // Back to the schema before 0010, then migrate again.
+    await sql`drop table analytics_daily_facets`.execute(t.db.kysely);
+    await sql`drop table analytics_day_facet_versions`.execute(t.db.kysely);
+    await sql`alter table analytics_projects drop column facets_ready`.execute(t.db.kysely);
+    await sql`delete from kysely_migration where name = '0010_analytics_daily_facets'`.execute(t.db.kysely);
+    expect(await migrate(t.db)).toEqual(['0010_analytics_daily_facets']);
+    const ready = await t.db.kysely.selectFrom('analytics_projects').select('facets_ready').where('ord', '=', ord).executeTakeFirstOrThrow();
+    expect(Number(ready.facets_ready)).toBe(0);
+    expect(await facetRows(ord)).toEqual([]);
+    const again = services(t.db).svc;
+    await again.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 1 });
+    expect(await facetRows(ord)).toEqual(right);
+    await again.close();
+  });
+
+  it('the SQL engine (no day sets) gives the same series as the day sets', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'h', repository: 'r' });
+    await svc.ingest.ingest(
+      p.id,
+      generate({ seed: 5, events: 600, days: 20 }).map((d) => d.wire),
+      { source: 'api' },
+    );
+    const config = testConfig();
+    const sqlEngine = createAnalyticsService({
+      config: { analytics: { ...config.analytics, visitorsEngine: 'sql' } },
+      db: t.db,
+      projects,
+      now: Date.now,
+    });
+    for (const interval of ['day', 'week', 'month'] as const) {
+      const q = { fromDay: START_DAY - 3, toDay: START_DAY + 25, interval };
+      const fromSets = await svc.insights.series(p.id, q);
+      expect(fromSets.series.length).toBeGreaterThan(0);
+      expect(await sqlEngine.insights.series(p.id, q)).toEqual(fromSets);
+    }
+    await svc.close();
+    await sqlEngine.close();
+  });
+});
