@@ -209,6 +209,30 @@ async function readWhole(doStream: () => PromiseLike<StreamResult>, attempt: Att
   return { ...result, stream };
 }
 
+/** Longest tool error text the model gets back (the SDK's invalid-input error quotes the whole input). */
+export const TOOL_ERROR_CHARS = 1000;
+
+/**
+ * The messages with every tool error text clipped to TOOL_ERROR_CHARS, keeping its end (where the SDK puts the
+ * reason: "Error message: …"). A malformed call with a 50 KB argument would otherwise be echoed back whole
+ * into every later request of the run.
+ */
+export function clipToolErrors(messages: ModelMessage[]): ModelMessage[] {
+  let changed = false;
+  const out = messages.map((m) => {
+    if (m.role !== 'tool') return m;
+    const content = m.content.map((part) => {
+      if (part.type !== 'tool-result' || part.output.type !== 'error-text' || part.output.value.length <= TOOL_ERROR_CHARS) return part;
+      changed = true;
+      const v = part.output.value;
+      const half = TOOL_ERROR_CHARS / 2;
+      return { ...part, output: { ...part.output, value: `${v.slice(0, half)} … (${v.length - 2 * half} characters left out) … ${v.slice(-half)}` } };
+    });
+    return { ...m, content };
+  });
+  return changed ? out : messages;
+}
+
 /** Runs the loop to the end. Throws the model error (after retries), the abort reason, or StepLimitError. */
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   // The AI SDK's own retries are off (maxRetries: 0): ours honour config.model.retryBaseDelayMs.
@@ -229,6 +253,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     messages: input.messages,
     tools: input.tools,
     stopWhen: stepCountIs(input.maxSteps),
+    prepareStep: ({ messages }: { messages: ModelMessage[] }) => ({ messages: clipToolErrors(messages) }),
     maxRetries: 0,
     abortSignal: input.signal,
     onStepFinish: async (step: { text: string; content: ReadonlyArray<{ type: string }> }) => {

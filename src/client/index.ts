@@ -1,5 +1,6 @@
 // Typed HTTP client for the Inkwell job API (used by the CLI and the tests). fetch-based, no state. Its
 // request and response types are the generated types of the OpenAPI document (api.ts).
+import { setTimeout as delay } from 'node:timers/promises';
 import type { QueryParams, RequestBody, ResponseBody } from './api.ts';
 import { ApiError, createHttpCall } from './http.ts';
 import { SseParser } from './sse.ts';
@@ -142,16 +143,9 @@ export function createClient(opts: ClientOptions) {
 
 export type InkwellClient = ReturnType<typeof createClient>;
 
+/** Waits `ms`, or less when `signal` aborts (then resolves too: the caller checks the signal next). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }
 
 /** Settled: a client waiting for the job may stop (until a follow-up message). */

@@ -3,23 +3,12 @@
 // once; JSON-line logs at debug level never contain a key.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../bench/lib/service.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { baseEnv, ROOT, runJson } from '../cli/run-cli.ts';
 import { httpRequest } from '../helpers/app.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Served {
   child: ChildProcess;
