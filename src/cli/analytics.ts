@@ -1,5 +1,5 @@
-// `inkwell analytics …`: import access logs and reclassify (straight on the database), and walk the
-// visitors / views exports through the HTTP API.
+// `inkwell analytics …`: import access logs and reclassify (straight on the database); walk the visitors /
+// views exports and read the series, agents and referrers through the HTTP API.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -64,43 +64,88 @@ async function requireProject(projectId: string, ctx: Parameters<Parameters<type
   if (!(await ctx.projects.getProject(projectId))) fail(`project ${projectId} not found`);
 }
 
-function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): void {
-  analytics
-    .command(kind)
-    .description(
-      kind === 'visitors'
-        ? 'Unique visitors per page and site-wide (human / AI), every page of the export through the API'
-        : 'Qualifying page views per page and site-wide (human / AI), every page of the export through the API',
-    )
+interface ApiCommandOptions {
+  project: string;
+  from?: string;
+  to?: string;
+  format: string;
+  url?: string;
+  key?: string;
+}
+
+/** A command that reads from the API: project, range, output format, URL and key. */
+function apiCommand(analytics: Command, name: string, description: string): Command {
+  return analytics
+    .command(name)
+    .description(description)
     .requiredOption('--project <id>', 'project id')
     .option('--from <date>', 'dateFrom: YYYY-MM-DD or ISO 8601 date-time (inclusive)')
     .option('--to <date>', 'dateTo: YYYY-MM-DD or ISO 8601 date-time (exclusive)')
     .option('--format <format>', 'table, csv or json', 'table')
-    .option('--page-size <n>', 'rows per request (1–250)', '250')
     .option('--url <url>', `API base URL (env INKWELL_URL, default ${DEFAULT_URL})`)
-    .option('--key <key>', 'admin key (env INKWELL_API_KEY)')
-    .action(async (opts: { project: string; from?: string; to?: string; format: string; pageSize: string; url?: string; key?: string }) => {
-      if (!['table', 'csv', 'json'].includes(opts.format)) fail(`--format must be table, csv or json (got ${JSON.stringify(opts.format)})`);
+    .option('--key <key>', 'admin key (env INKWELL_API_KEY)');
+}
+
+/** The client for an API command's options (checked first, each failure naming its option), and the range query. */
+function apiClient(opts: ApiCommandOptions) {
+  if (!['table', 'csv', 'json'].includes(opts.format)) fail(`--format must be table, csv or json (got ${JSON.stringify(opts.format)})`);
+  const url = opts.url ?? process.env.INKWELL_URL ?? DEFAULT_URL;
+  const key = opts.key ?? process.env.INKWELL_API_KEY;
+  if (!key) fail('an admin key is needed: pass --key or set INKWELL_API_KEY');
+  try {
+    new URL(url);
+  } catch {
+    fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
+  }
+  const range = { ...(opts.from ? { dateFrom: opts.from } : {}), ...(opts.to ? { dateTo: opts.to } : {}) };
+  return { client: createAnalyticsClient({ baseUrl: url, key }), url, range };
+}
+
+/** Ends the command with a clear message for an API error or an unreachable API; anything else is rethrown. */
+function failFromApi(err: unknown, url: string): never {
+  if (err instanceof ApiError) {
+    const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
+    for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
+    fail(lines.join('\n'));
+  }
+  const cause = (err as { cause?: { code?: string } })?.cause;
+  if (cause?.code) fail(`cannot reach the Inkwell API at ${url} (${cause.code}); is \`inkwell serve\` running? Set --url or INKWELL_URL.`);
+  throw err;
+}
+
+function printCsv(rows: readonly Record<string, unknown>[], columns: readonly string[]): void {
+  const cell = (v: unknown) => csvCell(v === null || v === undefined ? '' : typeof v === 'number' ? v : String(v));
+  process.stdout.write(`${[columns.join(','), ...rows.map((r) => columns.map((c) => cell(r[c])).join(','))].join('\n')}\n`);
+}
+
+/** Every row of a paged list (agents, referrers), offset += limit while hasMore. */
+async function allPages<T>(fetchPage: (offset: number, limit: number) => Promise<{ rows: T[]; hasMore: boolean }>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let offset = 0; ; offset += 250) {
+    const page = await fetchPage(offset, 250);
+    rows.push(...page.rows);
+    if (!page.hasMore || page.rows.length === 0) return rows;
+  }
+}
+
+function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): void {
+  apiCommand(
+    analytics,
+    kind,
+    kind === 'visitors'
+      ? 'Unique visitors per page and site-wide (human / AI), every page of the export through the API'
+      : 'Qualifying page views per page and site-wide (human / AI), every page of the export through the API',
+  )
+    .option('--page-size <n>', 'rows per request (1–250)', '250')
+    .action(async (opts: ApiCommandOptions & { pageSize: string }) => {
       if (!/^\d+$/.test(opts.pageSize) || Number(opts.pageSize) < 1 || Number(opts.pageSize) > 250) fail('--page-size must be an integer from 1 to 250');
-      const url = opts.url ?? process.env.INKWELL_URL ?? DEFAULT_URL;
-      const key = opts.key ?? process.env.INKWELL_API_KEY;
-      if (!key) fail('an admin key is needed: pass --key or set INKWELL_API_KEY');
-      try {
-        new URL(url);
-      } catch {
-        fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
-      }
-      const client = createAnalyticsClient({ baseUrl: url, key });
+      const { client, url, range } = apiClient(opts);
       const spinner = process.stderr.isTTY ? createProgress(`Fetching ${kind}…`) : null;
       const rows: PathCounts[] = [];
       let totals = { human: 0, ai: 0, total: 0 };
       let pages = 0;
       try {
-        for await (const page of client.walk(opts.project, kind, {
-          ...(opts.from ? { dateFrom: opts.from } : {}),
-          ...(opts.to ? { dateTo: opts.to } : {}),
-          limit: Number(opts.pageSize),
-        })) {
+        for await (const page of client.walk(opts.project, kind, { ...range, limit: Number(opts.pageSize) })) {
           pages++;
           totals = page.totals;
           rows.push(...page.rows);
@@ -109,24 +154,58 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
         spinner?.end('ok', `Fetched ${rows.length} paths in ${pages} page${pages === 1 ? '' : 's'}`);
       } catch (err) {
         spinner?.stop();
-        if (err instanceof ApiError) {
-          const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
-          for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
-          fail(lines.join('\n'));
-        }
-        const cause = (err as { cause?: { code?: string } })?.cause;
-        if (cause?.code) fail(`cannot reach the Inkwell API at ${url} (${cause.code}); is \`inkwell serve\` running? Set --url or INKWELL_URL.`);
-        throw err;
+        failFromApi(err, url);
       }
       if (opts.format === 'json') printJson({ totals, [kind]: rows });
-      else if (opts.format === 'csv') {
-        const out = ['path,human,ai,total', ...rows.map((r) => [r.path, r.human, r.ai, r.total].map(csvCell).join(','))];
-        process.stdout.write(`${out.join('\n')}\n`);
-      } else {
+      else if (opts.format === 'csv') printCsv(rows, ['path', 'human', 'ai', 'total']);
+      else {
         process.stdout.write(`Site-wide: ${totals.human} human, ${totals.ai} AI, ${totals.total} total${kind === 'visitors' ? ' (distinct)' : ''}\n\n`);
         printTable(rows as unknown as Record<string, unknown>[], ['path', 'human', 'ai', 'total']);
       }
     });
+}
+
+/** `analytics series`, `agents` and `referrers`: the dashboard's reads on the command line. */
+function registerInsightCommands(analytics: Command): void {
+  apiCommand(analytics, 'series', 'Unique visitors (human / AI / total) and crawler requests per day, week or month')
+    .option('--interval <interval>', 'day, week or month', 'day')
+    .action(async (opts: ApiCommandOptions & { interval: string }) => {
+      const { client, url, range } = apiClient(opts);
+      if (!['day', 'week', 'month'].includes(opts.interval)) fail(`--interval must be day, week or month (got ${JSON.stringify(opts.interval)})`);
+      const series = await client.series(opts.project, { ...range, interval: opts.interval as 'day' | 'week' | 'month' }).catch((err) => failFromApi(err, url));
+      const columns = ['date', 'human', 'ai', 'total', 'crawlerRequests'];
+      if (opts.format === 'json') printJson(series);
+      else if (opts.format === 'csv') printCsv(series.series, columns);
+      else {
+        const t = series.totals;
+        process.stdout.write(`Whole range: ${t.human} human, ${t.ai} AI, ${t.total} total (distinct); ${t.crawlerRequests} crawler requests\n\n`);
+        printTable(series.series as unknown as Record<string, unknown>[], columns);
+      }
+    });
+
+  apiCommand(analytics, 'agents', 'AI assistants and crawlers by name: distinct visitors, page views and requests').action(async (opts: ApiCommandOptions) => {
+    const { client, url, range } = apiClient(opts);
+    const rows = await allPages(async (offset, limit) => {
+      const page = await client.agents(opts.project, { ...range, offset, limit });
+      return { rows: page.agents, hasMore: page.hasMore };
+    }).catch((err) => failFromApi(err, url));
+    const columns = ['agent', 'class', 'category', 'visitors', 'views', 'requests'];
+    if (opts.format === 'json') printJson({ agents: rows });
+    else if (opts.format === 'csv') printCsv(rows, columns);
+    else printTable(rows.map((r) => ({ ...r, category: r.category ?? '-' })) as unknown as Record<string, unknown>[], columns);
+  });
+
+  apiCommand(analytics, 'referrers', 'Qualifying views by referrer host: distinct visitors and views').action(async (opts: ApiCommandOptions) => {
+    const { client, url, range } = apiClient(opts);
+    const rows = await allPages(async (offset, limit) => {
+      const page = await client.referrers(opts.project, { ...range, offset, limit });
+      return { rows: page.referrers, hasMore: page.hasMore };
+    }).catch((err) => failFromApi(err, url));
+    const columns = ['host', 'visitors', 'views'];
+    if (opts.format === 'json') printJson({ referrers: rows });
+    else if (opts.format === 'csv') printCsv(rows, columns);
+    else printTable(rows as unknown as Record<string, unknown>[], columns);
+  });
 }
 
 export function registerAnalyticsCommands(program: Command): void {
@@ -207,5 +286,6 @@ export function registerAnalyticsCommands(program: Command): void {
 
   registerExportCommand(analytics, 'visitors');
   registerExportCommand(analytics, 'views');
+  registerInsightCommands(analytics);
   registerProjectSettingsCommands(program);
 }

@@ -179,6 +179,28 @@ describe('analytics CLI (one database is enough: these exercise argument handlin
     });
   });
 
+  it('`analytics series|agents|referrers` print what the API returns, as csv, json and a table; bad options fail clearly', async () => {
+    const env = { INKWELL_URL: t.baseUrl, INKWELL_API_KEY: p.adminKey };
+    const run = (...args: string[]) => cli(env, ['analytics', ...args, '--project', p.project.id]);
+    expect((await run('series', '--from', '2026-03-01', '--to', '2026-03-03', '--format', 'csv')).stdout).toBe(
+      'date,human,ai,total,crawlerRequests\n2026-03-01,1,0,1,0\n2026-03-02,0,1,1,0\n',
+    );
+    const weekly = JSON.parse((await run('series', '--from', '2026-03-01', '--to', '2026-03-03', '--interval', 'week', '--format', 'json')).stdout);
+    expect(weekly).toEqual({
+      interval: 'week',
+      series: [
+        { date: '2026-03-01', human: 1, ai: 0, total: 1, crawlerRequests: 0 },
+        { date: '2026-03-02', human: 0, ai: 1, total: 1, crawlerRequests: 0 },
+      ],
+      totals: { human: 1, ai: 1, total: 2, crawlerRequests: 0 },
+    });
+    expect((await run('agents', '--format', 'csv')).stdout).toBe('agent,class,category,visitors,views,requests\nClaude-User,ai,,1,1,1\n');
+    expect((await run('agents')).stdout).toMatch(/Claude-User\s+ai\s+-\s+1\s+1\s+1/);
+    expect(JSON.parse((await run('referrers', '--format', 'json')).stdout)).toEqual({ referrers: [] });
+    await expect(run('series', '--interval', 'year')).rejects.toMatchObject({ stderr: expect.stringMatching(/--interval must be day, week or month/) });
+    await expect(run('agents', '--from', '2026-02-30')).rejects.toMatchObject({ stderr: expect.stringMatching(/dateFrom/) });
+  });
+
   it('`project set --visitor-id-rotation` changes how visitors without a visitorId are identified', async () => {
     // A project this server has not ingested for yet (ingest caches project settings for a few seconds).
     const p = await t.seed({ name: 'rotation' });
