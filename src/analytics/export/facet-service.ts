@@ -3,7 +3,7 @@
 // A day's facets are the rows of analytics_daily_facets for one (project, day), grouped by facet and name
 // with each group's visitor ordinals (ascending), views and requests. They are valid for exactly one version
 // of their (project, day) (analytics_day_facet_versions, bumped by every transaction that changes the day's
-// facets: ingest, and a rebuild — reclassification, the first use after migration 0010 — bumps them all). A window is loaded in one read transaction: the
+// facets: ingest, and a rebuild — reclassification — bumps them all). A window is loaded in one read transaction: the
 // versions are read first, then the days not cached in memory at that version — from the same snapshot, so
 // a day's facets always match its version. Counting a window marks each group's visitors in one byte per
 // ordinal (counted when first marked, cleared after the name): O(rows of the window), exact.
@@ -11,11 +11,10 @@ import type { Kysely } from 'kysely';
 import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
-import { FacetAccumulator } from '../classify/facets.ts';
-import { isStaticAsset } from '../classify/normalize.ts';
 import { ByteLru } from '../lru.ts';
+import { rebuildFacets } from '../store/facet-rebuild.ts';
 import { facetStore } from '../store/facet-store.ts';
-import { analyticsStore, type DayRange } from '../store/store.ts';
+import type { DayRange } from '../store/store.ts';
 import { CLS_CRAWLER, FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
 
 /** One name's rows of one day. */
@@ -51,10 +50,6 @@ export interface FacetServiceDeps {
   /** Decoded day facets kept in memory, in bytes. */
   cacheBytes?: number;
 }
-
-const REBUILD_PAGE = 5000;
-/** Rows accumulated in memory before they are written while rebuilding. */
-const REBUILD_FLUSH = 50_000;
 
 function groupDay(day: number, version: number, rows: Awaited<ReturnType<typeof facetStore.selectDayFacets>>): DayFacets {
   const groups: FacetGroup[] = [];
@@ -125,66 +120,14 @@ export function createFacetService(deps: FacetServiceDeps) {
   const cache = new ByteLru<DayFacets>(deps.cacheBytes ?? 128 * 1024 * 1024);
   const key = (projectOrd: number, day: number) => `${projectOrd}:${day}`;
 
-  /**
-   * Derives a project's facets from its stored events (after migration 0010, and after reclassification),
-   * inside the caller's write transaction; bumps the version of every day it wrote and marks the project ready.
-   */
+  /** Rebuilds a project's facets from its stored events inside the caller's write transaction (reclassification). */
   async function rebuildIn(trx: Kysely<DB>, projectOrd: number): Promise<void> {
     const bulk = createBulkWriter(deps.db);
-    await facetStore.deleteFacets(trx, projectOrd);
-    const acc = new FacetAccumulator();
-    const days = new Set<number>();
-    const flush = async () => {
-      if (acc.size > 0) await facetStore.bulkAddFacets(bulk, trx, acc.flat(projectOrd));
-      for (const d of acc.days) days.add(d);
-      acc.clear();
-    };
-    for (let afterId = 0; ; ) {
-      const rows = await facetStore.selectEventsForFacets(trx, projectOrd, afterId, REBUILD_PAGE);
-      if (rows.length === 0) break;
-      for (const r of rows) {
-        const status = r.status === null ? null : Number(r.status);
-        acc.add({
-          day: r.day,
-          visitor: r.visitor_ord,
-          cls: r.class,
-          rule: r.rule,
-          qualifying: Number(r.qualifying),
-          method: r.method,
-          status,
-          referrer: r.referrer,
-          staticAsset: () => isStaticAsset(r.path),
-        });
-      }
-      if (acc.size >= REBUILD_FLUSH) await flush();
-      afterId = (rows[rows.length - 1] as { id: number }).id;
-    }
-    await flush();
-    // Every day that had facets may have changed (or lost them all): a new version for each, and for new days.
-    await facetStore.bumpAllDayVersions(trx, projectOrd);
-    await facetStore.bumpDayVersions(
-      trx,
-      projectOrd,
-      [...days].sort((a, b) => a - b),
-    );
-    await facetStore.setFacetsReady(trx, projectOrd);
-  }
-
-  /** Rebuilds the project's facets first if they were never derived (a project with events from before migration 0010). */
-  async function ensureReady(projectOrd: number): Promise<void> {
-    if (await facetStore.selectFacetsReady(deps.db.kysely, projectOrd)) return;
-    await deps.db.kysely.transaction().execute(async (trx) => {
-      // The version bump takes the project's write lock first (as ingest does); then checked again under it:
-      // another process may have rebuilt them meanwhile.
-      await analyticsStore.bumpVersion(trx, projectOrd);
-      if (await facetStore.selectFacetsReady(trx, projectOrd)) return;
-      await rebuildIn(trx, projectOrd);
-    });
+    await rebuildFacets(trx, projectOrd, (values) => facetStore.bulkAddFacets(bulk, trx, values));
   }
 
   /** The day facets of a window (days with data only), consistent with one snapshot. */
   async function loadWindow(projectOrd: number, range: DayRange): Promise<DayFacets[]> {
-    await ensureReady(projectOrd);
     return deps.db.kysely
       .transaction()
       .setIsolationLevel('repeatable read')
@@ -207,7 +150,6 @@ export function createFacetService(deps: FacetServiceDeps) {
   return {
     loadWindow,
     rebuildIn,
-    ensureReady,
     /** AI assistants and crawlers by rule name over a day range. */
     async agents(projectOrd: number, range: DayRange): Promise<FacetCount[]> {
       return countFacet(await loadWindow(projectOrd, range), FACET_AGENT);

@@ -111,7 +111,6 @@ export function createInsightsService(deps: InsightsDeps) {
       throw new SeriesTooLongError(q.interval);
     const ord = await store.selectProjectOrd(kysely, projectId);
     if (ord === undefined) return empty;
-    await deps.facets.ensureReady(ord);
     const range = await resolve(ord, q);
     if (range === null) return empty;
     if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);

@@ -107,16 +107,6 @@ export const facetStore = {
     await trx.deleteFrom('analytics_daily_facets').where('project_ord', '=', projectOrd).execute();
   },
 
-  /** False while the project's facets still have to be derived from its events (migration 0010). */
-  async selectFacetsReady(db: Q, projectOrd: number): Promise<boolean> {
-    const row = await db.selectFrom('analytics_projects').select('facets_ready').where('ord', '=', projectOrd).executeTakeFirst();
-    return row === undefined || Number(row.facets_ready) === 1;
-  },
-
-  async setFacetsReady(trx: Q, projectOrd: number): Promise<void> {
-    await trx.updateTable('analytics_projects').set({ facets_ready: 1 }).where('ord', '=', projectOrd).execute();
-  },
-
   /** A page of a project's stored events in id order, with what their facets derive from. */
   async selectEventsForFacets(db: Q, projectOrd: number, afterId: number, limit: number): Promise<FacetSourceRow[]> {
     const rows = await db

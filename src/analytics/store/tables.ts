@@ -33,8 +33,6 @@ export interface AnalyticsTables {
     project_id: string;
     /** Bumped by every write transaction that changes the project's analytics data. */
     version: number;
-    /** 0 while the project's daily facets still have to be derived from its events (migration 0010). */
-    facets_ready: Generated<number>;
   };
   analytics_paths: {
     id: Generated<number>;

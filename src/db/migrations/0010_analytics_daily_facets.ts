@@ -1,14 +1,15 @@
 import { type Kysely, sql } from 'kysely';
+import { rebuildFacets } from '../../analytics/store/facet-rebuild.ts';
 import type { DialectCaps } from '../dialect.ts';
+import type { DB } from '../schema.ts';
 
 // `analytics_daily_facets`: per (project, day, facet, name, visitor) the views and requests of that visitor,
 // for the agents (facet 1: AI assistants and crawlers by the name of their classification rule) and
 // referrers (facet 2: qualifying views by referrer host) endpoints. Ingest adds to it in the same transaction
 // as the raw events; reclassification rebuilds it. `analytics_day_facet_versions` versions each (project, day)
-// of it (like analytics_day_versions for the visits, apart so that a crawler's request does not invalidate
-// a day's visitor set). Deriving a row needs the rules' code (page-view shape,
-// referrer host), not SQL, so existing events are counted by the service on first use (`facets_ready` = 0
-// for the projects that have events now; new projects start ready).
+// of it (like analytics_day_versions for the visits, apart so that a crawler's request does not invalidate a
+// day's visitor set). Deriving a row needs the rules' code (page-view shape, referrer host), not SQL: the
+// events stored before this migration are derived below with that code.
 export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
   let facets = db.schema
     .createTable('analytics_daily_facets')
@@ -33,10 +34,30 @@ export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
   if (caps.withoutRowid) versions = versions.modifyEnd(sql`without rowid`);
   await versions.execute();
 
-  await db.schema
-    .alterTable('analytics_projects')
-    .addColumn('facets_ready', 'smallint', (c) => c.notNull().defaultTo(1))
+  // Events stored before this table: derived with the same code as ingest and reclassification (the rules
+  // need code, not SQL), one project at a time, while no service runs (migrations run at start).
+  const projects = await db.selectFrom('analytics_projects').select('ord').orderBy('ord').execute();
+  for (const { ord } of projects) {
+    await rebuildFacets(db as Kysely<DB>, Number(ord), async (values) => {
+      for (let i = 0; i < values.length; i += FACET_COLUMNS.length * 500) await insertFacetRows(db, values.slice(i, i + FACET_COLUMNS.length * 500));
+    });
+  }
+}
+
+const FACET_COLUMNS = ['project_ord', 'day', 'facet', 'name', 'visitor_ord', 'cls', 'views', 'requests'] as const;
+
+/** Inserts rows (flat, FACET_COLUMNS order, distinct keys, none stored yet within one project's rebuild). */
+async function insertFacetRows(db: Kysely<any>, values: unknown[]): Promise<void> {
+  const rows: Record<string, unknown>[] = [];
+  for (let i = 0; i < values.length; i += FACET_COLUMNS.length) rows.push(Object.fromEntries(FACET_COLUMNS.map((c, k) => [c, values[i + k]])));
+  await db
+    .insertInto('analytics_daily_facets')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['project_ord', 'day', 'facet', 'name', 'visitor_ord']).doUpdateSet({
+        views: sql`analytics_daily_facets.views + excluded.views`,
+        requests: sql`analytics_daily_facets.requests + excluded.requests`,
+      }),
+    )
     .execute();
-  await sql`update analytics_projects set facets_ready = 0
-    where exists (select 1 from analytics_events e where e.project_ord = analytics_projects.ord)`.execute(db);
 }
