@@ -21,7 +21,8 @@ export interface HistoryLine {
   inkwell: Record<string, Figures>;
   /**
    * Per baseline measured in the same run (`bare`, `duckdb`, …), or per backend where each backend's run has its own
-   * (jobs: the git commands run next to its jobs; drill: the run without a fault). Empty for views, which has none.
+   * (jobs: the git commands run next to its jobs; drill: the run without a fault). Empty for views, which has none;
+   * for insights, the visitors export's first page measured in the same run (`visitors-export`).
    */
   baseline: Record<string, Figures>;
   note?: string;
@@ -151,6 +152,32 @@ function drill(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   return { inkwell, baseline };
 }
 
+// insights.ts: per query, the median over rounds of the request after new data arrived (recomputed), and the cold
+// request (first after a restart) where measured.
+function insights(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const q = r.inkwell?.queries ?? {};
+  const fresh = (name: string) => num(q[name]?.fresh?.median);
+  return {
+    inkwell: {
+      [r.inkwell?.backend ?? 'sqlite']: {
+        seriesDayMs: fresh('series-day'),
+        seriesDayP95Ms: num(q['series-day']?.fresh?.p95),
+        seriesDayColdMs: num(r.inkwell?.cold?.['series-day']),
+        seriesWeekMs: fresh('series-week'),
+        seriesMonthMs: fresh('series-month'),
+        agentsMs: fresh('agents'),
+        agentsP95Ms: num(q.agents?.fresh?.p95),
+        agentsColdMs: num(r.inkwell?.cold?.agents),
+        referrersMs: fresh('referrers'),
+        peakRssMb: num(r.inkwell?.peakRssMb),
+        verified: typeof r.ok === 'boolean' ? r.ok : null,
+        ...(r.inkwell?.error ? { error: String(r.inkwell.error) } : {}),
+      },
+    },
+    baseline: { 'visitors-export': { firstPage30dMs: fresh('visitors-30d'), firstPage90dMs: fresh('visitors-90d') } },
+  };
+}
+
 const NODE_ALONE = "node -e ''";
 
 function cliStartup(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
@@ -172,6 +199,7 @@ const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'bas
   views,
   drill,
   'cli-startup': cliStartup,
+  insights,
 };
 
 /** The history line for one result as the bench scripts write it; `name` is the file name prefix (`api`, `drill`, …). */
