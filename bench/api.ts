@@ -2,6 +2,12 @@
 // Fastify route of the same shape that does no work, measured in the same run.
 //
 //   npm run bench:api -- [--duration 15] [--rounds 3] [--connections 10] [--backends sqlite,postgres]
+//                        [--compare <checkout of an earlier commit>] [--compare-env NAME=VALUE]
+//
+// --compare runs each backend's service from another checkout too (its own database), in the same rounds: before
+// and after a change, measured side by side. --compare-env sets a variable for those services only (for example
+// INKWELL_FROM_SOURCE=1 with --compare pointing at this checkout: the sources through tsx against the bundle).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
@@ -21,6 +27,8 @@ const roundS = Math.max(1, Math.round(durationS / rounds));
 
 interface BackendResult {
   backend: Backend;
+  /** Set for the services run from the --compare checkout: its commit (and --compare-env). */
+  commit?: string;
   requestsPerSecond?: number;
   ratioToBare?: number;
   p99Ms?: number;
@@ -47,23 +55,36 @@ interface BackendResult {
 // Every system is started first, then measured in rotating rounds (lib/rounds.ts).
 const bare = await startBareServer();
 const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' })];
-const results: BackendResult[] = [];
-const services: { backend: Backend; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
+const compareDir = args.get('compare');
+const compareEnv = args.get('compare-env');
+if (compareEnv !== undefined && !/^[A-Z_][A-Z0-9_]*=/.test(compareEnv)) throw new Error('--compare-env takes NAME=VALUE');
+const compareCommit = compareDir
+  ? `${execFileSync('git', ['-C', compareDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}${compareEnv ? `+${compareEnv}` : ''}`
+  : undefined;
+const results: BackendResult[] = backends.map((backend) => ({ backend }));
+if (compareCommit) for (const backend of backends) results.push({ backend, commit: compareCommit });
+const nameOf = (r: BackendResult) => (r.commit ? `${r.backend}@${r.commit}` : r.backend);
+const services: { out: BackendResult; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 try {
-  for (const backend of backends) {
-    const out: BackendResult = { backend };
-    results.push(out);
+  for (const out of results) {
+    const { backend } = out;
     // The job is created through the API and never run (API role only, no worker), so GET reads a stored job.
     const s: ServiceEnv = {
       backend,
       dataDir: tempDir(`api-${backend}`),
-      extraEnv: { INKWELL_MODEL: 'openai-compatible/bench', OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1' },
+      extraEnv: {
+        INKWELL_MODEL: 'openai-compatible/bench',
+        OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
+        ...(out.commit && compareEnv ? Object.fromEntries([compareEnv.split(/=(.*)/s).slice(0, 2)]) : {}),
+      },
+      ...(out.commit ? { repoDir: compareDir } : {}),
     };
     try {
-      if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
+      // Each service its own database (a second fresh one of the same name would drop the first's).
+      if (backend === 'postgres') s.databaseUrl = await freshPgDatabase(out.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
       const project = await createProject(s);
       const svc = await startService(s, 'api');
-      services.push({ backend, s, stop: () => svc.stop() });
+      services.push({ out, s, stop: () => svc.stop() });
       const r = await fetch(`${svc.baseUrl}/v2/agent/${project.projectId}/job`, {
         method: 'POST',
         headers: { authorization: `Bearer ${project.adminKey}`, 'content-type': 'application/json' },
@@ -75,17 +96,17 @@ try {
       const req = { method: 'GET' as const, path: `/v2/agent/${project.projectId}/job/${job.id}`, headers: { authorization: `Bearer ${project.adminKey}` } };
       const check = await fetch(`${svc.baseUrl}${req.path}`, { headers: req.headers });
       if (check.status !== 200) throw new Error(`job get returned ${check.status}: ${(await check.text()).slice(0, 300)}`);
-      systems.push(roundSystem(backend, svc.baseUrl, svc.pid, req, backend === 'postgres'));
+      systems.push(roundSystem(nameOf(out), svc.baseUrl, svc.pid, req, backend === 'postgres'));
     } catch (err) {
       out.error = (err as Error).message;
-      log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
+      log(`inkwell-${nameOf(out)}: FAILED: ${out.error.slice(0, 800)}`);
     }
   }
 
   await measureRounds(systems, { rounds, roundS, connections, warmUpS: 2, log });
 } finally {
   for (const svc of services) {
-    const out = results.find((r) => r.backend === svc.backend) as BackendResult;
+    const { out } = svc;
     try {
       out.peakRssMb = await svc.stop();
     } finally {
@@ -100,7 +121,7 @@ const bareRps = median(bareSys.runs.map((r) => r.requestsPerSecond));
 const bareP99 = median(bareSys.runs.map((r) => r.latencyMs.p99));
 log(`bare Fastify route: ${bareRps.toLocaleString('en')} req/s (median of ${rounds}), p99 ${bareP99} ms`);
 for (const out of results) {
-  const sys = systems.find((x) => x.name === out.backend);
+  const sys = systems.find((x) => x.name === nameOf(out));
   if (!sys || out.error) continue;
   out.rounds = sys.runs.map((r, i) => {
     const b = (bareSys.runs[i] as LoadResult).requestsPerSecond;
@@ -122,7 +143,7 @@ for (const out of results) {
   out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
   out.load = sys.runs[sys.runs.length - 1];
   log(
-    `inkwell-${out.backend}: ${out.requestsPerSecond.toLocaleString('en')} req/s, p99 ${out.p99Ms} ms, ${out.ratioToBare} of bare (median of per-round ratios)`,
+    `inkwell-${nameOf(out)}: ${out.requestsPerSecond.toLocaleString('en')} req/s, p99 ${out.p99Ms} ms, ${out.ratioToBare} of bare (median of per-round ratios)`,
   );
 }
 const bareCpuUs = medianOrNull(bareSys.cpuUs);
@@ -159,7 +180,8 @@ const result = {
     load: bareSys.runs[bareSys.runs.length - 1],
   },
   inkwell: results,
-  targets: Object.fromEntries(results.map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
+  ...(compareCommit ? { compare: { commit: compareCommit, note: 'the inkwell entries with a commit ran from that checkout, in the same rounds' } } : {}),
+  targets: Object.fromEntries(results.filter((r) => !r.commit).map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
 };
 const files = writeResults('api', result);
 console.log('system            req/s     p99 ms  ratio to bare  CPU µs/request: server  load generator  postgres');
@@ -168,7 +190,7 @@ console.log(
 );
 for (const r of results) {
   console.log(
-    `inkwell-${r.backend.padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.ratioToBare ?? '').padEnd(15)}` +
+    `inkwell-${nameOf(r).padEnd(9)} ${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.ratioToBare ?? '').padEnd(15)}` +
       `${String(r.cpuUsPerRequest ?? '').padEnd(24)}${String(r.loadGenCpuUsPerRequest ?? '').padEnd(16)}${r.backend === 'postgres' ? (r.pgCpuUsPerRequest ?? '') : ''}`,
   );
 }
