@@ -12,6 +12,7 @@ export const ERRORS = {
   repository_not_allowed: { status: 403, message: "The repository is neither the project's repository nor on its allow-list" },
   project_not_found: { status: 404, message: 'Project not found' },
   job_not_found: { status: 404, message: 'Job not found' },
+  key_not_found: { status: 404, message: 'Key not found' },
   not_found: { status: 404, message: 'Not found' },
   method_not_allowed: { status: 405, message: 'Method not allowed' },
   request_timeout: { status: 408, message: 'Request timeout' },

@@ -633,6 +633,841 @@ export interface paths {
       };
     };
   };
+  "/v1/projects/{projectId}/keys": {
+    /**
+     * List the project's keys
+     * @description Every key of the project, revoked ones included, oldest first: kind, name, prefix and when it was last used. The keys themselves are never returned. Admin key.
+     */
+    get: {
+      parameters: {
+        path: {
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              keys: ({
+                  id: string;
+                  /** @description admin (every endpoint), ingest (`ink_pub_…`, public: the tracker) or ingest-secret (`ink_ing_…`, server-side ingest) */
+                  kind: "admin" | "ingest" | "ingest-secret";
+                  name: string;
+                  /** @description The first characters of the key, to recognise it; the key itself is shown only when created */
+                  prefix: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  lastUsedAt: string | null;
+                  revokedAt: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Create a key
+     * @description Creates an admin, ingest (`ink_pub_…`, for the tracker in public pages) or ingest-secret (`ink_ing_…`, for server-side ingest) key. The response carries the full key once; only its hash is stored. Admin key.
+     */
+    post: {
+      parameters: {
+        path: {
+          projectId: string;
+        };
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *   "kind": "ingest",
+           *   "name": "docs site tracker"
+           * }
+           */
+          "application/json": {
+            /** @description admin (every endpoint), ingest (`ink_pub_…`, public: the tracker) or ingest-secret (`ink_ing_…`, server-side ingest) */
+            kind: "admin" | "ingest" | "ingest-secret";
+            /** @description A label; default: the kind */
+            name?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              id: string;
+              /** @description admin (every endpoint), ingest (`ink_pub_…`, public: the tracker) or ingest-secret (`ink_ing_…`, server-side ingest) */
+              kind: "admin" | "ingest" | "ingest-secret";
+              name: string;
+              /** @description The first characters of the key, to recognise it; the key itself is shown only when created */
+              prefix: string;
+              /** Format: date-time */
+              createdAt: string;
+              lastUsedAt: string | null;
+              revokedAt: string | null;
+              /** @description The full key: shown this once, never stored (only its hash is) */
+              key: string;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field" | "invalid_json";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
+        408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `payload_too_large`: the body is over the limit */
+        413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
+        415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/v1/projects/{projectId}/keys/{keyId}": {
+    /**
+     * Revoke a key
+     * @description Revokes a key of the project: it is refused from the next request on, in every process (a revoked key can be the one making this request). Revoking a revoked key changes nothing and returns it. 404 `key_not_found` for an unknown key or one of another project. Admin key.
+     */
+    delete: {
+      parameters: {
+        path: {
+          projectId: string;
+          keyId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              id: string;
+              /** @description admin (every endpoint), ingest (`ink_pub_…`, public: the tracker) or ingest-secret (`ink_ing_…`, server-side ingest) */
+              kind: "admin" | "ingest" | "ingest-secret";
+              name: string;
+              /** @description The first characters of the key, to recognise it; the key itself is shown only when created */
+              prefix: string;
+              /** Format: date-time */
+              createdAt: string;
+              lastUsedAt: string | null;
+              revokedAt: string | null;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `key_not_found`: Key not found; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "key_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
   "/v2/agent/{projectId}/job": {
     /**
      * Create an agent job

@@ -169,9 +169,10 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
       return (await store.listKeys(projectId)).map(toKeyInfo);
     },
 
-    async revokeKey(keyId: string): Promise<KeyInfo> {
+    /** Revokes a key (of `projectId` when given); revoking a revoked key changes nothing. */
+    async revokeKey(keyId: string, projectId?: string): Promise<KeyInfo> {
       const k = await store.getKey(keyId);
-      if (!k) throw new NotFoundError(`Key ${keyId} not found`);
+      if (!k || (projectId !== undefined && k.project_id !== projectId)) throw new NotFoundError(`Key ${keyId} not found`);
       await store.revokeKey(keyId, now());
       return toKeyInfo((await store.getKey(keyId)) as KeyRow);
     },
