@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
+import { countFacet, type DayFacets } from '../../src/analytics/export/facet-service.ts';
 import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { createAnalyticsClient } from '../../src/client/analytics.ts';
 import { testConfig } from '../../src/config.ts';
@@ -338,5 +339,43 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
     }
     await svc.close();
     await sqlEngine.close();
+  });
+});
+
+describe('countFacet', () => {
+  const day = (d: number, groups: [string, number[]][]): DayFacets => ({
+    day: d,
+    version: 1,
+    crawlerRequests: 0,
+    groups: groups.map(([name, visitors]) => ({
+      facet: 1,
+      name,
+      cls: 2,
+      visitors: Float64Array.from(visitors),
+      views: visitors.length,
+      requests: visitors.length,
+    })),
+  });
+  it('counts each visitor once per name across days, with a mark array or, for ordinals spread far apart, a Set', () => {
+    const near = [
+      day(1, [
+        ['A', [5, 7, 9]],
+        ['B', [7]],
+      ]),
+      day(2, [['A', [7, 11]]]),
+    ];
+    const far = [
+      day(1, [
+        ['A', [5, 7, 2 ** 40]],
+        ['B', [7]],
+      ]),
+      day(2, [['A', [7, 2 ** 40 + 3]]]),
+    ];
+    for (const days of [near, far]) {
+      expect(countFacet(days, 1).map((c) => [c.name, c.visitors, c.requests])).toEqual([
+        ['A', 4, 5],
+        ['B', 1, 1],
+      ]);
+    }
   });
 });

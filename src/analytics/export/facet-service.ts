@@ -3,10 +3,12 @@
 // A day's facets are the rows of analytics_daily_facets for one (project, day), grouped by facet and name
 // with each group's visitor ordinals (ascending), views and requests. They are valid for exactly one version
 // of their (project, day) (analytics_day_facet_versions, bumped by every transaction that changes the day's
-// facets: ingest, and a rebuild — reclassification — bumps them all). A window is loaded in one read transaction: the
-// versions are read first, then the days not cached in memory at that version — from the same snapshot, so
-// a day's facets always match its version. Counting a window marks each group's visitors in one byte per
-// ordinal (counted when first marked, cleared after the name): O(rows of the window), exact.
+// facets: ingest; a rebuild by reclassification bumps them all). A window is loaded in one read transaction:
+// the versions are read first, then the days not cached in memory at that version — from the same snapshot,
+// so a day's facets always match its version. Counting a window marks each group's visitors in one byte per
+// ordinal (counted when first marked, cleared after the name): O(rows of the window), exact. Visitor
+// ordinals are numbered across all projects, so when a window's ordinals spread much wider than its rows
+// the count uses a Set per name instead of a mark array that large.
 import type { Kysely } from 'kysely';
 import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
@@ -73,6 +75,9 @@ function groupDay(day: number, version: number, rows: Awaited<ReturnType<typeof 
   return { day, version, groups, crawlerRequests };
 }
 
+/** A mark array this long (bytes) is always fine; beyond, only while it stays within 8 bytes per visitor entry. */
+const MARK_ARRAY_MIN = 16 * 1024 * 1024;
+
 const dayBytes = (d: DayFacets): number => 200 + d.groups.reduce((n, g) => n + 100 + g.name.length * 2 + g.visitors.byteLength, 0);
 
 /**
@@ -98,21 +103,26 @@ export function countFacet(days: readonly DayFacets[], facet: number): FacetCoun
       if ((g.visitors[g.visitors.length - 1] as number) > hi) hi = g.visitors[g.visitors.length - 1] as number;
     }
   }
-  const marks = new Uint8Array(hi >= lo ? hi - lo + 1 : 0);
-  const out: FacetCount[] = [];
-  for (const [name, e] of byName) {
-    let visitors = 0;
-    for (const list of e.lists) {
+  let entries = 0;
+  for (const e of byName.values()) for (const list of e.lists) entries += list.length;
+  const span = hi >= lo ? hi - lo + 1 : 0;
+  const marks = span <= Math.max(MARK_ARRAY_MIN, 8 * entries) ? new Uint8Array(span) : null;
+  const distinct = (lists: Float64Array[]): number => {
+    if (!marks) return new Set(lists.flatMap((l) => [...l])).size;
+    let n = 0;
+    for (const list of lists) {
       for (const v of list) {
         if (marks[v - lo] === 0) {
           marks[v - lo] = 1;
-          visitors++;
+          n++;
         }
       }
     }
-    for (const list of e.lists) for (const v of list) marks[v - lo] = 0;
-    out.push({ name, cls: e.cls, visitors, views: e.views, requests: e.requests });
-  }
+    for (const list of lists) for (const v of list) marks[v - lo] = 0;
+    return n;
+  };
+  const out: FacetCount[] = [];
+  for (const [name, e] of byName) out.push({ name, cls: e.cls, visitors: distinct(e.lists), views: e.views, requests: e.requests });
   return out.sort((a, b) => b.visitors - a.visitors || b.requests - a.requests || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
