@@ -1468,6 +1468,1002 @@ export interface paths {
       };
     };
   };
+  "/v1/projects/{projectId}/webhook": {
+    /**
+     * Get the project's webhook
+     * @description The URL job events are sent to, or null. The signing secret is never returned. Admin key.
+     */
+    get: {
+      parameters: {
+        path: {
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description null: the project has no webhook */
+              webhook: {
+                /** @description http(s) URL that receives job.completed, job.failed and job.archived (Standard Webhooks) */
+                url: string;
+              } | null;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Set the project's webhook
+     * @description Sets the URL (http or https; its host must resolve to public addresses unless the server allows private ones) and makes a new signing secret, returned this once: events already queued are signed with it too. 400 naming `url` when it is refused. Admin key.
+     */
+    put: {
+      parameters: {
+        path: {
+          projectId: string;
+        };
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *   "url": "https://ci.acme.example/hooks/inkwell"
+           * }
+           */
+          "application/json": {
+            /** @description http(s) URL that receives job.completed, job.failed and job.archived (Standard Webhooks) */
+            url: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description http(s) URL that receives job.completed, job.failed and job.archived (Standard Webhooks) */
+              url: string;
+              /** @description The signing secret (`whsec_…`): shown this once */
+              secret: string;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Remove the project's webhook
+     * @description Removes the webhook; deliveries still queued are cancelled when they come due. `removed` is false when there was none. Admin key.
+     */
+    delete: {
+      parameters: {
+        path: {
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              removed: boolean;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/v1/projects/{projectId}/webhook/deliveries": {
+    /**
+     * List webhook deliveries
+     * @description The delivery log, newest first: each event, its state, attempts, the last response and when it is tried next. Admin key.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Only deliveries in this state */
+          status?: "pending" | "delivered" | "failed" | "cancelled";
+          /** @description How many, newest first (1–500) */
+          limit?: number;
+        };
+        path: {
+          projectId: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              deliveries: ({
+                  id: string;
+                  eventType: string;
+                  status: "pending" | "delivered" | "failed" | "cancelled";
+                  attempts: number;
+                  /** @description When a pending delivery is tried next */
+                  nextAttemptAt: string | null;
+                  lastStatusCode: number | null;
+                  lastError: string | null;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** Format: date-time */
+                  updatedAt: string;
+                  deliveredAt: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
   "/v2/agent/{projectId}/job": {
     /**
      * Create an agent job

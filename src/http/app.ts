@@ -29,6 +29,7 @@ import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { validationToAppError, validatorCompiler } from './validation.ts';
 
 /** The app type every route module receives: TypeBox schemas give typed requests and replies. */
@@ -533,6 +534,7 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   await registerOpenApi(app, ctx);
   await app.register(async (scope) => opsRoutes(scope, ctx, metrics));
   await app.register(async (scope) => projectRoutes(scope, ctx));
+  await app.register(async (scope) => webhookRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
   await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));
   return app;
