@@ -63,6 +63,22 @@ export function createWebhookStore(db: Kysely<DB>, caps: Pick<DialectCaps, 'skip
       return Number(r.numUpdatedRows) > 0;
     },
 
+    /**
+     * Queues a finished delivery (delivered, failed or cancelled) of the project again, due now, as if it were new:
+     * attempts and the retry window start over (created_at). Same id, so the receiver can tell it is the same
+     * event. Returns false when there is no such finished delivery.
+     */
+    async requeueDelivery(id: string, projectId: string, now: number): Promise<boolean> {
+      const r = await db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now, delivered_at: null, created_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('project_id', '=', projectId)
+        .where('status', '!=', 'pending')
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
     async listDeliveries(projectId: string, limit: number, status?: WebhookDeliveryStatus): Promise<DeliveryRow[]> {
       let q = db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId);
       if (status) q = q.where('status', '=', status);

@@ -59,6 +59,9 @@ function toView(r: DeliveryRow): WebhookDeliveryView {
   };
 }
 
+/** A redelivery that cannot happen now (the delivery is still pending, or the project has no webhook). */
+export class RedeliverConflictError extends Error {}
+
 interface ServiceDeps {
   config: Pick<Config, 'webhooks'>;
   db: Database;
@@ -93,6 +96,20 @@ export function createWebhookService(deps: ServiceDeps) {
       if (!p.settings.webhook) return false;
       await deps.projects.updateSettings(projectId, { webhook: null });
       return true;
+    },
+    /**
+     * Sends a finished delivery again (same id and body; attempts and the retry window start over). Throws
+     * NotFoundError for an unknown delivery or one of another project, RedeliverConflictError while it is still
+     * pending or when the project has no webhook.
+     */
+    async redeliver(projectId: string, deliveryId: string): Promise<WebhookDeliveryView> {
+      const p = await requireProject(projectId);
+      const d = await store.getDelivery(deliveryId);
+      if (!d || d.project_id !== projectId) throw new NotFoundError(`Delivery ${deliveryId} not found`);
+      if (!p.settings.webhook) throw new RedeliverConflictError('the project has no webhook: set one first');
+      if (!(await store.requeueDelivery(deliveryId, projectId, (deps.now ?? Date.now)())))
+        throw new RedeliverConflictError(`delivery ${deliveryId} is still pending: it is retried on its own`);
+      return toView((await store.getDelivery(deliveryId)) as DeliveryRow);
     },
     async deliveries(projectId: string, opts: { limit?: number; status?: WebhookDeliveryStatus } = {}): Promise<WebhookDeliveryView[]> {
       await requireProject(projectId);

@@ -1,10 +1,11 @@
 // The project's webhook over HTTP (what `inkwell webhook …` does on the database): read, set (a new signing
-// secret, shown once), remove, and the delivery log. Admin keys only.
+// secret, shown once), remove, the delivery log, and redelivery of a finished delivery. Admin keys only.
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
 import { WebhookUrlError } from '../../jobs/webhook-delivery.ts';
 import type { WebhookDeliveryStatus } from '../../jobs/webhook-tables.ts';
-import { createWebhookService } from '../../jobs/webhooks.ts';
+import { createWebhookService, RedeliverConflictError } from '../../jobs/webhooks.ts';
+import { NotFoundError } from '../../projects/service.ts';
 import type { App } from '../app.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -42,29 +43,30 @@ const DeliveriesQuery = Type.Object({
   ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'How many, newest first (1–500)' })),
 });
-const DeliveriesResponse = Type.Object(
-  { deliveries: Type.Array(Delivery) },
-  {
-    examples: [
-      {
-        deliveries: [
-          {
-            id: 'whd_3kP9sQ2mX7vB',
-            eventType: 'job.completed',
-            status: 'pending',
-            attempts: 2,
-            nextAttemptAt: '2026-11-25T10:05:00.000Z',
-            lastStatusCode: 503,
-            lastError: 'HTTP 503',
-            createdAt: '2026-11-25T10:00:00.000Z',
-            updatedAt: '2026-11-25T10:01:00.000Z',
-            deliveredAt: null,
-          },
-        ],
-      },
-    ],
-  },
-);
+const deliveryExample = {
+  id: 'whd_3kP9sQ2mX7vB',
+  eventType: 'job.completed',
+  status: 'pending',
+  attempts: 2,
+  nextAttemptAt: '2026-11-25T10:05:00.000Z',
+  lastStatusCode: 503,
+  lastError: 'HTTP 503',
+  createdAt: '2026-11-25T10:00:00.000Z',
+  updatedAt: '2026-11-25T10:01:00.000Z',
+  deliveredAt: null,
+};
+const DeliveriesResponse = Type.Object({ deliveries: Type.Array(Delivery) }, { examples: [{ deliveries: [deliveryExample] }] });
+const RedeliveredResponse = Type.Object(Delivery.properties, {
+  examples: [
+    {
+      ...deliveryExample,
+      attempts: 0,
+      nextAttemptAt: '2026-11-25T11:00:00.000Z',
+      createdAt: '2026-11-25T11:00:00.000Z',
+      updatedAt: '2026-11-25T11:00:00.000Z',
+    },
+  ],
+});
 
 const common = (summary: string, description: string) => ({ tags: ['Webhooks'], summary, description, security: [{ bearerAuth: [] }], params: Params });
 
@@ -146,6 +148,30 @@ export async function webhookRoutes(app: App, ctx: AppContext): Promise<void> {
     async (request) => {
       const q = request.query as { status?: WebhookDeliveryStatus; limit?: number };
       return { deliveries: await service.deliveries(request.auth!.projectId, { limit: q.limit ?? 50, ...(q.status ? { status: q.status } : {}) }) };
+    },
+  );
+
+  app.post(
+    `${path}/deliveries/:deliveryId/redeliver`,
+    {
+      onRequest: admin,
+      schema: {
+        ...common(
+          'Redeliver a webhook event',
+          "Queues a finished delivery (delivered, failed or cancelled) again, due now, with the same id (the `webhook-id` header, so the receiver can tell it is the same event) and body; attempts and the retry window start over. 409 `conflict` while it is still pending or when the project has no webhook; 404 `not_found` for an unknown delivery or another project's. Admin key.",
+        ),
+        params: Type.Object({ projectId: Params.properties.projectId, deliveryId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: RedeliveredResponse, ...errorResponses('forbidden', 'project_not_found', 'not_found', 'conflict') },
+      },
+    },
+    async (request) => {
+      try {
+        return await service.redeliver(request.auth!.projectId, request.params.deliveryId);
+      } catch (err) {
+        if (err instanceof NotFoundError) throw new AppError('not_found', err.message);
+        if (err instanceof RedeliverConflictError) throw new AppError('conflict', err.message);
+        throw err;
+      }
     },
   );
 }
