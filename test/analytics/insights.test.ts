@@ -156,6 +156,17 @@ describeEachDialect('analytics series, agents and referrers', (dialect) => {
       const other = await t.seed({ name: 'Empty' });
       const empty = await t.request('GET', `/v1/analytics/${other.project.id}/series?interval=week`, { key: other.adminKey });
       expect(empty.body).toEqual({ interval: 'week', series: [], totals: { human: 0, ai: 0, total: 0, crawlerRequests: 0 } });
+      // An explicit range is listed bucket by bucket, at zero, with or without events.
+      const zeros = await t.request('GET', `/v1/analytics/${other.project.id}/series?dateFrom=2026-03-01&dateTo=2026-03-03`, { key: other.adminKey });
+      const z = { human: 0, ai: 0, total: 0, crawlerRequests: 0 };
+      expect(zeros.body).toEqual({
+        interval: 'day',
+        series: [
+          { date: '2026-03-01', ...z },
+          { date: '2026-03-02', ...z },
+        ],
+        totals: z,
+      });
     });
 
     it('strict parameters: a bad interval, paging parameters, reversed dates and too many buckets are 400s naming the parameter', async () => {

@@ -110,13 +110,19 @@ export function createInsightsService(deps: InsightsDeps) {
     if (q.fromDay !== null && q.toDay !== null && bucketCount(q.fromDay, q.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS)
       throw new SeriesTooLongError(q.interval);
     const ord = await store.selectProjectOrd(kysely, projectId);
-    if (ord === undefined) return empty;
-    const range = await resolve(ord, q);
+    // A project that never sent an event still gets the buckets of an explicit range, at zero.
+    const range =
+      ord === undefined
+        ? q.fromDay !== null && q.toDay !== null && q.fromDay < q.toDay
+          ? { fromDay: q.fromDay, toDay: q.toDay }
+          : null
+        : await resolve(ord, q);
     if (range === null) return empty;
     if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);
     const buckets = bucketsOf(range.fromDay, range.toDay, q.interval);
-    const visitors = await visitorCounts(ord, range, buckets);
-    const crawlerByDay = new Map((await deps.facets.loadWindow(ord, range)).map((d) => [d.day, d.crawlerRequests]));
+    const zero = { human: 0, ai: 0, total: 0 };
+    const visitors = ord === undefined ? { buckets: buckets.map(() => zero), totals: zero } : await visitorCounts(ord, range, buckets);
+    const crawlerByDay = new Map(ord === undefined ? [] : (await deps.facets.loadWindow(ord, range)).map((d) => [d.day, d.crawlerRequests]));
     let crawlerTotal = 0;
     const points = buckets.map((b, i) => {
       let crawlerRequests = 0;
