@@ -3,7 +3,7 @@
 // once; JSON-line logs at debug level never contain a key.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib/service.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
 import { baseEnv, ROOT, runJson } from '../cli/run-cli.ts';
@@ -17,6 +17,9 @@ interface Served {
   exited: Promise<number | null>;
 }
 
+/** Every server a test started: killed after each test, so one that fails midway leaves no process behind. */
+const running = new Set<ChildProcess>();
+
 async function serve(env: Record<string, string>): Promise<Served> {
   const port = await freePort();
   const child = spawn(process.execPath, ['bin/inkwell.js', 'serve', '--role', 'api'], {
@@ -24,6 +27,8 @@ async function serve(env: Record<string, string>): Promise<Served> {
     env: baseEnv({ ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'debug', INKWELL_LOG_PRETTY: '0' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let out = '';
   let err = '';
   child.stdout?.on('data', (d) => {
@@ -76,6 +81,9 @@ describeEachDialect('inkwell serve process', (dialect) => {
   let t: TestDb;
   beforeAll(async () => {
     t = await openTestDb(dialect, { migrated: false });
+  });
+  afterEach(() => {
+    for (const child of running) child.kill('SIGKILL');
   });
   afterAll(async () => t?.cleanup());
 
