@@ -4,13 +4,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { ImportStats, LogFormat } from '../analytics/ingest/import.ts';
-import { ApiError, createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
+import { createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
+import { type ConnectionOptions, connection, explainApiError, withConnectionOptions } from './api-connection.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
 import { createProgress, MIN_LIVE_COLUMNS } from './progress.ts';
 import { registerProjectSettingsCommands } from './project-settings.ts';
 
-const DEFAULT_URL = 'http://127.0.0.1:3000';
 const PLAIN_PROGRESS_MS = 2000;
 
 /**
@@ -64,53 +64,32 @@ async function requireProject(projectId: string, ctx: Parameters<Parameters<type
   if (!(await ctx.projects.getProject(projectId))) fail(`project ${projectId} not found`);
 }
 
-interface ApiCommandOptions {
+interface ApiCommandOptions extends ConnectionOptions {
   project: string;
   from?: string;
   to?: string;
   format: string;
-  url?: string;
-  key?: string;
 }
 
 /** A command that reads from the API: project, range, output format, URL and key. */
 function apiCommand(analytics: Command, name: string, description: string): Command {
-  return analytics
-    .command(name)
-    .description(description)
-    .requiredOption('--project <id>', 'project id')
-    .option('--from <date>', 'dateFrom: YYYY-MM-DD or ISO 8601 date-time (inclusive)')
-    .option('--to <date>', 'dateTo: YYYY-MM-DD or ISO 8601 date-time (exclusive)')
-    .option('--format <format>', 'table, csv or json', 'table')
-    .option('--url <url>', `API base URL (env INKWELL_URL, default ${DEFAULT_URL})`)
-    .option('--key <key>', 'admin key (env INKWELL_API_KEY)');
+  return withConnectionOptions(
+    analytics
+      .command(name)
+      .description(description)
+      .requiredOption('--project <id>', 'project id')
+      .option('--from <date>', 'dateFrom: YYYY-MM-DD or ISO 8601 date-time (inclusive)')
+      .option('--to <date>', 'dateTo: YYYY-MM-DD or ISO 8601 date-time (exclusive)')
+      .option('--format <format>', 'table, csv or json', 'table'),
+  );
 }
 
 /** The client for an API command's options (checked first, each failure naming its option), and the range query. */
 function apiClient(opts: ApiCommandOptions) {
   if (!['table', 'csv', 'json'].includes(opts.format)) fail(`--format must be table, csv or json (got ${JSON.stringify(opts.format)})`);
-  const url = opts.url ?? process.env.INKWELL_URL ?? DEFAULT_URL;
-  const key = opts.key ?? process.env.INKWELL_API_KEY;
-  if (!key) fail('an admin key is needed: pass --key or set INKWELL_API_KEY');
-  try {
-    new URL(url);
-  } catch {
-    fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
-  }
+  const { url, key } = connection(opts);
   const range = { ...(opts.from ? { dateFrom: opts.from } : {}), ...(opts.to ? { dateTo: opts.to } : {}) };
   return { client: createAnalyticsClient({ baseUrl: url, key }), url, range };
-}
-
-/** Ends the command with a clear message for an API error or an unreachable API; anything else is rethrown. */
-function failFromApi(err: unknown, url: string): never {
-  if (err instanceof ApiError) {
-    const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
-    for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
-    fail(lines.join('\n'));
-  }
-  const cause = (err as { cause?: { code?: string } })?.cause;
-  if (cause?.code) fail(`cannot reach the Inkwell API at ${url} (${cause.code}); is \`inkwell serve\` running? Set --url or INKWELL_URL.`);
-  throw err;
 }
 
 function printCsv(rows: readonly Record<string, unknown>[], columns: readonly string[]): void {
@@ -154,7 +133,7 @@ function registerExportCommand(analytics: Command, kind: 'visitors' | 'views'): 
         spinner?.end('ok', `Fetched ${rows.length} paths in ${pages} page${pages === 1 ? '' : 's'}`);
       } catch (err) {
         spinner?.stop();
-        failFromApi(err, url);
+        explainApiError(err, url);
       }
       if (opts.format === 'json') printJson({ totals, [kind]: rows });
       else if (opts.format === 'csv') printCsv(rows, ['path', 'human', 'ai', 'total']);
@@ -172,7 +151,9 @@ function registerInsightCommands(analytics: Command): void {
     .action(async (opts: ApiCommandOptions & { interval: string }) => {
       const { client, url, range } = apiClient(opts);
       if (!['day', 'week', 'month'].includes(opts.interval)) fail(`--interval must be day, week or month (got ${JSON.stringify(opts.interval)})`);
-      const series = await client.series(opts.project, { ...range, interval: opts.interval as 'day' | 'week' | 'month' }).catch((err) => failFromApi(err, url));
+      const series = await client
+        .series(opts.project, { ...range, interval: opts.interval as 'day' | 'week' | 'month' })
+        .catch((err) => explainApiError(err, url));
       const columns = ['date', 'human', 'ai', 'total', 'crawlerRequests'];
       if (opts.format === 'json') printJson(series);
       else if (opts.format === 'csv') printCsv(series.series, columns);
@@ -188,7 +169,7 @@ function registerInsightCommands(analytics: Command): void {
     const rows = await allPages(async (offset, limit) => {
       const page = await client.agents(opts.project, { ...range, offset, limit });
       return { rows: page.agents, hasMore: page.hasMore };
-    }).catch((err) => failFromApi(err, url));
+    }).catch((err) => explainApiError(err, url));
     const columns = ['agent', 'class', 'category', 'visitors', 'views', 'requests'];
     if (opts.format === 'json') printJson({ agents: rows });
     else if (opts.format === 'csv') printCsv(rows, columns);
@@ -200,7 +181,7 @@ function registerInsightCommands(analytics: Command): void {
     const rows = await allPages(async (offset, limit) => {
       const page = await client.referrers(opts.project, { ...range, offset, limit });
       return { rows: page.referrers, hasMore: page.hasMore };
-    }).catch((err) => failFromApi(err, url));
+    }).catch((err) => explainApiError(err, url));
     const columns = ['host', 'visitors', 'views'];
     if (opts.format === 'json') printJson({ referrers: rows });
     else if (opts.format === 'csv') printCsv(rows, columns);

@@ -2,56 +2,25 @@
 // INKWELL_URL (default http://127.0.0.1:3000), admin key from --key or INKWELL_API_KEY.
 import type { Command } from 'commander';
 import { ApiError, createClient, type InkwellClient, type Job, type JobEvent } from '../client/index.ts';
+import { type ConnectionOptions, connection, explainApiError as explain, withConnectionOptions } from './api-connection.ts';
 import { fail, printJson, printTable } from './output.ts';
 import { createProgress, type Outcome } from './progress.ts';
 
-const DEFAULT_URL = 'http://127.0.0.1:3000';
 const STATUSES = ['active', 'completed', 'failed', 'archived'];
 const WAIT_HELP = 'follow the job until it settles, then print the PR link (without one: the branch and commit pushed)';
 
-interface ConnOpts {
-  url?: string;
-  key?: string;
+interface ConnOpts extends ConnectionOptions {
   project: string;
   json?: boolean;
 }
 
 function clientFrom(o: ConnOpts): { client: InkwellClient; url: string } {
-  const url = o.url ?? process.env.INKWELL_URL ?? DEFAULT_URL;
-  const key = o.key ?? process.env.INKWELL_API_KEY;
-  if (!key) fail('an admin key is needed: pass --key or set INKWELL_API_KEY');
-  try {
-    new URL(url);
-  } catch {
-    fail(`--url / INKWELL_URL must be an absolute http(s) URL (got ${JSON.stringify(url)})`);
-  }
+  const { url, key } = connection(o);
   return { client: createClient({ baseUrl: url, key }), url };
 }
 
-/** Turns client errors into one clear line (and details) on stderr, exit 1. */
-function explain(err: unknown, url: string): never {
-  if (err instanceof ApiError) {
-    const lines = [`${err.message} (HTTP ${err.status}, ${err.code})`];
-    for (const d of err.details) if (d.message !== err.message) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
-    if (err.retryAfterSeconds !== null) lines.push(`  retry after ${err.retryAfterSeconds}s`);
-    fail(lines.join('\n'));
-  }
-  // fetch reports network failures as TypeError('fetch failed') with the reason as `cause`.
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TypeError' && e.cause) {
-    fail(
-      `cannot reach the Inkwell API at ${url} (${e.cause.code ?? e.cause.message ?? 'network error'}); is \`inkwell serve\` running? Set --url or INKWELL_URL.`,
-    );
-  }
-  throw err;
-}
-
 function withConn(cmd: Command): Command {
-  return cmd
-    .requiredOption('--project <id>', 'project id')
-    .option('--url <url>', `API base URL (env INKWELL_URL, default ${DEFAULT_URL})`)
-    .option('--key <key>', 'admin key (env INKWELL_API_KEY)')
-    .option('--json', 'print one JSON object');
+  return withConnectionOptions(cmd.requiredOption('--project <id>', 'project id')).option('--json', 'print one JSON object');
 }
 
 function describeJob(j: Job): string {
