@@ -3,14 +3,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { DialectCaps } from '../../db/dialect.ts';
 import type { DB } from '../../db/schema.ts';
-import type { DayRange } from './store.ts';
+import { dayVersionQueries } from './day-versions.ts';
+
+export type { DayVersion } from './day-versions.ts';
 
 type Q = Kysely<DB>;
-
-export interface DayVersion {
-  day: number;
-  version: number;
-}
 
 export interface StoredDaySet {
   day: number;
@@ -25,23 +22,8 @@ export interface StaleDay {
 }
 
 export const daysetStore = {
-  /**
-   * Bumps the data version of these days of a project (creating them at 1). Called in the transaction that
-   * adds their daily visits; `days` ascending (PostgreSQL takes the row locks in that order).
-   */
-  async bumpDayVersions(db: Q, projectOrd: number, days: readonly number[]): Promise<void> {
-    if (days.length === 0) return;
-    await db
-      .insertInto('analytics_day_versions')
-      .values(days.map((day) => ({ project_ord: projectOrd, day, version: 1 })))
-      .onConflict((oc) => oc.columns(['project_ord', 'day']).doUpdateSet({ version: sql`analytics_day_versions.version + 1` }))
-      .execute();
-  },
-
-  /** Bumps every day version of a project (its daily visits were rebuilt). */
-  async bumpAllDayVersions(db: Q, projectOrd: number): Promise<void> {
-    await db.updateTable('analytics_day_versions').set({ version: sql`version + 1` }).where('project_ord', '=', projectOrd).execute();
-  },
+  /** Versions of the days' visits: bumped in the transaction that adds their daily visits, all of them by a rebuild. */
+  ...dayVersionQueries('analytics_day_versions'),
 
   /** Creates version rows (at 1) for days that have daily visits but no version yet (after a rebuild). */
   async insertMissingDayVersions(db: Q, projectOrd: number): Promise<void> {
@@ -57,19 +39,6 @@ export const daysetStore = {
       )
       .onConflict((oc) => oc.columns(['project_ord', 'day']).doNothing())
       .execute();
-  },
-
-  /** The version of every day of a project in a range that has (or had) daily visits, ascending by day. */
-  async selectDayVersions(db: Q, projectOrd: number, range: DayRange): Promise<DayVersion[]> {
-    const rows = await db
-      .selectFrom('analytics_day_versions')
-      .select(['day', 'version'])
-      .where('project_ord', '=', projectOrd)
-      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
-      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
-      .orderBy('day')
-      .execute();
-    return rows.map((r) => ({ day: Number(r.day), version: Number(r.version) }));
   },
 
   /** Persisted day sets of these days (whatever their version). */

@@ -1,10 +1,9 @@
 // SQL for the daily facets (analytics_daily_facets, migration 0010): the agents and referrers breakdowns.
 // One function per query; callers pass a Kysely instance or a transaction.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { BulkTable, BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
-import type { DayVersion } from './dayset-store.ts';
-import type { DayRange } from './store.ts';
+import { dayVersionQueries } from './day-versions.ts';
 
 type Q = Kysely<DB>;
 
@@ -49,33 +48,8 @@ export interface FacetSourceRow {
 }
 
 export const facetStore = {
-  /** Bumps the facet version of these days (creating them at 1); `days` ascending. In the transaction that changes their facets. */
-  async bumpDayVersions(trx: Q, projectOrd: number, days: readonly number[]): Promise<void> {
-    if (days.length === 0) return;
-    await trx
-      .insertInto('analytics_day_facet_versions')
-      .values(days.map((day) => ({ project_ord: projectOrd, day, version: 1 })))
-      .onConflict((oc) => oc.columns(['project_ord', 'day']).doUpdateSet({ version: sql`analytics_day_facet_versions.version + 1` }))
-      .execute();
-  },
-
-  /** Bumps every facet version of a project (its facets were rebuilt). */
-  async bumpAllDayVersions(trx: Q, projectOrd: number): Promise<void> {
-    await trx.updateTable('analytics_day_facet_versions').set({ version: sql`version + 1` }).where('project_ord', '=', projectOrd).execute();
-  },
-
-  /** The facet version of every day of a project in a range that has (or had) facets, ascending by day. */
-  async selectDayVersions(db: Q, projectOrd: number, range: DayRange): Promise<DayVersion[]> {
-    const rows = await db
-      .selectFrom('analytics_day_facet_versions')
-      .select(['day', 'version'])
-      .where('project_ord', '=', projectOrd)
-      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
-      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
-      .orderBy('day')
-      .execute();
-    return rows.map((r) => ({ day: Number(r.day), version: Number(r.version) }));
-  },
+  /** Versions of the days' facets: bumped in the transaction that changes them, all of them by a rebuild. */
+  ...dayVersionQueries('analytics_day_facet_versions'),
 
   /** Adds facet rows (flat, FACET_TABLE order) to the stored counts. */
   async bulkAddFacets(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
