@@ -361,76 +361,81 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
     },
   );
 
-  for (const kind of ['visitors', 'views'] as const) {
+  /**
+   * An analytics read: admin key; the query string parsed strictly from its raw strings (in preValidation,
+   * before schema validation would coerce it); the `analyticsRead` rate limit; then `read` with the parsed query.
+   */
+  function analyticsRead(
+    what: string,
+    doc: { summary: string; description: string; querystring: TSchema; ok: TSchema },
+    read: (projectId: string, q: ParsedQuery, keyId: string) => Promise<unknown>,
+  ): void {
     app.get(
-      `/v1/analytics/:projectId/${kind}`,
+      `/v1/analytics/:projectId/${what}`,
       {
         onRequest: adminOnly,
-        // Runs before schema validation sees (and coerces) the query string.
         preValidation: async (request) => {
           exportQueries.set(request, parseExportQuery(request.query as Record<string, unknown>));
         },
         schema: {
           tags: ['Analytics'],
-          summary: kind === 'visitors' ? 'Get unique visitors' : 'Get page views',
-          description:
-            kind === 'visitors'
-              ? 'Exact distinct visitors per path and site-wide, split human / AI; `total` is deduplicated across human and AI. Ordered by total descending, then path ascending. Pages of one walk (same key and range, offset > 0 following an offset 0 request) are served from one snapshot, so every path appears exactly once even while events arrive. Admin key.'
-              : 'Qualifying page views per path and site-wide (`total = human + ai`). Same parameters, ordering and paging as visitors. Admin key.',
+          summary: doc.summary,
+          description: doc.description,
           security: [{ bearerAuth: [] }],
           params: ProjectParams,
-          querystring: ExportQuery,
-          response: {
-            200: kind === 'visitors' ? VisitorsResponse : ViewsResponse,
-            ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'rate_limited'),
-          },
+          querystring: doc.querystring,
+          response: { 200: doc.ok, ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'rate_limited') },
         },
       },
       async (request, reply) => {
-        const q = exportQueries.get(request) as ParsedQuery;
         const { projectId } = request.params;
         ctx.rateLimiter.consume(reply, 'analyticsRead', projectId);
-        const query = { projectId, walkId: request.auth?.keyId ?? '', ...q };
-        if (kind === 'visitors') {
-          const page = await analytics.exporter.visitors(query);
-          return { totals: page.totals, visitors: page.rows, hasMore: page.hasMore };
-        }
-        const page = await analytics.exporter.views(query);
-        return { totals: page.totals, views: page.rows, hasMore: page.hasMore };
+        return read(projectId, exportQueries.get(request) as ParsedQuery, request.auth?.keyId ?? '');
       },
     );
   }
 
-  const readQuery = async (request: FastifyRequest) => {
-    exportQueries.set(request, parseExportQuery(request.query as Record<string, unknown>));
-  };
-  const readSchema = (summary: string, description: string, querystring: TSchema, ok: TSchema) => ({
-    tags: ['Analytics'],
-    summary,
-    description,
-    security: [{ bearerAuth: [] }],
-    params: ProjectParams,
-    querystring,
-    response: { 200: ok, ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'rate_limited') },
-  });
-
-  app.get(
-    '/v1/analytics/:projectId/series',
+  analyticsRead(
+    'visitors',
     {
-      onRequest: adminOnly,
-      preValidation: readQuery,
-      schema: readSchema(
-        'Get unique visitors over time',
-        'Exact distinct visitors per bucket (`interval` day, week or month; UTC), human and AI apart and `total` deduplicated across them, with the crawler requests of each bucket. Every bucket of the range is listed, empty ones with zeros; absent bounds run from the first to the last day with data. At most 1,500 buckets (400 naming `interval` beyond). `totals` are distinct over the whole range. Admin key.',
-        SeriesQuery,
-        SeriesResponse,
-      ),
+      summary: 'Get unique visitors',
+      description:
+        'Exact distinct visitors per path and site-wide, split human / AI; `total` is deduplicated across human and AI. Ordered by total descending, then path ascending. Pages of one walk (same key and range, offset > 0 following an offset 0 request) are served from one snapshot, so every path appears exactly once even while events arrive. Admin key.',
+      querystring: ExportQuery,
+      ok: VisitorsResponse,
     },
-    async (request, reply) => {
-      const q = exportQueries.get(request) as ParsedQuery;
-      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
+    async (projectId, q, walkId) => {
+      const page = await analytics.exporter.visitors({ projectId, walkId, ...q });
+      return { totals: page.totals, visitors: page.rows, hasMore: page.hasMore };
+    },
+  );
+
+  analyticsRead(
+    'views',
+    {
+      summary: 'Get page views',
+      description: 'Qualifying page views per path and site-wide (`total = human + ai`). Same parameters, ordering and paging as visitors. Admin key.',
+      querystring: ExportQuery,
+      ok: ViewsResponse,
+    },
+    async (projectId, q, walkId) => {
+      const page = await analytics.exporter.views({ projectId, walkId, ...q });
+      return { totals: page.totals, views: page.rows, hasMore: page.hasMore };
+    },
+  );
+
+  analyticsRead(
+    'series',
+    {
+      summary: 'Get unique visitors over time',
+      description:
+        'Exact distinct visitors per bucket (`interval` day, week or month; UTC), human and AI apart and `total` deduplicated across them, with the crawler requests of each bucket. Every bucket of the range is listed, empty ones with zeros; absent bounds run from the first to the last day with data. At most 1,500 buckets (400 naming `interval` beyond). `totals` are distinct over the whole range. Admin key.',
+      querystring: SeriesQuery,
+      ok: SeriesResponse,
+    },
+    async (projectId, q) => {
       try {
-        return await analytics.insights.series(request.params.projectId, q);
+        return await analytics.insights.series(projectId, q);
       } catch (err) {
         if (err instanceof SeriesTooLongError) throw new AppError('invalid_request', err.message, [{ path: 'interval', message: err.message }]);
         throw err;
@@ -438,42 +443,32 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
     },
   );
 
-  app.get(
-    '/v1/analytics/:projectId/agents',
+  analyticsRead(
+    'agents',
     {
-      onRequest: adminOnly,
-      preValidation: readQuery,
-      schema: readSchema(
-        'Get AI agents and crawlers',
+      summary: 'Get AI agents and crawlers',
+      description:
         'Which AI assistants and crawlers came, by the name of the rule that classified them, with their distinct visitors, page views and requests in the range. Ordered by visitors, then requests, descending, then name; paged like the exports. Admin key.',
-        PagedRangeQuery,
-        AgentsResponse,
-      ),
+      querystring: PagedRangeQuery,
+      ok: AgentsResponse,
     },
-    async (request, reply) => {
-      const q = exportQueries.get(request) as ParsedQuery;
-      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
-      const page = await analytics.insights.agents(request.params.projectId, q);
+    async (projectId, q) => {
+      const page = await analytics.insights.agents(projectId, q);
       return { agents: page.rows, hasMore: page.hasMore };
     },
   );
 
-  app.get(
-    '/v1/analytics/:projectId/referrers',
+  analyticsRead(
+    'referrers',
     {
-      onRequest: adminOnly,
-      preValidation: readQuery,
-      schema: readSchema(
-        'Get referrers',
+      summary: 'Get referrers',
+      description:
         "Qualifying views by the host of their referrer (what the tracker and ingest send as `referrer`), with distinct visitors and views. Views without a referrer are not listed; navigation inside the site appears under the site's own host. Ordered by visitors, then views, descending, then host; paged like the exports. Admin key.",
-        PagedRangeQuery,
-        ReferrersResponse,
-      ),
+      querystring: PagedRangeQuery,
+      ok: ReferrersResponse,
     },
-    async (request, reply) => {
-      const q = exportQueries.get(request) as ParsedQuery;
-      ctx.rateLimiter.consume(reply, 'analyticsRead', request.params.projectId);
-      const page = await analytics.insights.referrers(request.params.projectId, q);
+    async (projectId, q) => {
+      const page = await analytics.insights.referrers(projectId, q);
       return { referrers: page.rows, hasMore: page.hasMore };
     },
   );
