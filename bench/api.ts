@@ -7,10 +7,10 @@
 // --compare runs each backend's service from another checkout too (its own database), in the same rounds: before
 // and after a change, measured side by side. --compare-env sets a variable for those services only (for example
 // INKWELL_FROM_SOURCE=1 with --compare pointing at this checkout: the sources through tsx against the bundle).
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
+import { compareFromArgs, compareNote, systemName } from './lib/compare.ts';
 import { type LoadResult, startBareServer } from './lib/load.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { measureRounds, medianOrNull, type RoundSystem, roundSystem } from './lib/rounds.ts';
@@ -55,15 +55,10 @@ interface BackendResult {
 // Every system is started first, then measured in rotating rounds (lib/rounds.ts).
 const bare = await startBareServer();
 const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'GET', path: '/v2/agent/bench/job/job_0000000000000000' })];
-const compareDir = args.get('compare');
-const compareEnv = args.get('compare-env');
-if (compareEnv !== undefined && !/^[A-Z_][A-Z0-9_]*=/.test(compareEnv)) throw new Error('--compare-env takes NAME=VALUE');
-const compareCommit = compareDir
-  ? `${execFileSync('git', ['-C', compareDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}${compareEnv ? `+${compareEnv}` : ''}`
-  : undefined;
+const compare = compareFromArgs(args, { env: true });
 const results: BackendResult[] = backends.map((backend) => ({ backend }));
-if (compareCommit) for (const backend of backends) results.push({ backend, commit: compareCommit });
-const nameOf = (r: BackendResult) => (r.commit ? `${r.backend}@${r.commit}` : r.backend);
+if (compare) for (const backend of backends) results.push({ backend, commit: compare.label });
+const nameOf = systemName;
 const services: { out: BackendResult; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 try {
   for (const out of results) {
@@ -75,9 +70,9 @@ try {
       extraEnv: {
         INKWELL_MODEL: 'openai-compatible/bench',
         OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:9/v1',
-        ...(out.commit && compareEnv ? Object.fromEntries([compareEnv.split(/=(.*)/s).slice(0, 2)]) : {}),
+        ...(out.commit ? compare?.env : {}),
       },
-      ...(out.commit ? { repoDir: compareDir } : {}),
+      ...(out.commit ? { repoDir: compare?.dir } : {}),
     };
     try {
       // Each service its own database (a second fresh one of the same name would drop the first's).
@@ -180,7 +175,7 @@ const result = {
     load: bareSys.runs[bareSys.runs.length - 1],
   },
   inkwell: results,
-  ...(compareCommit ? { compare: { commit: compareCommit, note: 'the inkwell entries with a commit ran from that checkout, in the same rounds' } } : {}),
+  ...compareNote(compare),
   targets: Object.fromEntries(results.filter((r) => !r.commit).map((r) => [`${r.backend}AtLeastHalfOfBare`, (r.ratioToBare ?? 0) >= 0.5])),
 };
 const files = writeResults('api', result);

@@ -10,11 +10,12 @@
 // database across rounds, so later rounds write into a larger one (sustained ingest). --compare runs each
 // backend's service from another checkout too (its own database), in the same rounds: before and after a
 // change, measured side by side.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
+import { compareFromArgs, compareNote, systemName } from './lib/compare.ts';
 import { DATA_DIR, type DatasetMeta, ensureDataset, genOptions, readEvents, toApiEvent } from './lib/dataset.ts';
 import { type LoadResult, startBareServer } from './lib/load.ts';
 import { environment, peakRssMb, writeResults } from './lib/results.ts';
@@ -137,17 +138,16 @@ async function timeImport(s: ServiceEnv, projectId: string, file: string, events
 
 const perEvent = (us: number | null) => (us === null ? null : round(us / BATCH, 2));
 const describe = (r: LoadResult) => `${eventsPerSecond(r).toLocaleString('en')} events/s`;
-const compareDir = args.get('compare');
-const compareCommit = compareDir ? execFileSync('git', ['-C', compareDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : undefined;
+const compare = compareFromArgs(args);
 const results: BackendResult[] = backends.map((backend) => ({ backend }));
-if (compareCommit) for (const backend of backends) results.push({ backend, commit: compareCommit });
-const nameOf = (r: BackendResult) => (r.commit ? `${r.backend}@${r.commit}` : r.backend);
+if (compare) for (const backend of backends) results.push({ backend, commit: compare.label });
+const nameOf = systemName;
 const started: { out: BackendResult; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 const bare = await startBareServer();
 const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'POST', path: '/v1/analytics/bench/events', bodies })];
 try {
   for (const out of results) {
-    const s: ServiceEnv = { backend: out.backend, dataDir: tempDir(`ingest-${out.backend}`), ...(out.commit ? { repoDir: compareDir } : {}) };
+    const s: ServiceEnv = { backend: out.backend, dataDir: tempDir(`ingest-${out.backend}`), ...(out.commit ? { repoDir: compare?.dir } : {}) };
     try {
       // Each service its own database (a second fresh one of the same name would drop the first's).
       if (out.backend === 'postgres') s.databaseUrl = await freshPgDatabase(out.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
@@ -234,7 +234,7 @@ const result = {
   benchmark: 'ingest',
   environment: environment(),
   dataset: { name: meta.name, poolEvents, batches: bodies.length },
-  ...(compareCommit ? { compare: { commit: compareCommit, note: 'the inkwell entries with a commit ran from that checkout, in the same rounds' } } : {}),
+  ...compareNote(compare),
   method: {
     batchSize: BATCH,
     connections,

@@ -1,6 +1,7 @@
 // One line of bench/results/history.jsonl per benchmark run: when, which code, on what machine, and the headline
 // figures of Inkwell and of the baseline measured in the same run. The full result of a run lives only in
 // <name>-latest.json until the next run overwrites it, so this line is what later comparisons read.
+import { systemName } from './compare.ts';
 
 export type Figure = number | string | boolean | null;
 export type Figures = Record<string, Figure>;
@@ -65,12 +66,10 @@ function analytics(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   return { inkwell, baseline };
 }
 
-const systemKey = (s: Json) => (s.commit ? `${s.backend}@${s.commit}` : s.backend);
-
 function ingest(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const inkwell: Record<string, Figures> = {};
   for (const s of r.inkwell ?? [])
-    inkwell[systemKey(s)] = {
+    inkwell[systemName(s)] = {
       eventsPerSecond: num(s.eventsPerSecond),
       ratioToBare: num(s.ratioToBare),
       p99Ms: num(s.p99Ms ?? s.load?.latencyMs?.p99),
@@ -84,7 +83,7 @@ function ingest(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
 function api(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const inkwell: Record<string, Figures> = {};
   for (const s of r.inkwell ?? [])
-    inkwell[systemKey(s)] = {
+    inkwell[systemName(s)] = {
       requestsPerSecond: num(s.requestsPerSecond),
       ratioToBare: num(s.ratioToBare),
       p99Ms: num(s.p99Ms),
