@@ -115,6 +115,16 @@ export const ConfigSchema = Type.Object({
     jobs: Rate('INKWELL_RATE_LIMIT_JOBS', '100/1h', 'Job create + message, per project.'),
     analyticsRead: Rate('INKWELL_RATE_LIMIT_ANALYTICS_READ', '600/1h', 'Analytics reads (visitors, views), per project.'),
     ingest: Rate('INKWELL_RATE_LIMIT_INGEST', '200000/1m', 'Analytics ingest, counted in events, per project.'),
+    signIn: Rate('INKWELL_RATE_LIMIT_SIGN_IN', '30/1m', 'Dashboard sign-in attempts, per client address.'),
+  }),
+  dashboard: Type.Object({
+    sessionTtlHours: Int('INKWELL_SESSION_TTL_HOURS', 168, 1, 8760, 'A dashboard session ends this long after its sign-in.'),
+    signinLinkTtlMinutes: Int('INKWELL_SIGNIN_LINK_TTL_MINUTES', 15, 1, 1440, 'A one-time sign-in link from `inkwell dashboard` expires after this long.'),
+    publicUrl: Unset(Type.String(), {
+      env: 'INKWELL_PUBLIC_URL',
+      parse: 'url',
+      description: 'The URL people open the dashboard at (sign-in links); default: http://HOST:PORT.',
+    }),
   }),
   model: Type.Object({
     defaultModel: Text('INKWELL_MODEL', 'anthropic/claude-sonnet-4-5', {

@@ -17,14 +17,19 @@ import type { JobService } from './jobs/service.ts';
 import type { JobsStore } from './jobs/store.ts';
 import { createProjectService } from './projects/service.ts';
 import { createProjectsStore } from './projects/store.ts';
+import { createSessionService } from './sessions/service.ts';
+import { createSessionsStore } from './sessions/store.ts';
 
 export function createContext(config: Config, db: Database, logger: Logger, now: () => number = Date.now): AppContext {
+  const projects = createProjectService(createProjectsStore(db.kysely), now);
+  const sessionSettings = { sessionTtlMs: config.dashboard.sessionTtlHours * 3_600_000, linkTtlMs: config.dashboard.signinLinkTtlMinutes * 60_000 };
   return {
     config,
     db,
     logger,
     now,
-    projects: createProjectService(createProjectsStore(db.kysely), now),
+    projects,
+    sessions: createSessionService(createSessionsStore(db.kysely), projects, sessionSettings, now),
     rateLimiter: createRateLimiter(config.rateLimits, now),
   };
 }

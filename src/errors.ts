@@ -9,6 +9,7 @@ export const ERRORS = {
   model_not_configured: { status: 400, message: 'The model provider has no credentials configured' },
   unauthorized: { status: 401, message: 'Unauthorized' },
   forbidden: { status: 403, message: 'This key cannot use this endpoint' },
+  csrf_token_invalid: { status: 403, message: "A change made with the session cookie needs the session's x-csrf-token header" },
   repository_not_allowed: { status: 403, message: "The repository is neither the project's repository nor on its allow-list" },
   project_not_found: { status: 404, message: 'Project not found' },
   job_not_found: { status: 404, message: 'Job not found' },

@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import type { Role } from '../http/server.ts';
 import { registerAnalyticsCommands } from './analytics.ts';
+import { registerDashboardCommand } from './dashboard.ts';
 import { registerJobCommands } from './job.ts';
 import { fail } from './output.ts';
 import { registerProjectCommands } from './projects.ts';
@@ -25,6 +26,7 @@ registerProjectCommands(program);
 registerJobCommands(program);
 registerWebhookCommands(program);
 registerAnalyticsCommands(program);
+registerDashboardCommand(program);
 
 try {
   await program.parseAsync(process.argv);

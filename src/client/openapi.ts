@@ -981,7 +981,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -995,7 +995,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -1300,7 +1300,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -1314,7 +1314,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -1798,7 +1798,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -1812,7 +1812,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -2036,7 +2036,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -2050,7 +2050,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -2549,7 +2549,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -2563,7 +2563,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -2942,7 +2942,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -2956,7 +2956,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden" | "repository_not_allowed";
+              code: "forbidden" | "repository_not_allowed" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -3653,7 +3653,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -3667,7 +3667,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden" | "repository_not_allowed";
+              code: "forbidden" | "repository_not_allowed" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -4350,7 +4350,7 @@ export interface paths {
             };
           };
         };
-        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key; `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
         403: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -4364,7 +4364,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "forbidden";
+              code: "forbidden" | "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -4973,6 +4973,29 @@ export interface paths {
                * @enum {string}
                */
               code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;
@@ -7067,6 +7090,676 @@ export interface paths {
                * @enum {string}
                */
               code: "rate_limited";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  "/v1/session": {
+    /**
+     * The current dashboard session
+     * @description The session the request's `inkwell_session` cookie carries, with its CSRF token; 401 when there is none (expired, signed out, or its key revoked).
+     */
+    get: {
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              projectId: string;
+              /** @description Send it as `x-csrf-token` with every request other than GET/HEAD made with the session cookie */
+              csrfToken: string;
+              /**
+               * Format: date-time
+               * @description When the session ends (sooner on sign-out or when its key is revoked)
+               */
+              expiresAt: string;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Sign in to the dashboard
+     * @description Starts a session with an admin key or a one-time sign-in link token (made by `inkwell dashboard --project ID`, valid once) and sets it as an HttpOnly, SameSite=Strict cookie `inkwell_session`. The session acts as that admin key on every admin endpoint of its project until it expires, is signed out, or the key is revoked. Requests other than GET/HEAD made with the cookie must send the returned `csrfToken` as `x-csrf-token`. Sign-in attempts are rate limited per client address.
+     */
+    post: {
+      /** @description Exactly one of `key` and `link` */
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *   "key": "ink_0123456789abcdefghijklmnopqrstuvwxyzABCD"
+           * }
+           */
+          "application/json": {
+            /** @description An admin key (`ink_…`) of the project */
+            key?: string;
+            /** @description The token of a one-time sign-in link (`inkwell dashboard`) */
+            link?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit"?: number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining"?: number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset"?: number;
+          };
+          content: {
+            "application/json": {
+              projectId: string;
+              /** @description Send it as `x-csrf-token` with every request other than GET/HEAD made with the session cookie */
+              csrfToken: string;
+              /**
+               * Format: date-time
+               * @description When the session ends (sooner on sign-out or when its key is revoked)
+               */
+              expiresAt: string;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`); `invalid_json`: Request body is not valid JSON */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field" | "invalid_json";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
+        408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `payload_too_large`: the body is over the limit */
+        413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
+        415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `rate_limited`: Rate limit exceeded */
+        429: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Requests (or events, for ingest) allowed per window for this project and rate family */
+            "ratelimit-limit": number;
+            /** @description What is left of it in the current window */
+            "ratelimit-remaining": number;
+            /** @description Seconds until the window resets */
+            "ratelimit-reset": number;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "rate_limited";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+    /**
+     * Sign out of the dashboard
+     * @description Ends the session of the `inkwell_session` cookie (it is refused from the next request on) and clears the cookie. Needs the session's `x-csrf-token`. Without a live session there is nothing to end: the cookie is cleared all the same.
+     */
+    delete: {
+      responses: {
+        /** @description Signed out */
+        204: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: never;
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `csrf_token_invalid`: made with the dashboard session cookie but without its `x-csrf-token` header (or with another one) */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "csrf_token_invalid";
               details?: {
                   message: string;
                   path?: string;

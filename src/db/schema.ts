@@ -3,5 +3,6 @@ import type { AnalyticsTables } from '../analytics/store/tables.ts';
 import type { JobsTables } from '../jobs/tables.ts';
 import type { WebhookTables } from '../jobs/webhook-tables.ts';
 import type { ProjectsTables } from '../projects/tables.ts';
+import type { SessionsTables } from '../sessions/tables.ts';
 
-export interface DB extends ProjectsTables, JobsTables, AnalyticsTables, WebhookTables {}
+export interface DB extends ProjectsTables, JobsTables, AnalyticsTables, WebhookTables, SessionsTables {}

@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -29,6 +30,7 @@ import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { sessionRoutes } from './routes/session.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { validationToAppError, validatorCompiler } from './validation.ts';
 
@@ -507,6 +509,13 @@ async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
             description:
               'Admin key `ink_…`, or for the ingest endpoints only: a public ingest key `ink_pub_…` (safe in a web page; events may not set `timestamp` or `visitorId`) or an ingest-secret key `ink_ing_…` (a server-side secret for edge middleware and log shippers; may set both). Ingest keys get 403 `forbidden` on every other endpoint.',
           },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'inkwell_session',
+            description:
+              "The dashboard session (`POST /v1/session`). Every endpoint that takes an admin key also accepts it in place of the Authorization header; requests other than GET/HEAD made with it must carry the session's `x-csrf-token` (else 403 `csrf_token_invalid`).",
+          },
         },
       },
     },
@@ -523,6 +532,10 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   const app = createFastify(ctx);
   // Declared up front so every request object keeps one shape (set later by the auth hook).
   app.decorateRequest('auth', undefined);
+  app.decorateRequest('dashboardSession', undefined);
+  // Cookies are parsed on demand (the session cookie, by the auth hook of a request without a key), not
+  // by a hook on every request.
+  await app.register(cookie, { hook: false });
   const routeMethods = trackRoutes(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
@@ -537,5 +550,6 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   await app.register(async (scope) => webhookRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
   await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));
+  await app.register(async (scope) => sessionRoutes(scope, ctx));
   return app;
 }

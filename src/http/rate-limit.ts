@@ -1,11 +1,11 @@
-// Fixed-window rate limits per (project, endpoint family), with a cost per request so that ingest can
-// count events rather than requests. Counters live in this process: with several API processes each
+// Fixed-window rate limits per (project, endpoint family) — per client address for sign-in, which has no
+// project yet —, with a cost per request so that ingest can count events rather than requests. Counters live in this process: with several API processes each
 // enforces the limit on its own share of traffic (see README).
 import type { FastifyReply } from 'fastify';
 import type { RateLimitRule } from '../config.ts';
 import { AppError } from '../errors.ts';
 
-export type RateFamily = 'jobs' | 'analyticsRead' | 'ingest';
+export type RateFamily = 'jobs' | 'analyticsRead' | 'ingest' | 'signIn';
 
 interface Window {
   start: number;
@@ -14,7 +14,8 @@ interface Window {
 
 export interface RateLimiter {
   /** Takes `cost` units or throws 429 `rate_limited`; sets the RateLimit-* headers either way. */
-  consume(reply: FastifyReply, family: RateFamily, projectId: string, cost?: number): void;
+  /** `scope`: the project id, or for `signIn` the client address. */
+  consume(reply: FastifyReply, family: RateFamily, scope: string, cost?: number): void;
 }
 
 export function createRateLimiter(rules: Record<RateFamily, RateLimitRule>, now: () => number = Date.now): RateLimiter {
@@ -31,11 +32,11 @@ export function createRateLimiter(rules: Record<RateFamily, RateLimitRule>, now:
   }
 
   return {
-    consume(reply, family, projectId, cost = 1) {
+    consume(reply, family, scope, cost = 1) {
       const rule = rules[family];
       const t = now();
       sweep(t);
-      const key = `${family}:${projectId}`;
+      const key = `${family}:${scope}`;
       let w = windows.get(key);
       if (!w || t - w.start >= rule.windowMs) {
         w = { start: t, used: 0 };
@@ -52,7 +53,7 @@ export function createRateLimiter(rules: Record<RateFamily, RateLimitRule>, now:
       if (!allowed) {
         throw new AppError(
           'rate_limited',
-          `Rate limit exceeded: ${rule.max} per ${rule.windowMs / 1000}s for this project; retry after ${resetSec}s`,
+          `Rate limit exceeded: ${rule.max} per ${rule.windowMs / 1000}s for this ${family === 'signIn' ? 'client address' : 'project'}; retry after ${resetSec}s`,
           undefined,
           {
             ...headers,

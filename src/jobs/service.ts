@@ -165,6 +165,11 @@ export function createJobService(deps: JobServiceDeps) {
       return store.getJobViewForKey(keyHash, projectId, id);
     },
 
+    /** The row GET job shows (undefined: no such job in the project), for a request whose key was checked apart. */
+    findJobViewRow(projectId: string, id: string): Promise<JobViewRow | undefined> {
+      return store.getJobView(projectId, id);
+    },
+
     /** The job object of a row read by `getJobViewForKey` (undefined: no such job in the project → 404). */
     jobView(row: JobViewRow | undefined): JobView {
       if (!row) throw new AppError('job_not_found');

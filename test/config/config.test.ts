@@ -41,7 +41,9 @@ describe('loadConfig', () => {
       jobs: { max: 100, windowMs: 3_600_000 },
       analyticsRead: { max: 600, windowMs: 3_600_000 },
       ingest: { max: 200_000, windowMs: 60_000 },
+      signIn: { max: 30, windowMs: 60_000 },
     });
+    expect(c.dashboard).toEqual({ sessionTtlHours: 168, signinLinkTtlMinutes: 15, publicUrl: undefined });
     expect(c.model.defaultModel).toBe('anthropic/claude-sonnet-4-5');
     expect(c.model.maxRetries).toBe(3);
     expect(c.agent).toEqual({ maxSteps: 40, runTimeoutMs: 20 * 60_000, gitAuthorName: 'Inkwell Agent', gitAuthorEmail: 'agent@inkwell.invalid' });

@@ -18,16 +18,23 @@ describeEachDialect('rate limits', (dialect) => {
     const rule: RateLimitRule = { max: 3, windowMs: WINDOW_MS };
     t = await startTestApp(
       dialect,
-      { rateLimits: { jobs: rule, analyticsRead: { max: 2, windowMs: WINDOW_MS }, ingest: { max: 10, windowMs: WINDOW_MS } } },
+      {
+        rateLimits: {
+          jobs: rule,
+          analyticsRead: { max: 2, windowMs: WINDOW_MS },
+          ingest: { max: 10, windowMs: WINDOW_MS },
+          signIn: { max: 2, windowMs: WINDOW_MS },
+        },
+      },
       {},
       {
         now: () => clock,
         routes: async (app, ctx) => {
-          app.post('/test/:projectId/work', { onRequest: requireKey(ctx.projects, ['admin']) }, async (request, reply) => {
+          app.post('/test/:projectId/work', { onRequest: requireKey(ctx, ['admin']) }, async (request, reply) => {
             ctx.rateLimiter.consume(reply, 'jobs', request.auth!.projectId);
             return reply.status(201).send({ ok: true });
           });
-          app.post('/test/:projectId/ingest', { onRequest: requireKey(ctx.projects, ['admin', 'ingest']) }, async (request, reply) => {
+          app.post('/test/:projectId/ingest', { onRequest: requireKey(ctx, ['admin', 'ingest']) }, async (request, reply) => {
             const n = (request.body as { n: number }).n;
             ctx.rateLimiter.consume(reply, 'ingest', request.auth!.projectId, n);
             return reply.status(202).send({ accepted: n });
@@ -106,7 +113,7 @@ describe('createRateLimiter', () => {
   it('keeps families apart and forgets old windows', () => {
     let now = 0;
     const rl = createRateLimiter(
-      { jobs: { max: 1, windowMs: 1000 }, analyticsRead: { max: 1, windowMs: 1000 }, ingest: { max: 5, windowMs: 1000 } },
+      { jobs: { max: 1, windowMs: 1000 }, analyticsRead: { max: 1, windowMs: 1000 }, ingest: { max: 5, windowMs: 1000 }, signIn: { max: 1, windowMs: 1000 } },
       () => now,
     );
     rl.consume(fakeReply(), 'jobs', 'p');

@@ -10,7 +10,7 @@ export async function testRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post(
     '/test/:projectId/things',
     {
-      onRequest: requireKey(ctx.projects, ['admin']),
+      onRequest: requireKey(ctx, ['admin']),
       schema: {
         params: Type.Object({ projectId: Type.String() }),
         body: Type.Object(

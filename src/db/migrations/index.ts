@@ -11,6 +11,7 @@ import * as m0007 from './0007_analytics_ingest.ts';
 import * as m0008 from './0008_analytics_visitor_index.ts';
 import * as m0009 from './0009_analytics_daily_views.ts';
 import * as m0010 from './0010_analytics_daily_facets.ts';
+import * as m0011 from './0011_dashboard_sessions.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -25,4 +26,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0008_analytics_visitor_index': m0008.up,
   '0009_analytics_daily_views': m0009.up,
   '0010_analytics_daily_facets': m0010.up,
+  '0011_dashboard_sessions': m0011.up,
 };

@@ -162,7 +162,7 @@ function checkRepository(url: string): void {
 }
 
 export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, notifier }: Services['jobs']): Promise<void> {
-  const auth = requireKey(ctx.projects, ['admin']);
+  const auth = requireKey(ctx, ['admin']);
   const tags = ['Agent jobs'];
   const security = [{ bearerAuth: [] }];
 
@@ -221,7 +221,7 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
   // Declared up front (one request object shape); a property instead of a WeakMap entry per request.
   app.decorateRequest('jobViewRow', undefined);
   const authWithJob = requireKeyWith(
-    ctx.projects,
+    ctx,
     ['admin'],
     async (presented, request) => {
       const { projectId, id } = request.params as { projectId: string; id: string };
@@ -230,6 +230,10 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
     },
     (request, job) => {
       request.jobViewRow = job;
+    },
+    (request) => {
+      const { projectId, id } = request.params as { projectId: string; id: string };
+      return jobs.findJobViewRow(projectId, id);
     },
   );
   app.get(

@@ -319,8 +319,8 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
   app.addHook('onClose', async () => {
     await analytics.close();
   });
-  const adminOnly = requireKey(ctx.projects, ['admin']);
-  const adminOrIngest = requireKey(ctx.projects, ['admin', 'ingest', 'ingest-secret']);
+  const adminOnly = requireKey(ctx, ['admin']);
+  const adminOrIngest = requireKey(ctx, ['admin', 'ingest', 'ingest-secret']);
   const exportQueries = new WeakMap<FastifyRequest, ParsedQuery>();
 
   async function ingest(projectId: string, events: unknown[], source: 'api' | 'collect'): Promise<IngestResult> {

@@ -109,7 +109,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get(
     '/v1/projects/:projectId',
     {
-      onRequest: requireKey(ctx.projects, ['admin']),
+      onRequest: requireKey(ctx, ['admin']),
       schema: {
         tags: ['Projects'],
         summary: 'Get the project this admin key belongs to (checks the key)',
@@ -131,7 +131,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get(
     '/v1/projects/:projectId/keys',
     {
-      onRequest: requireKey(ctx.projects, ['admin']),
+      onRequest: requireKey(ctx, ['admin']),
       schema: {
         tags: ['Projects'],
         summary: "List the project's keys",
@@ -148,7 +148,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post(
     '/v1/projects/:projectId/keys',
     {
-      onRequest: requireKey(ctx.projects, ['admin']),
+      onRequest: requireKey(ctx, ['admin']),
       schema: {
         tags: ['Projects'],
         summary: 'Create a key',
@@ -173,7 +173,7 @@ export async function projectRoutes(app: App, ctx: AppContext): Promise<void> {
   app.delete(
     '/v1/projects/:projectId/keys/:keyId',
     {
-      onRequest: requireKey(ctx.projects, ['admin']),
+      onRequest: requireKey(ctx, ['admin']),
       schema: {
         tags: ['Projects'],
         summary: 'Revoke a key',

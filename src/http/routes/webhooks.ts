@@ -71,7 +71,7 @@ const RedeliveredResponse = Type.Object(Delivery.properties, {
 const common = (summary: string, description: string) => ({ tags: ['Webhooks'], summary, description, security: [{ bearerAuth: [] }], params: Params });
 
 export async function webhookRoutes(app: App, ctx: AppContext): Promise<void> {
-  const admin = requireKey(ctx.projects, ['admin']);
+  const admin = requireKey(ctx, ['admin']);
   const service = createWebhookService(ctx);
   const path = '/v1/projects/:projectId/webhook';
 
