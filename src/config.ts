@@ -104,6 +104,10 @@ export const ConfigSchema = Type.Object({
     sseHeartbeatMs: Int('INKWELL_SSE_HEARTBEAT_MS', 15_000, 10, 3_600_000, 'A live event stream sends a comment line after this long without an event.'),
     sseMaxLifetimeMs: Int('INKWELL_SSE_MAX_LIFETIME_MS', 3_600_000, 0, MAX, 'A live event stream is ended after this long (0: no limit).'),
   }),
+  secretKey: OptionalText(
+    'INKWELL_SECRET_KEY',
+    'Server secret (at least 32 characters) that code-host webhook secrets are derived from; default: a file in the data directory (embedded database only).',
+  ),
   shutdownTimeoutMs: Int('INKWELL_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 3_600_000, 'On SIGTERM/SIGINT, how long in-flight requests may take.'),
   trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0 }), Type.Array(Type.String())], {
     env: 'INKWELL_TRUST_PROXY',

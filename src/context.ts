@@ -8,6 +8,7 @@
 // analytics starts its background work and stops it on close, the worker entry starts the worker.
 import type { Logger } from 'pino';
 import type { AnalyticsService } from './analytics/service.ts';
+import type { CodeHostEvents } from './code-host-events/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
@@ -43,15 +44,27 @@ export interface Services {
     service: JobService;
   };
   analytics: AnalyticsService;
+  /** Code-host webhooks: comments that start and continue jobs. */
+  codeHostEvents: CodeHostEvents;
 }
 
 export async function wireServices(ctx: AppContext): Promise<Services> {
-  const [{ createJobsStore }, { notifierFor }, { createJobService }, { modelConfigError }, { createAnalyticsService }] = await Promise.all([
+  const [
+    { createJobsStore },
+    { notifierFor },
+    { createJobService },
+    { modelConfigError },
+    { createAnalyticsService },
+    { createCodeHostEvents },
+    { createDeliveriesStore },
+  ] = await Promise.all([
     import('./jobs/store.ts'),
     import('./jobs/notify.ts'),
     import('./jobs/service.ts'),
     import('./agent/models.ts'),
     import('./analytics/service.ts'),
+    import('./code-host-events/service.ts'),
+    import('./code-host-events/store.ts'),
   ]);
   const store = createJobsStore(ctx.db);
   const notifier = notifierFor(ctx.db);
@@ -67,5 +80,6 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     ...ctx,
     onBackgroundError: (err) => ctx.logger.error({ err }, 'analytics background work failed'),
   });
-  return { jobs: { store, notifier, service }, analytics };
+  const codeHostEvents = createCodeHostEvents({ ...ctx, jobs: service, store: createDeliveriesStore(ctx.db.kysely) });
+  return { jobs: { store, notifier, service }, analytics, codeHostEvents };
 }

@@ -27,6 +27,7 @@ export const ERRORS = {
   headers_too_large: { status: 431, message: 'Request headers are too large' },
   internal_error: { status: 500, message: 'Internal error' },
   not_ready: { status: 503, message: 'Service not ready' },
+  code_host_unavailable: { status: 503, message: 'The code host could not be reached; deliver the event again later' },
   database_unavailable: { status: 503, message: 'The database is unavailable; retry later' },
   storage_full: { status: 507, message: 'The storage is full; retry later' },
   shutting_down: { status: 503, message: 'Service is shutting down' },

@@ -2,6 +2,7 @@
 // terminal user signs in without pasting a key into a browser.
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
+import { publicBaseUrl } from '../lib/public-url.ts';
 import { NotFoundError } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson } from './output.ts';
@@ -18,10 +19,7 @@ export function dashboardBaseUrl(config: Pick<Config, 'host' | 'port' | 'dashboa
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') fail(`--url must be an http(s) URL (got ${JSON.stringify(url)})`);
     return parsed.href.replace(/\/+$/, '');
   }
-  if (config.dashboard.publicUrl) return config.dashboard.publicUrl;
-  // A wildcard listen address is not somewhere a browser can go; the machine itself is.
-  const host = ['0.0.0.0', '::', '[::]'].includes(config.host) ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `http://${host}:${config.port}`;
+  return publicBaseUrl(config);
 }
 
 export function registerDashboardCommand(program: Command): void {

@@ -8,6 +8,16 @@ const ROTATIONS = ['none', 'daily', 'monthly'] as const;
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+interface SetOptions {
+  project: string;
+  visitorIdRotation?: string;
+  allowRepository?: string[];
+  disallowRepository?: string[];
+  codeHostWebhook?: boolean;
+  handle?: string;
+  json?: boolean;
+}
+
 export function registerProjectSettingsCommands(program: Command): void {
   const project = program.commands.find((c) => c.name() === 'project') ?? program.command('project').description('Projects');
   project
@@ -24,8 +34,13 @@ export function registerProjectSettingsCommands(program: Command): void {
       collect,
     )
     .option('--disallow-repository <url>', 'take a repository off the allow-list; repeatable', collect)
+    .option(
+      '--code-host-webhook',
+      "let comments on the repository's issues and pull requests start and continue jobs: prints the webhook URL and a new secret (the old one stops working)",
+    )
+    .option('--handle <name>', 'with --code-host-webhook: the @name comments mention (default inkwell)')
     .option('--json', 'print one JSON object')
-    .action(async (opts: { project: string; visitorIdRotation?: string; allowRepository?: string[]; disallowRepository?: string[]; json?: boolean }) => {
+    .action(async (opts: SetOptions) => {
       const patch: Partial<ProjectSettings> = {};
       if (opts.visitorIdRotation !== undefined) {
         if (!(ROTATIONS as readonly string[]).includes(opts.visitorIdRotation)) {
@@ -35,23 +50,40 @@ export function registerProjectSettingsCommands(program: Command): void {
       }
       const allow = opts.allowRepository ?? [];
       const disallow = opts.disallowRepository ?? [];
-      if (Object.keys(patch).length === 0 && allow.length === 0 && disallow.length === 0)
-        fail('nothing to change: pass --visitor-id-rotation none|daily|monthly, --allow-repository URL or --disallow-repository URL');
-      const settings = await withContext(async (ctx) => {
+      // Loaded only here: the hook's module brings the code-host client, which no other command needs at start.
+      const [{ enableCodeHostHook, HANDLE_RE }, { ServerSecretError }] = await Promise.all([
+        import('../code-host-events/service.ts'),
+        import('../code-host-events/secret.ts'),
+      ]);
+      if (opts.handle !== undefined && !opts.codeHostWebhook) fail('--handle goes with --code-host-webhook');
+      if (opts.handle !== undefined && !HANDLE_RE.test(opts.handle))
+        fail(`--handle must be a GitHub user name without the @ (got ${JSON.stringify(opts.handle)})`);
+      if (Object.keys(patch).length === 0 && allow.length === 0 && disallow.length === 0 && !opts.codeHostWebhook)
+        fail('nothing to change: pass --visitor-id-rotation none|daily|monthly, --allow-repository URL, --disallow-repository URL or --code-host-webhook');
+      const { settings, hook } = await withContext(async (ctx) => {
         // The allow-list first: it is the part that can refuse its input, and then nothing is changed.
         if (allow.length > 0 || disallow.length > 0) await ctx.projects.changeAllowedRepositories(opts.project, { allow, disallow });
-        return ctx.projects.updateSettings(opts.project, patch);
+        const hook = opts.codeHostWebhook ? await enableCodeHostHook(ctx, opts.project, opts.handle) : undefined;
+        return { settings: await ctx.projects.updateSettings(opts.project, patch), hook };
       }).catch((err: unknown) => {
         if (err instanceof NotFoundError) fail(err.message);
         if (err instanceof ProjectInputError) fail(`--${err.field}: ${err.message}`);
+        if (err instanceof ServerSecretError) fail(err.message);
         throw err;
       });
       // Never print secrets that may sit in settings (webhook secret).
       const shown = { visitorIdRotation: settings.visitorIdRotation ?? 'none', allowedRepositories: settings.allowedRepositories ?? [] };
-      if (opts.json) printJson({ projectId: opts.project, settings: shown });
+      if (opts.json) printJson({ projectId: opts.project, settings: shown, ...(hook ? { codeHostWebhook: hook } : {}) });
       else {
         const allowed = shown.allowedRepositories.length > 0 ? shown.allowedRepositories.join(', ') : "none besides the project's own repository";
         process.stdout.write(`Project ${opts.project}: visitor-id rotation ${shown.visitorIdRotation}; allowed repositories: ${allowed}\n`);
+        if (hook) {
+          process.stdout.write(
+            `\nAdd a webhook to the repository (GitHub: Settings → Webhooks → Add webhook). The secret is shown this once:\n\n` +
+              `  Payload URL:   ${hook.url}\n  Content type:  application/json\n  Secret:        ${hook.secret}\n  Events:        ${hook.events.join(', ')}\n\n` +
+              `Then mention @${hook.handle} in an issue comment to start a job, or on its pull request to continue it.\n`,
+          );
+        }
       }
     });
 }

@@ -21,6 +21,7 @@ import { infraFault } from '../db/errors.ts';
 import { AppError, ERRORS, type ErrorCode } from '../errors.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { RouteMethods, unknownQueryParams } from './allowed-methods.ts';
+import { JSON_CONTENT_TYPE } from './content-type.ts';
 import type { AppContext } from './context.ts';
 import { withCommonResponses, withDocumentedSchemas, withHeaderRequirements } from './documented.ts';
 import { type ErrorBody, errorBody } from './errors.ts';
@@ -28,6 +29,7 @@ import { type FaultCode, noteFault } from './faults.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { codeHostHookRoutes } from './routes/code-host-hooks.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/session.ts';
@@ -60,9 +62,6 @@ export function hasNulInPath(url: string): boolean {
 }
 
 const REQUEST_ID_RE = /^[\w.:-]{1,128}$/;
-
-/** Request bodies are JSON: `application/json` and `application/<something>+json`, any parameters. */
-const JSON_CONTENT_TYPE = /^application\/([\w.-]+\+)?json(\s*;.*)?$/i;
 
 /**
  * Fastify's own 4xx error codes → our registry. Anything else Fastify raises with a 4xx status falls back
@@ -528,7 +527,7 @@ async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
  * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
  */
 export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
-  const { jobs, analytics } = services ?? (await wireServices(ctx));
+  const { jobs, analytics, codeHostEvents } = services ?? (await wireServices(ctx));
   const app = createFastify(ctx);
   // Declared up front so every request object keeps one shape (set later by the auth hook).
   app.decorateRequest('auth', undefined);
@@ -551,5 +550,6 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));
   await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));
   await app.register(async (scope) => sessionRoutes(scope, ctx));
+  await app.register(async (scope) => codeHostHookRoutes(scope, codeHostEvents));
   return app;
 }

@@ -165,6 +165,11 @@ export function createJobService(deps: JobServiceDeps) {
       return store.getJobViewForKey(keyHash, projectId, id);
     },
 
+    /** The id of the project's job that opened the pull request at `prUrl`, if any. */
+    findJobIdByPullRequest(projectId: string, prUrl: string): Promise<string | undefined> {
+      return store.findJobIdByPullRequest(projectId, prUrl);
+    },
+
     /** The row GET job shows (undefined: no such job in the project), for a request whose key was checked apart. */
     findJobViewRow(projectId: string, id: string): Promise<JobViewRow | undefined> {
       return store.getJobView(projectId, id);

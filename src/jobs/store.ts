@@ -109,6 +109,19 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
       return (await jobViewInProject(db, projectId, id))[0];
     },
 
+    /** The project's job whose pull request is at `prUrl` (the newest, should several share it). */
+    async findJobIdByPullRequest(projectId: string, prUrl: string): Promise<string | undefined> {
+      const r = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .where('pr_url', '=', prUrl)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return r?.id;
+    },
+
     async getJobById(id: string): Promise<JobRow | undefined> {
       return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     },

@@ -15,6 +15,11 @@ export interface ProjectSettings {
   webhook?: { url: string; secret: string } | null;
   /** Repositories a job may name besides the project's own, canonical (src/projects/repository.ts). */
   allowedRepositories?: string[];
+  /**
+   * Inbound code-host webhooks (src/code-host-events/): the generation the secret is derived from (replaced by
+   * every `inkwell project set --code-host-webhook`) and the handle comments mention (default `inkwell`).
+   */
+  codeHostHook?: { generation: string; handle: string } | null;
 }
 
 export interface Project {

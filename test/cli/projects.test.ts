@@ -90,6 +90,41 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     expect(list.stdout).toContain(id);
   });
 
+  it('project set --code-host-webhook prints the URL, a new secret and the events to tick; --handle is checked', async () => {
+    const p = await runJson(['project', 'create', '--name', 'Hooks', '--repository', 'https://github.com/acme/docs'], t.env);
+    const env: Record<string, string> = { ...t.env, INKWELL_PUBLIC_URL: 'https://inkwell.acme.example' };
+    if (dialect === 'postgres') {
+      // Several machines share a PostgreSQL database: the secret they derive from must be set, the same everywhere.
+      const refused = await runCli(['project', 'set', '--project', p.id, '--code-host-webhook'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('set INKWELL_SECRET_KEY');
+      env.INKWELL_SECRET_KEY = 's'.repeat(40);
+    }
+    const set = await runJson(['project', 'set', '--project', p.id, '--code-host-webhook', '--handle', 'docs-bot'], env);
+    expect(set.codeHostWebhook).toEqual({
+      url: `https://inkwell.acme.example/v1/hooks/github/${p.id}`,
+      secret: expect.stringMatching(/^ihk_[\w-]{43}$/),
+      handle: 'docs-bot',
+      events: ['Issue comments', 'Pull request reviews'],
+    });
+    const plain = await runCli(['project', 'set', '--project', p.id, '--code-host-webhook'], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toMatch(/Secret: +ihk_[\w-]{43}\n/);
+    expect(plain.stdout).not.toContain(set.codeHostWebhook.secret);
+    expect(plain.stdout).toContain('mention @inkwell');
+    // Neither secret is stored: only the generation it is derived from.
+    const stored = JSON.stringify(await t.db.kysely.selectFrom('projects').select('settings').execute());
+    expect(stored).not.toContain(set.codeHostWebhook.secret);
+    for (const [args, message] of [
+      [['--handle', '@inkwell', '--code-host-webhook'], '--handle must be a GitHub user name'],
+      [['--handle', 'docs-bot'], '--handle goes with --code-host-webhook'],
+    ] as const) {
+      const r = await runCli(['project', 'set', '--project', p.id, ...args], env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(message);
+    }
+  });
+
   it('project set --allow-repository / --disallow-repository: canonical allow-list, shown by set and list', async () => {
     const env = t.env;
     const p = await runJson(['project', 'create', '--name', 'Allow', '--repository', 'https://github.com/acme/docs'], env);

@@ -3,6 +3,10 @@
 //   POST /repos/{owner}/{repo}/pulls {title, head, base, body?, draft?}  → 201 (422 when one is open for head)
 //   GET  /repos/{owner}/{repo}/pulls/{number}
 //   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}
+//   GET  /repos/{owner}/{repo}/collaborators/{user}/permission  (from `permissions`; 404 for anyone else)
+//   POST /repos/{owner}/{repo}/issues/{number}/comments {body}  → 201, recorded in `comments`
+//   POST /repos/{owner}/{repo}/issues/comments/{id}/reactions {content}  → 201, recorded in `reactions`
+//   GET  /repos/{owner}/{repo}/pulls/{number}/reviews/{id}/comments  (from `reviewComments`)
 // Optional token check (401 "Bad credentials"), records every request with its headers. Scripted failures
 // (`failNext`) carry headers and a message, to play rate limits:
 //   primary:   gh.failNext(403, 1, { message: 'API rate limit exceeded', headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000000' } })
@@ -32,10 +36,32 @@ export interface RecordedGitHubRequest {
   body: any;
 }
 
+export interface FakeComment {
+  owner: string;
+  repo: string;
+  number: number;
+  body: string;
+}
+
+export interface FakeReviewComment {
+  path: string;
+  line: number | null;
+  start_line: number | null;
+  body: string;
+  diff_hunk: string;
+}
+
 export interface GitHubServer {
   /** API base URL (what GITHUB_API_URL takes). */
   apiUrl: string;
   pulls: FakePull[];
+  /** Repository permission by user login (`admin`, `write`, `read`, …); a login not here is not a collaborator. */
+  permissions: Map<string, string>;
+  /** Comments posted in issue and pull-request threads. */
+  comments: FakeComment[];
+  reactions: { owner: string; repo: string; commentId: number; content: string }[];
+  /** Line comments of a review, by review id. */
+  reviewComments: Map<number, FakeReviewComment[]>;
   requests: RecordedGitHubRequest[];
   /** The next `count` requests answer with this status (default 1), with these headers and message. */
   failNext(status: number, count?: number, opts?: FailureOptions): void;
@@ -63,6 +89,10 @@ export interface GitHubServerOptions {
 
 export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise<GitHubServer> {
   const pulls: FakePull[] = [];
+  const permissions = new Map<string, string>();
+  const comments: FakeComment[] = [];
+  const reactions: GitHubServer['reactions'] = [];
+  const reviewComments = new Map<number, FakeReviewComment[]>();
   const requests: RecordedGitHubRequest[] = [];
   const failures: Array<FailureOptions & { status: number }> = [];
   const prefix = (opts.prefix ?? '').replace(/\/+$/, '');
@@ -114,6 +144,8 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     const rest = req.path.slice(prefix.length);
     const list = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/?$/.exec(rest);
     const one = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(rest);
+    const threads = threadRoutes(req, rest, res);
+    if (threads !== false) return threads;
     if (list && req.method === 'GET') {
       const [, owner, repo] = list as unknown as [string, string, string];
       const state = req.query.state ?? 'open';
@@ -174,6 +206,40 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     return send(res, 404, { message: 'Not Found' });
   }
 
+  /** The thread endpoints (permission, comments, reactions, review comments); false when the path is none of them. */
+  function threadRoutes(req: RecordedGitHubRequest, rest: string, res: http.ServerResponse): undefined | false {
+    const permission = /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/.exec(rest);
+    if (permission && req.method === 'GET') {
+      const level = permissions.get(decodeURIComponent(permission[3] as string));
+      if (!level) return send(res, 404, { message: 'Not Found' });
+      return send(res, 200, { permission: level === 'maintain' ? 'write' : level, role_name: level, user: { login: permission[3] } });
+    }
+    const comment = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(rest);
+    if (comment && req.method === 'POST') {
+      const [, owner, repo, n] = comment as unknown as [string, string, string, string];
+      comments.push({ owner, repo, number: Number(n), body: String(req.body?.body ?? '') });
+      const id = 5000 + comments.length;
+      return send(res, 201, { id, body: req.body?.body, html_url: `https://${htmlHost}/${owner}/${repo}/issues/${n}#issuecomment-${id}` });
+    }
+    const reaction = /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)\/reactions$/.exec(rest);
+    if (reaction && req.method === 'POST') {
+      const [, owner, repo, id] = reaction as unknown as [string, string, string, string];
+      reactions.push({ owner, repo, commentId: Number(id), content: String(req.body?.content) });
+      return send(res, 201, { id: 7000 + reactions.length, content: req.body?.content });
+    }
+    const review = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)\/reviews\/(\d+)\/comments$/.exec(rest);
+    if (review && req.method === 'GET') {
+      const list = reviewComments.get(Number(review[4]));
+      if (!list) return send(res, 404, { message: 'Not Found' });
+      return send(
+        res,
+        200,
+        list.map((c, i) => ({ id: 8000 + i, pull_request_review_id: Number(review[4]), ...c })),
+      );
+    }
+    return false;
+  }
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -202,6 +268,10 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
   return {
     apiUrl,
     pulls,
+    permissions,
+    comments,
+    reactions,
+    reviewComments,
     requests,
     failNext: (status, count = 1, opts = {}) => {
       for (let i = 0; i < count; i++) failures.push({ ...opts, status });

@@ -12,6 +12,7 @@ import * as m0008 from './0008_analytics_visitor_index.ts';
 import * as m0009 from './0009_analytics_daily_views.ts';
 import * as m0010 from './0010_analytics_daily_facets.ts';
 import * as m0011 from './0011_dashboard_sessions.ts';
+import * as m0012 from './0012_code_host_deliveries.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -27,4 +28,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0009_analytics_daily_views': m0009.up,
   '0010_analytics_daily_facets': m0010.up,
   '0011_dashboard_sessions': m0011.up,
+  '0012_code_host_deliveries': m0012.up,
 };

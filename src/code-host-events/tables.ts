@@ -1,0 +1,17 @@
+// Deliveries received from code hosts (GitHub, GitLab): one row per delivery id, so that a redelivery acts
+// once, and the record of what each one did. Times are epoch milliseconds.
+export interface CodeHostEventTables {
+  code_host_deliveries: {
+    project_id: string;
+    host: 'github' | 'gitlab';
+    /** X-GitHub-Delivery / GitLab's Idempotency-Key (or X-Gitlab-Event-UUID). */
+    delivery_id: string;
+    event: string;
+    received_at: number;
+    /** processing (being acted on), job_started, message_queued, job_archived, or ignored. */
+    outcome: string;
+    job_id: string | null;
+    /** Why it was ignored. */
+    reason: string | null;
+  };
+}
