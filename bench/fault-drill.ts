@@ -7,8 +7,11 @@
 // turns stay claimed until their lease runs out).
 //
 //   npm run bench:drill -- [--jobs 100] [--concurrency 2] [--lease-ms 3000] [--crash-at 0.33] [--model-delay-ms 0]
-//                          [--backends sqlite,postgres]
+//                          [--backends sqlite,postgres] [--compare <checkout of an earlier commit>]
 //
+// --compare runs the same drill against another checkout's `inkwell` too, in the same run: per database its
+// baseline and crash runs alternate with this checkout's, so a change is measured side by side with the code
+// before it (the PostgreSQL database-cut run is this checkout's only).
 // Writes bench/results/drill-latest.json and a line in bench/results/history.jsonl; each service process's log goes to
 // bench/.data/drill-logs/<timestamp>/. PostgreSQL: a fresh database `bench_drill` per run on BENCH_PG_ADMIN_URL.
 // The smaller variant runs in the test suite: test/ops/crash-drill.test.ts.
@@ -16,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
+import { compareFromArgs, compareNote, type Side, sidesOf, systemName } from './lib/compare.ts';
 import { BENCH_DIR } from './lib/dataset.ts';
 import { type DrillBackend, type DrillRun, drillTable, runDrill } from './lib/drill.ts';
 import { environment, writeResults } from './lib/results.ts';
@@ -35,6 +39,8 @@ const logDir = path.join(BENCH_DIR, '.data', 'drill-logs', stamp);
 
 interface BackendResult {
   backend: DrillBackend;
+  /** Set for the runs of the --compare checkout: its commit. */
+  commit?: string;
   baseline?: DrillRun;
   crash?: DrillRun;
   /** PostgreSQL: the database cut off for 8 s under the same load. */
@@ -47,10 +53,11 @@ interface BackendResult {
   error?: string;
 }
 
-async function run(backend: DrillBackend, crashAt: number | null, fault: 'kill' | 'db-cut' = 'kill'): Promise<DrillRun> {
+async function run(side: Side, crashAt: number | null, fault: 'kill' | 'db-cut' = 'kill'): Promise<DrillRun> {
+  const { backend } = side;
   const dataDir = tempDir(`drill-${backend}`);
   try {
-    const env: Record<string, string> = { INKWELL_DATA_DIR: dataDir };
+    const env: Record<string, string> = { ...side.env, INKWELL_DATA_DIR: dataDir };
     if (backend === 'postgres') env.DATABASE_URL = await freshPgDatabase('bench_drill', BENCH_PG_ADMIN_URL);
     return await runDrill({
       db: { backend, env },
@@ -64,45 +71,68 @@ async function run(backend: DrillBackend, crashAt: number | null, fault: 'kill' 
       timeoutMs: 20 * 60_000,
       logDir,
       log,
+      ...(side.repoDir ? { checkout: side.repoDir } : {}),
     });
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-const results: BackendResult[] = [];
-for (const backend of backends) {
-  const out: BackendResult = { backend };
-  try {
-    out.baseline = await run(backend, null);
-    out.crash = await run(backend, CRASH_AT);
-    out.allowanceMs = 2 * out.baseline.queueMs + LEASE_MS;
-    out.ratio = Math.round((out.crash.queueMs / out.baseline.queueMs) * 100) / 100;
-    out.ok = [out.baseline, out.crash].every((r) => r.lost === 0 && r.duplicated.pullRequests === 0 && r.duplicated.commits === 0 && r.problems.length === 0);
-    out.ok &&= out.crash.queueMs <= out.allowanceMs;
-    console.log(`\n${drillTable([out.baseline, out.crash])}`);
-    const c = out.crash.crash;
-    console.log(
-      `kill at ${c?.atMs} ms (${c?.jobsCompletedAtKill} jobs / ${c?.turnsDoneAtKill} turns completed, ${c?.turnsRunningAtKill} turns running); ready again ${c?.restartReadyMs} ms after the kill; ` +
-        `first turn completed ${c?.firstTurnAfterKillMs} ms after; interrupted turns done ${c?.interruptedResumedMs} ms after; ${out.crash.turnsRetried} turns resumed (attempt 2); ` +
-        `queue ${out.crash.queueMs} ms = ${out.ratio}× the baseline (allowance 2 × ${out.baseline.queueMs} + ${LEASE_MS} = ${out.allowanceMs} ms): ${out.ok ? 'OK' : 'FAILED'}\n`,
-    );
-    for (const p of [...out.baseline.problems, ...out.crash.problems]) console.log(`  problem: ${p}`);
-    if (backend === 'postgres') {
-      // The database taken away for 8 s under the same load (the service is not restarted).
-      out.dbCut = await run(backend, CRASH_AT, 'db-cut');
-      const ok = out.dbCut.lost === 0 && out.dbCut.problems.length === 0 && out.dbCut.dbCut?.serviceAlive === true;
-      out.ok &&= ok;
-      console.log(`\n${drillTable([out.dbCut])}\n${JSON.stringify(out.dbCut.dbCut)}: ${ok ? 'OK' : 'FAILED'}`);
-      for (const p of out.dbCut.problems) console.log(`  problem: ${p}`);
+/** The baseline and crash runs of each side of one backend, alternating (this checkout first). */
+async function drillBackend(backend: DrillBackend): Promise<BackendResult[]> {
+  const sides = sidesOf(backend, compare);
+  const outs: BackendResult[] = sides.map((side) => ({ backend, ...(side.commit ? { commit: side.commit } : {}) }));
+  for (const phase of ['baseline', 'crash'] as const) {
+    for (const [i, side] of sides.entries()) {
+      const out = outs[i] as BackendResult;
+      if (out.error) continue;
+      try {
+        out[phase] = await run(side, phase === 'baseline' ? null : CRASH_AT);
+      } catch (err) {
+        out.error = (err as Error).message;
+        out.ok = false;
+        log(`${systemName(out)}: FAILED: ${out.error.slice(0, 2000)}`);
+      }
     }
-  } catch (err) {
-    out.error = (err as Error).message;
-    out.ok = false;
-    log(`${backend}: FAILED: ${out.error.slice(0, 2000)}`);
   }
-  results.push(out);
+  for (const out of outs) if (out.baseline && out.crash) judge(out, out.baseline, out.crash);
+  const cut = outs[0] as BackendResult;
+  if (backend === 'postgres' && !cut.error) {
+    try {
+      // The database taken away for 8 s under the same load (the service is not restarted).
+      cut.dbCut = await run(sides[0] as Side, CRASH_AT, 'db-cut');
+      const ok = cut.dbCut.lost === 0 && cut.dbCut.problems.length === 0 && cut.dbCut.dbCut?.serviceAlive === true;
+      cut.ok &&= ok;
+      console.log(`\n${drillTable([cut.dbCut])}\n${JSON.stringify(cut.dbCut.dbCut)}: ${ok ? 'OK' : 'FAILED'}`);
+      for (const p of cut.dbCut.problems) console.log(`  problem: ${p}`);
+    } catch (err) {
+      cut.error = (err as Error).message;
+      cut.ok = false;
+      log(`${backend} db-cut: FAILED: ${cut.error.slice(0, 2000)}`);
+    }
+  }
+  return outs;
 }
+
+/** The promise: nothing lost or duplicated, and the crashed queue done within 2 × the baseline plus one lease. */
+function judge(out: BackendResult, baseline: DrillRun, crash: DrillRun): void {
+  out.allowanceMs = 2 * baseline.queueMs + LEASE_MS;
+  out.ratio = Math.round((crash.queueMs / baseline.queueMs) * 100) / 100;
+  out.ok = [baseline, crash].every((r) => r.lost === 0 && r.duplicated.pullRequests === 0 && r.duplicated.commits === 0 && r.problems.length === 0);
+  out.ok &&= crash.queueMs <= out.allowanceMs;
+  console.log(`\n${systemName(out)}:\n${drillTable([baseline, crash])}`);
+  const c = crash.crash;
+  console.log(
+    `kill at ${c?.atMs} ms (${c?.jobsCompletedAtKill} jobs / ${c?.turnsDoneAtKill} turns completed, ${c?.turnsRunningAtKill} turns running); ready again ${c?.restartReadyMs} ms after the kill; ` +
+      `first turn completed ${c?.firstTurnAfterKillMs} ms after; interrupted turns done ${c?.interruptedResumedMs} ms after; ${crash.turnsRetried} turns resumed (attempt 2); ` +
+      `queue ${crash.queueMs} ms = ${out.ratio}× the baseline (allowance 2 × ${baseline.queueMs} + ${LEASE_MS} = ${out.allowanceMs} ms): ${out.ok ? 'OK' : 'FAILED'}\n`,
+  );
+  for (const p of [...baseline.problems, ...crash.problems]) console.log(`  problem: ${p}`);
+}
+
+const compare = compareFromArgs(args);
+const results: BackendResult[] = [];
+for (const backend of backends) results.push(...(await drillBackend(backend)));
 
 const written = writeResults('drill', {
   benchmark: 'fault-drill',
@@ -123,7 +153,16 @@ const written = writeResults('drill', {
     ],
   },
   results,
+  ...compareNote(compare),
 });
+if (compare) {
+  console.log('system                  baseline queue ms  crash queue ms  ratio  ok');
+  for (const r of results) {
+    console.log(
+      `${systemName(r).padEnd(24)}${String(r.baseline?.queueMs ?? 'FAILED').padEnd(19)}${String(r.crash?.queueMs ?? '').padEnd(16)}${String(r.ratio ?? '').padEnd(7)}${r.ok}`,
+    );
+  }
+}
 log(`results: ${written.latest}`);
 log(`service logs: ${logDir}`);
 process.exitCode = results.every((r) => r.ok) ? 0 : 1;

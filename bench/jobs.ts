@@ -5,7 +5,11 @@
 // one reused worktree. Then 50 concurrent jobs: all complete, none duplicated, throughput.
 //
 //   npm run bench:jobs -- [--files 5000] [--jobs 20] [--concurrent 50] [--backends sqlite,postgres]
+//                         [--compare <checkout of an earlier commit>]
 //
+// --compare also runs each backend's service from another checkout (its own database and data directory): its
+// sequential jobs take turns with this checkout's and the git baselines in the same rounds, then each runs the
+// concurrent jobs in turn.
 // Reuses the test helpers: the scripted OpenAI-compatible model server, the fake GitHub pulls API and bare repos
 // reached as https://github.com/acme/docs through url.<local>.insteadOf (the mechanism an operator would use).
 import { execFileSync } from 'node:child_process';
@@ -16,8 +20,9 @@ import { type GitHubServer, startGitHubServer } from '../test/helpers/github-ser
 import { type ModelReply, type RecordedModelRequest, startModelServer } from '../test/helpers/model-server.ts';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
+import { compareFromArgs, compareNote, type Side, sidesOf, systemName } from './lib/compare.ts';
 import { environment, writeResults } from './lib/results.ts';
-import { type Backend, createProject, freshPgDatabase, type RunningService, type ServiceEnv, startService, tempDir } from './lib/service.ts';
+import { type Backend, type BenchProject, createProject, freshPgDatabase, type RunningService, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round, summarise } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -51,11 +56,13 @@ const model = await startModelServer([], {
 });
 const github: GitHubServer = await startGitHubServer({ token: TOKEN });
 
-function serviceFor(backend: Backend): ServiceEnv {
+function serviceFor(side: Side): ServiceEnv {
   return {
-    backend,
-    dataDir: tempDir(`jobs-${backend}`),
+    backend: side.backend,
+    dataDir: tempDir(`jobs-${side.backend}`),
+    ...(side.repoDir ? { repoDir: side.repoDir } : {}),
     extraEnv: {
+      ...side.env,
       INKWELL_MODEL: 'openai-compatible/bench',
       OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
       GITHUB_API_URL: github.apiUrl,
@@ -177,6 +184,8 @@ function summariseBaseline(runs: Array<{ ms: number; steps: Steps }>): BaselineR
 
 interface BackendResult {
   backend: Backend;
+  /** Set for the service run from the --compare checkout: its commit. */
+  commit?: string;
   sequential?: { jobs: number; createToCompletedMs: ReturnType<typeof summarise>; allCompletedWithPr: boolean; failures: unknown[] };
   /** The bare git runs interleaved with this backend's jobs. */
   gitBaseline?: BaselineResult;
@@ -200,91 +209,116 @@ interface BackendResult {
   error?: string;
 }
 
-const results: BackendResult[] = [];
-let counter = 0;
-for (const backend of backends) {
-  const out: BackendResult = { backend };
-  const s = serviceFor(backend);
-  try {
-    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_inkwell', BENCH_PG_ADMIN_URL);
-    const project = await createProject(s);
-    // The project points at the GitHub URL (rewritten to the local origin by git's insteadOf).
-    const svc = await startService(s, 'all');
-    try {
-      const create = async () => {
-        const i = (counter++ % (FILES - 10)) + 1;
-        const r = await api(svc, project.adminKey, 'POST', `/v2/agent/${project.projectId}/job`, { prompt: `${MARK}${i}: reword the sentence of page ${i}` });
-        if (r.status !== 201) throw new Error(`job create returned ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
-        return r.body as Job;
-      };
-      // Warm-up job: clones the mirror.
-      const warm = await create();
-      const w = await waitTerminal(svc, project.adminKey, project.projectId, warm.id, 10);
-      log(`inkwell-${backend}: warm-up job ${w.status}${w.error ? ` (${w.error.code}: ${w.error.message})` : ''}, prLink ${w.prLink}`);
-      // Sequential jobs, each next to one run of each git baseline (order rotating), so a slow spell of the shared
-      // disk or CPU hits both sides alike.
-      const plain = gitBaseline(false);
-      const reuse = gitBaseline(true);
-      plain.run();
-      reuse.run(); // warm-ups
-      const times: number[] = [];
-      const plainRuns: Array<{ ms: number; steps: Steps }> = [];
-      const reuseRuns: Array<{ ms: number; steps: Steps }> = [];
-      const failures: unknown[] = [];
-      const job = async () => {
-        const t0 = performance.now();
-        const created = await create();
-        const done = await waitTerminal(svc, project.adminKey, project.projectId, created.id, 5);
-        times.push(performance.now() - t0);
-        if (done.status !== 'completed' || !done.prLink) failures.push({ id: done.id, status: done.status, prLink: done.prLink, error: done.error });
-      };
-      for (let k = 0; k < JOBS; k++) {
-        const order = [job, async () => void plainRuns.push(plain.run()), async () => void reuseRuns.push(reuse.run())];
-        for (let r = 0; r < 3; r++) await order[(k + r) % 3]!();
-      }
-      plain.cleanup();
-      reuse.cleanup();
-      out.gitBaseline = summariseBaseline(plainRuns);
-      out.gitReuseBaseline = summariseBaseline(reuseRuns);
-      out.sequential = { jobs: JOBS, createToCompletedMs: summarise(times), allCompletedWithPr: failures.length === 0, failures: failures.slice(0, 5) };
-      out.ratioToGit = round(out.sequential.createToCompletedMs.median / out.gitBaseline.medianMs, 2);
-      out.pairRatioMedian = round(median(times.map((t, i) => t / (plainRuns[i]?.ms ?? Number.NaN))), 2);
-      out.ratioToGitReuse = round(out.sequential.createToCompletedMs.median / out.gitReuseBaseline.medianMs, 2);
-      log(
-        `inkwell-${backend}: ${JOBS} jobs, median ${out.sequential.createToCompletedMs.median} ms create→completed; git ${out.gitBaseline.medianMs} ms (${out.ratioToGit}×, per-pair median ${out.pairRatioMedian}×); git with a reused worktree ${out.gitReuseBaseline.medianMs} ms (${out.ratioToGitReuse}×); ${failures.length} not completed with a PR`,
-      );
-
-      // 50 concurrent jobs.
-      const pullsBefore = github.pulls.length;
-      const modelBefore = model.requests.length;
-      const t0 = performance.now();
-      const created = await Promise.all(Array.from({ length: CONCURRENT }, () => create()));
-      const finished = await Promise.all(created.map((j) => waitTerminal(svc, project.adminKey, project.projectId, j.id, 100, 600_000)));
-      const wallMs = performance.now() - t0;
-      const newPulls = github.pulls.slice(pullsBefore);
-      const heads = new Set(newPulls.map((p) => p.head));
-      out.concurrent = {
-        jobs: CONCURRENT,
-        completed: finished.filter((j) => j.status === 'completed' && j.prLink).length,
-        failed: finished.filter((j) => j.status !== 'completed').length,
-        wallMs: Math.round(wallMs),
-        jobsPerMinute: round(CONCURRENT / (wallMs / 60_000), 1),
-        distinctPullRequests: new Set(finished.map((j) => j.prLink).filter(Boolean)).size,
-        duplicatedPullRequests: newPulls.length - heads.size,
-        modelRequestsPerJob: round((model.requests.length - modelBefore) / CONCURRENT, 2),
-      };
-      log(`inkwell-${backend}: ${CONCURRENT} concurrent jobs: ${JSON.stringify(out.concurrent)}`);
-    } finally {
-      out.peakRssMb = await svc.stop();
-    }
-  } catch (err) {
-    out.error = (err as Error).message;
-    log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 800)}`);
-  } finally {
-    fs.rmSync(s.dataDir, { recursive: true, force: true });
-  }
-  results.push(out);
+/** One side's running service and project, and its sequential jobs' outcomes. */
+interface Running {
+  out: BackendResult;
+  s: ServiceEnv;
+  svc: RunningService;
+  project: BenchProject;
+  times: number[];
+  failures: unknown[];
 }
+
+let counter = 0;
+async function create(r: Running): Promise<Job> {
+  const i = (counter++ % (FILES - 10)) + 1;
+  const res = await api(r.svc, r.project.adminKey, 'POST', `/v2/agent/${r.project.projectId}/job`, { prompt: `${MARK}${i}: reword the sentence of page ${i}` });
+  if (res.status !== 201) throw new Error(`job create returned ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  return res.body as Job;
+}
+
+async function started(side: Side, out: BackendResult): Promise<Running> {
+  const s = serviceFor(side);
+  if (side.backend === 'postgres') s.databaseUrl = await freshPgDatabase(side.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
+  // The project points at the GitHub URL (rewritten to the local origin by git's insteadOf).
+  const project = await createProject(s);
+  const svc = await startService(s, 'all');
+  const r: Running = { out, s, svc, project, times: [], failures: [] };
+  // Warm-up job: clones the mirror.
+  const w = await waitTerminal(svc, project.adminKey, project.projectId, (await create(r)).id, 10);
+  log(`inkwell-${systemName(out)}: warm-up job ${w.status}${w.error ? ` (${w.error.code}: ${w.error.message})` : ''}, prLink ${w.prLink}`);
+  return r;
+}
+
+async function sequentialJob(r: Running): Promise<void> {
+  const t0 = performance.now();
+  const created = await create(r);
+  const done = await waitTerminal(r.svc, r.project.adminKey, r.project.projectId, created.id, 5);
+  r.times.push(performance.now() - t0);
+  if (done.status !== 'completed' || !done.prLink) r.failures.push({ id: done.id, status: done.status, prLink: done.prLink, error: done.error });
+}
+
+/** Sequential jobs of every side, each next to one run of each git baseline (order rotating), so a slow spell of the shared disk or CPU hits all alike. */
+async function sequentialRounds(running: Running[]): Promise<void> {
+  const plain = gitBaseline(false);
+  const reuse = gitBaseline(true);
+  plain.run();
+  reuse.run(); // warm-ups
+  const plainRuns: Array<{ ms: number; steps: Steps }> = [];
+  const reuseRuns: Array<{ ms: number; steps: Steps }> = [];
+  const order = [...running.map((r) => () => sequentialJob(r)), async () => void plainRuns.push(plain.run()), async () => void reuseRuns.push(reuse.run())];
+  for (let k = 0; k < JOBS; k++) for (let i = 0; i < order.length; i++) await order[(k + i) % order.length]!();
+  plain.cleanup();
+  reuse.cleanup();
+  for (const { out, times, failures } of running) {
+    out.gitBaseline = summariseBaseline(plainRuns);
+    out.gitReuseBaseline = summariseBaseline(reuseRuns);
+    out.sequential = { jobs: JOBS, createToCompletedMs: summarise(times), allCompletedWithPr: failures.length === 0, failures: failures.slice(0, 5) };
+    out.ratioToGit = round(out.sequential.createToCompletedMs.median / out.gitBaseline.medianMs, 2);
+    out.pairRatioMedian = round(median(times.map((t, i) => t / (plainRuns[i]?.ms ?? Number.NaN))), 2);
+    out.ratioToGitReuse = round(out.sequential.createToCompletedMs.median / out.gitReuseBaseline.medianMs, 2);
+    log(
+      `inkwell-${systemName(out)}: ${JOBS} jobs, median ${out.sequential.createToCompletedMs.median} ms create→completed; git ${out.gitBaseline.medianMs} ms (${out.ratioToGit}×, per-pair median ${out.pairRatioMedian}×); git with a reused worktree ${out.gitReuseBaseline.medianMs} ms (${out.ratioToGitReuse}×); ${failures.length} not completed with a PR`,
+    );
+  }
+}
+
+/** CONCURRENT jobs created at once: all complete, none duplicated, throughput. */
+async function concurrentJobs(r: Running): Promise<void> {
+  const pullsBefore = github.pulls.length;
+  const modelBefore = model.requests.length;
+  const t0 = performance.now();
+  const created = await Promise.all(Array.from({ length: CONCURRENT }, () => create(r)));
+  const finished = await Promise.all(created.map((j) => waitTerminal(r.svc, r.project.adminKey, r.project.projectId, j.id, 100, 600_000)));
+  const wallMs = performance.now() - t0;
+  const newPulls = github.pulls.slice(pullsBefore);
+  const heads = new Set(newPulls.map((p) => p.head));
+  r.out.concurrent = {
+    jobs: CONCURRENT,
+    completed: finished.filter((j) => j.status === 'completed' && j.prLink).length,
+    failed: finished.filter((j) => j.status !== 'completed').length,
+    wallMs: Math.round(wallMs),
+    jobsPerMinute: round(CONCURRENT / (wallMs / 60_000), 1),
+    distinctPullRequests: new Set(finished.map((j) => j.prLink).filter(Boolean)).size,
+    duplicatedPullRequests: newPulls.length - heads.size,
+    modelRequestsPerJob: round((model.requests.length - modelBefore) / CONCURRENT, 2),
+  };
+  log(`inkwell-${systemName(r.out)}: ${CONCURRENT} concurrent jobs: ${JSON.stringify(r.out.concurrent)}`);
+}
+
+async function benchBackend(backend: Backend): Promise<BackendResult[]> {
+  const sides = sidesOf(backend, compare);
+  const outs: BackendResult[] = sides.map((side) => ({ backend, ...(side.commit ? { commit: side.commit } : {}) }));
+  const running: Running[] = [];
+  try {
+    for (const [i, side] of sides.entries()) running.push(await started(side, outs[i] as BackendResult));
+    await sequentialRounds(running);
+    for (const r of running) await concurrentJobs(r);
+  } catch (err) {
+    for (const o of outs) o.error ??= (err as Error).message;
+    log(`inkwell-${backend}: FAILED: ${(err as Error).message.slice(0, 800)}`);
+  } finally {
+    for (const r of running) {
+      r.out.peakRssMb = await r.svc.stop();
+      fs.rmSync(r.s.dataDir, { recursive: true, force: true });
+    }
+  }
+  return outs;
+}
+
+const compare = compareFromArgs(args);
+const results: BackendResult[] = [];
+for (const backend of backends) results.push(...(await benchBackend(backend)));
 
 await model.close();
 await github.close();
@@ -306,10 +340,11 @@ const result = {
     ],
   },
   inkwell: results,
-  targets: Object.fromEntries(results.map((r) => [`${r.backend}AtMost2xGit`, (r.ratioToGit ?? Number.POSITIVE_INFINITY) <= 2])),
+  ...compareNote(compare),
+  targets: Object.fromEntries(results.map((r) => [`${systemName(r)}AtMost2xGit`, (r.ratioToGit ?? Number.POSITIVE_INFINITY) <= 2])),
 };
 const filesOut = writeResults('jobs', result);
-console.log('system            median ms  git ms     ratio  git-reuse ms  ratio  concurrent completed  jobs/min');
+console.log('system                    median ms  git ms     ratio  git-reuse ms  ratio  concurrent completed  jobs/min');
 for (const r of results) {
   const cells = [
     r.sequential?.createToCompletedMs.median ?? 'FAILED',
@@ -320,6 +355,6 @@ for (const r of results) {
     r.concurrent ? `${r.concurrent.completed}/${r.concurrent.jobs}` : '',
   ];
   const widths = [11, 11, 7, 14, 7, 22];
-  console.log(`inkwell-${r.backend.padEnd(9)} ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join('')}${r.concurrent?.jobsPerMinute ?? ''}`);
+  console.log(`inkwell-${systemName(r).padEnd(17)} ${cells.map((c, i) => String(c).padEnd(widths[i]!)).join('')}${r.concurrent?.jobsPerMinute ?? ''}`);
 }
 console.log(`results: ${filesOut.latest}`);

@@ -1,6 +1,7 @@
 // --compare <checkout>: a benchmark also runs each backend's service from another checkout (its own
 // database), in the same rounds, so a change is measured side by side with the code before it.
 import { execFileSync } from 'node:child_process';
+import type { ServiceEnv } from './service.ts';
 
 export interface Compare {
   /** The other checkout. */
@@ -28,3 +29,21 @@ export const systemName = (r: { backend: string; commit?: string }): string => (
 /** The result file's note on the comparison (nothing without one). */
 export const compareNote = (c: Compare | undefined) =>
   c ? { compare: { commit: c.label, note: 'the inkwell entries with a commit ran from that checkout, in the same rounds' } } : {};
+
+/** One side of a comparison: this checkout (no commit) or the --compare checkout, on one backend. */
+export interface Side {
+  backend: ServiceEnv['backend'];
+  /** The compared checkout's label; absent for this checkout. */
+  commit?: string;
+  /** The checkout whose `inkwell` runs (absent: this one). */
+  repoDir?: string;
+  /** Environment for this side's services only (--compare-env). */
+  env: Record<string, string>;
+}
+
+/** This checkout's side, then (with --compare) the compared checkout's, for one backend. */
+export function sidesOf(backend: ServiceEnv['backend'], compare: Compare | undefined): Side[] {
+  const sides: Side[] = [{ backend, env: {} }];
+  if (compare) sides.push({ backend, commit: compare.label, repoDir: compare.dir, env: compare.env });
+  return sides;
+}

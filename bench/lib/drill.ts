@@ -15,10 +15,17 @@ import { type BareRepo, commitsBetween, createBareRepo, gitSync, insteadOfEnv, l
 import { type GitHubServer, startGitHubServer } from '../../test/helpers/github-server.ts';
 import { type ModelReply, type ModelServer, type RecordedModelRequest, startModelServer } from '../../test/helpers/model-server.ts';
 import { startTcpProxy, type TcpProxy, viaProxy } from '../../test/helpers/tcp-proxy.ts';
-import { freePort } from './service.ts';
+import { freePort, inkwellBin } from './service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin', 'inkwell.js');
+
+/** The checkout whose `inkwell` a drill runs: this one (already built by whoever runs the drill) or another. */
+interface Checkout {
+  root: string;
+  bin: string;
+}
+const checkoutOf = (dir: string | undefined): Checkout => (dir ? { root: dir, bin: inkwellBin(dir) } : { root: ROOT, bin: BIN });
 const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'Dr1llT0kenValue'.repeat(3)}`;
 
@@ -59,6 +66,8 @@ export interface DrillOptions {
   modelDelayMs?: number;
   /** Where each service process writes its log (one file per start); default: none kept. */
   logDir?: string;
+  /** Run the `inkwell` of this checkout (another commit's, for a before/after comparison); default: this one. */
+  checkout?: string;
   log?: (m: string) => void;
 }
 
@@ -151,9 +160,9 @@ function drillModel(delayMs: number): Promise<ModelServer> {
   });
 }
 
-function runCli(args: string[], env: Record<string, string>): Promise<string> {
+function runCli(at: Checkout, args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [at.bin, ...args], { cwd: at.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => {
@@ -174,10 +183,10 @@ interface Service {
   tail(): string;
 }
 
-async function startServe(env: Record<string, string>, logFile: string | null): Promise<Service> {
+async function startServe(at: Checkout, env: Record<string, string>, logFile: string | null): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--role', 'all'], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [at.bin, 'serve', '--role', 'all'], {
+    cwd: at.root,
     env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -300,6 +309,7 @@ async function getJob(baseUrl: string, key: string, projectId: string, id: strin
 
 export async function runDrill(o: DrillOptions): Promise<DrillRun> {
   const log = o.log ?? (() => {});
+  const at = checkoutOf(o.checkout);
   const fault = o.crashAt === null ? null : (o.fault ?? 'kill');
   const kind = fault === null ? 'baseline' : fault === 'kill' ? 'crash' : 'db-cut';
   if (fault === 'db-cut' && o.db.backend !== 'postgres') throw new Error('the db-cut fault needs PostgreSQL');
@@ -337,14 +347,14 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
       const u = new URL(o.db.env.DATABASE_URL as string);
       proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port || 5432) });
     }
-    const project = JSON.parse(await runCli(['project', 'create', '--name', 'Drill', '--repository', GITHUB_URL, '--json'], env)) as { id: string };
+    const project = JSON.parse(await runCli(at, ['project', 'create', '--name', 'Drill', '--repository', GITHUB_URL, '--json'], env)) as { id: string };
     const adminKey = (
-      JSON.parse(await runCli(['key', 'create', '--project', project.id, '--kind', 'admin', '--name', 'drill', '--json'], env)) as { key: string }
+      JSON.parse(await runCli(at, ['key', 'create', '--project', project.id, '--kind', 'admin', '--name', 'drill', '--json'], env)) as { key: string }
     ).key;
     reader = await turnReader(o.db);
     const serveEnv = proxy ? { ...env, DATABASE_URL: viaProxy(env.DATABASE_URL as string, proxy) } : env;
     const launchedAt = Date.now();
-    svc = await startServe(serveEnv, logFile());
+    svc = await startServe(at, serveEnv, logFile());
     const startupMs = Date.now() - launchedAt;
     log(`${o.db.backend} ${kind}: serve pid ${svc.child.pid}; ${o.jobs} jobs with a follow-up each`);
 
@@ -429,7 +439,7 @@ export async function runDrill(o: DrillOptions): Promise<DrillRun> {
         svc.child.kill('SIGKILL');
         await svc.exited;
         log(`${o.db.backend} ${kind}: kill -9 ${pid} at ${killedAt - t0} ms (${completed} jobs completed, ${interrupted.length} turns running)`);
-        svc = await startServe(serveEnv, logFile());
+        svc = await startServe(at, serveEnv, logFile());
         crash = {
           atMs: killedAt - t0,
           jobsCompletedAtKill: completed,

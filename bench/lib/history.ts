@@ -102,7 +102,7 @@ function jobs(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const inkwell: Record<string, Figures> = {};
   const baseline: Record<string, Figures> = {};
   for (const s of r.inkwell ?? []) {
-    inkwell[s.backend] = {
+    inkwell[systemName(s)] = {
       createToCompletedMs: num(s.sequential?.createToCompletedMs?.median),
       ratioToGit: num(s.ratioToGit),
       ratioToGitReuse: num(s.ratioToGitReuse),
@@ -114,7 +114,7 @@ function jobs(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
     };
     // The git baselines run next to each backend's jobs (in early runs once before both), so each backend has its own.
     const git = s.gitBaseline ?? r.gitBaseline;
-    baseline[s.backend] = { gitMs: num(git?.medianMs), gitReusedWorktreeMs: num(s.gitReuseBaseline?.medianMs) };
+    baseline[systemName(s)] = { gitMs: num(git?.medianMs), gitReusedWorktreeMs: num(s.gitReuseBaseline?.medianMs) };
   }
   return { inkwell, baseline };
 }
@@ -122,7 +122,7 @@ function jobs(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
 function views(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const inkwell: Record<string, Figures> = {};
   for (const s of r.inkwell ?? [])
-    inkwell[s.backend] = {
+    inkwell[systemName(s)] = {
       walkMs: num(s.walkMs?.median),
       firstPageMs: num(s.firstPageMs?.median),
       furtherPageMs: num(s.furtherPageMedianMs),
@@ -145,8 +145,8 @@ function drill(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
     queueMs: num(x?.queueMs),
   });
   for (const s of r.results ?? []) {
-    inkwell[s.backend] = { ...run(s.crash), faultsInjected: num(s.crash?.faultsInjected), ratioToBaseline: num(s.ratio), ok: s.ok === true };
-    baseline[s.backend] = run(s.baseline);
+    inkwell[systemName(s)] = { ...run(s.crash), faultsInjected: num(s.crash?.faultsInjected), ratioToBaseline: num(s.ratio), ok: s.ok === true };
+    baseline[systemName(s)] = run(s.baseline);
   }
   return { inkwell, baseline };
 }
@@ -196,6 +196,8 @@ const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'bas
   api,
   jobs,
   views,
+  // bench/views.ts --kind visitors: the visitors export walked the same way.
+  'views-visitors': views,
   drill,
   'cli-startup': cliStartup,
   insights,

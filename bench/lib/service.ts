@@ -23,10 +23,13 @@ export interface ServiceEnv {
   repoDir?: string;
 }
 
-const binOf = (s: ServiceEnv) => {
-  ensureBuilt(s.repoDir ?? REPO_DIR);
-  return path.join(s.repoDir ?? REPO_DIR, 'bin', 'inkwell.js');
-};
+const binOf = (s: ServiceEnv) => inkwellBin(s.repoDir);
+
+/** The `inkwell` command of a checkout (default: this one), its dist/ built first. */
+export function inkwellBin(repoDir = REPO_DIR): string {
+  ensureBuilt(repoDir);
+  return path.join(repoDir, 'bin', 'inkwell.js');
+}
 
 const built = new Set<string>();
 /** Rebuilds a checkout's dist/ once per run, so `inkwell` runs its current sources (older checkouts have no build). */
