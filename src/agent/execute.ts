@@ -5,6 +5,7 @@ import { AISDKError, type ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { infraFault } from '../db/errors.ts';
+import { type BranchDiff, branchDiff } from '../git/diff.ts';
 import { GitError } from '../git/run.ts';
 import { commitAll, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
@@ -39,6 +40,8 @@ export interface RunInput {
   /** Abort = archive or shutdown: stops the model call and tools promptly (RunError 'aborted'). */
   signal: AbortSignal;
   onEvent: (e: RunEvent) => void | Promise<void>;
+  /** The branch's diff against its base, after a turn that pushed (or found the branch pushed): stored for the API. */
+  onDiff?: (diff: BranchDiff) => Promise<void>;
 }
 
 export interface RunResult {
@@ -214,6 +217,26 @@ async function commitAndPush(turn: Turn, ws: Workspace, change: ChangeText): Pro
 }
 
 /**
+ * Hands the pushed branch's diff against its base to `onDiff`: after a turn that pushed, and after one that
+ * found the branch pushed already (an earlier attempt may have pushed and stopped before storing it). A diff
+ * that cannot be read or stored is logged without its text; the turn goes on (the branch is pushed).
+ */
+async function reportDiff(turn: Turn, ws: Workspace, commitSha: string | null): Promise<void> {
+  const { input, log } = turn;
+  const head = commitSha ?? (ws.remoteBranchExists ? ws.startSha : null);
+  if (!head || !input.onDiff) return;
+  try {
+    const diff = await branchDiff(ws.git, `refs/remotes/origin/${input.ref}`, head);
+    await input.onDiff(diff);
+    log.info({ files: diff.files.length, truncated: diff.truncated }, 'agent run: diff recorded');
+  } catch (err) {
+    turn.signal.throwIfAborted();
+    log.warn({ error: errorText(err, turn.secrets).split('\n')[0] }, 'agent run: could not record the diff');
+  }
+  turn.phase('diff');
+}
+
+/**
  * Opens (or finds) the branch's pull request; its URL, or null for hosts without them or a branch with no
  * commits of its own. A branch with commits of its own needs its pull request even on a turn that changed
  * nothing (an earlier turn may have pushed and then crashed before opening it).
@@ -294,6 +317,7 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       const summary = loop.text.trim();
       const change = describeChange(summary, input.prompt, input.jobId);
       const commitSha = await commitAndPush(turn, ws, change);
+      await reportDiff(turn, ws, commitSha);
       const prLink = await openPullRequest(turn, ws, host, change, commitSha);
       turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs }, 'agent run: finished');
       return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: loop.usage };

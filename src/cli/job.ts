@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import { ApiError, createClient, type InkwellClient, type Job, type JobEvent } from '../client/index.ts';
 import { type ConnectionOptions, connection, explainApiError as explain, withConnectionOptions } from './api-connection.ts';
-import { fail, printJson, printTable } from './output.ts';
+import { colourDiff, statText, visible } from './job-diff.ts';
+import { colorsFor, fail, printJson, printTable } from './output.ts';
 import { createProgress, type Outcome } from './progress.ts';
 
 const STATUSES = ['active', 'completed', 'failed', 'archived'];
@@ -179,6 +180,26 @@ function finishWait({ job, commit }: WaitResult, json: boolean | undefined): voi
   if (job.status === 'failed') process.exitCode = 1;
 }
 
+/**
+ * `job diff`: JSON (without the text under --stat), the per-file summary, or the unified diff; colours and
+ * visible control characters only on a terminal, the exact text when piped. Notes go to stderr.
+ */
+async function printDiff(client: InkwellClient, projectId: string, id: string, o: { stat: boolean; json: boolean }): Promise<void> {
+  const tty = Boolean(process.stdout.isTTY);
+  const colors = colorsFor(process.stdout);
+  if (o.json || o.stat) {
+    const d = await client.getDiff(projectId, id);
+    if (o.json) return printJson(o.stat ? { ...d, diff: undefined } : d);
+    if (d.files.length === 0) process.stderr.write(`Job ${id} has pushed no changes yet\n`);
+    process.stdout.write(statText(d, colors, tty ? visible : undefined));
+    return;
+  }
+  const { patch, truncated } = await client.getDiffPatch(projectId, id);
+  if (patch === '') process.stderr.write(`Job ${id} has pushed no changes yet\n`);
+  else process.stdout.write(tty ? colourDiff(patch, colors) : patch);
+  if (truncated) process.stderr.write('inkwell: the diff is cut at 1 MiB (whole files); --stat lists every file\n');
+}
+
 export function registerJobCommands(program: Command): void {
   const job = program.command('job').description('Create, follow and manage agent jobs through the API');
 
@@ -281,6 +302,19 @@ export function registerJobCommands(program: Command): void {
       explain(err, url);
     }
   });
+
+  withConn(job.command('diff').description("Show the job branch's diff against its base (as of the last turn that pushed)").argument('<id>', 'job id'))
+    .option('--stat', 'one line per changed file and the totals instead of the diff')
+    .option('--format <format>', 'patch (the unified diff; default) or json (the API object)', 'patch')
+    .action(async (id: string, o: ConnOpts & { stat?: boolean; format: string }) => {
+      if (o.format !== 'patch' && o.format !== 'json') fail('--format must be patch or json');
+      const { client, url } = clientFrom(o);
+      try {
+        await printDiff(client, o.project, id, { stat: Boolean(o.stat), json: Boolean(o.json) || o.format === 'json' });
+      } catch (err) {
+        explain(err, url);
+      }
+    });
 
   withConn(job.command('events').description("Print a job's events").argument('<id>', 'job id'))
     .option('--after <seq>', 'only events after this seq', '0')

@@ -28,7 +28,7 @@ export type HttpCall = <T>(
   path: string,
   body?: unknown,
   headers?: Record<string, string>,
-) => Promise<{ status: number; body: T; headers: Headers }>;
+) => Promise<{ status: number; body: T; headers: Headers; text: string }>;
 
 export function createHttpCall(opts: HttpOptions): HttpCall {
   const base = opts.baseUrl.replace(/\/+$/, '');
@@ -39,7 +39,7 @@ export function createHttpCall(opts: HttpOptions): HttpCall {
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: T; headers: Headers }> {
+  ): Promise<{ status: number; body: T; headers: Headers; text: string }> {
     const h: Record<string, string> = { authorization: `Bearer ${opts.key}`, accept: 'application/json', ...headers };
     if (body !== undefined) h['content-type'] = 'application/json';
     const res = await doFetch(base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
@@ -62,6 +62,6 @@ export function createHttpCall(opts: HttpOptions): HttpCall {
         retry && /^\d+$/.test(retry) ? Number(retry) : null,
       );
     }
-    return { status: res.status, body: parsed as T, headers: res.headers };
+    return { status: res.status, body: parsed as T, headers: res.headers, text };
   };
 }

@@ -12,6 +12,8 @@ export type JobStatus = Job['status'];
 export type JobList = ResponseBody<'/v2/agent/{projectId}/jobs', 'get', 200>;
 export type JobEventsPage = ResponseBody<'/v2/agent/{projectId}/job/{id}/events', 'get', 200>;
 export type JobEvent = JobEventsPage['events'][number];
+export type JobDiff = ResponseBody<'/v2/agent/{projectId}/job/{id}/diff', 'get', 200>;
+export type JobDiffFile = JobDiff['files'][number];
 export type CreateJobInput = RequestBody<'/v2/agent/{projectId}/job', 'post'>;
 export type ListJobsQuery = QueryParams<'/v2/agent/{projectId}/jobs', 'get'>;
 
@@ -74,6 +76,17 @@ export function createClient(opts: ClientOptions) {
 
     async archiveJob(projectId: string, id: string): Promise<Job> {
       return (await call<ResponseBody<'/v2/agent/{projectId}/job/{id}/archive', 'post', 200>>('POST', `${jobPath(projectId, id)}/archive`)).body;
+    },
+
+    /** The job branch's diff against its base, with per-file stats (no files while the job has pushed nothing). */
+    async getDiff(projectId: string, id: string): Promise<JobDiff> {
+      return (await call<JobDiff>('GET', `${jobPath(projectId, id)}/diff`)).body;
+    },
+
+    /** The same diff as unified text only (`format=patch`), and whether it was cut at 1 MiB. */
+    async getDiffPatch(projectId: string, id: string): Promise<{ patch: string; truncated: boolean }> {
+      const r = await call<unknown>('GET', `${jobPath(projectId, id)}/diff?format=patch`, undefined, { accept: 'text/x-diff' });
+      return { patch: r.text, truncated: r.headers.get('inkwell-diff-truncated') === 'true' };
     },
 
     /** Stored events after `after` (one page; `hasMore` says to ask again from the last seq). */

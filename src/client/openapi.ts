@@ -4587,6 +4587,279 @@ export interface paths {
       };
     };
   };
+  "/v2/agent/{projectId}/job/{id}/diff": {
+    /**
+     * The job branch's diff against its base
+     * @description The unified diff of the job's branch against its base (the merge base with the ref the job started from), with per-file stats and totals, as the worker stored it after the last turn that pushed (the API needs no git). A job that has pushed nothing yet is not an error: 200 with no files, an empty `diff` and `base`/`head` null. `diff` keeps whole files up to 1 MiB and says `truncated`; `files` and `totals` are always complete; binary files are listed without content. `?format=patch` answers the diff alone as `text/x-diff` (with `Inkwell-Diff-Truncated: true|false`), ready for `git apply` on the base (binary files excepted).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description `json` (default): the object below; `patch`: the unified diff alone as `text/x-diff`. */
+          format?: "json" | "patch";
+        };
+        path: {
+          projectId: string;
+          id: string;
+        };
+      };
+      responses: {
+        /** @description The job branch against its base. */
+        200: {
+          headers: {
+            type?: unknown;
+            properties?: unknown;
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "text/x-diff": string;
+            "application/json": {
+              base: string | null;
+              head: string | null;
+              /** @description Every changed file, in path order; complete even when `diff` is truncated. */
+              files: ({
+                  /** @description Path in the branch (the new path of a renamed file). */
+                  path: string;
+                  oldPath: string | null;
+                  /** @enum {string} */
+                  status: "added" | "modified" | "deleted" | "renamed";
+                  /** @description Lines added (0 for a binary file). */
+                  additions: number;
+                  /** @description Lines removed (0 for a binary file). */
+                  deletions: number;
+                  /** @description A binary file: listed, its content is not in `diff`. */
+                  binary: boolean;
+                })[];
+              totals: {
+                files: number;
+                additions: number;
+                deletions: number;
+              };
+              /** @description Unified diff (binary files as a `Binary files … differ` line, without content), whole files up to 1 MiB. */
+              diff: string;
+              /** @description `diff` stops before the end (it reached 1 MiB); `files` and `totals` are still complete. */
+              truncated: boolean;
+              updatedAt: string | null;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description The key goes in `Authorization: Bearer …` */
+            "www-authenticate": "Bearer";
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `forbidden`: an ingest key (`ink_pub_…`, `ink_ing_…`) on an endpoint that needs an admin key */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "forbidden";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `job_not_found`: Job not found; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "job_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
   "/v2/agent/{projectId}/job/{id}/events": {
     /**
      * Job events (history, or a live SSE stream)

@@ -31,12 +31,19 @@ export interface GitOptions {
   /** Exit codes that are not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
   timeoutMs?: number;
+  /**
+   * Stop reading stdout after this many bytes: git is stopped and the result has the output so far with
+   * `truncated` set (default: 64 MiB, beyond which the command fails).
+   */
+  maxOutputBytes?: number;
 }
 
 export interface GitResult {
   stdout: string;
   stderr: string;
   code: number;
+  /** Set when stdout reached `maxOutputBytes` and git was stopped. */
+  truncated?: boolean;
 }
 
 /**
@@ -122,10 +129,12 @@ export function git(args: string[], opts: GitOptions): Promise<GitResult> {
     execFile(
       'git',
       args,
-      { cwd: opts.cwd, env, signal: opts.signal, maxBuffer: 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 10 * 60_000, encoding: 'utf8' },
+      { cwd: opts.cwd, env, signal: opts.signal, maxBuffer: opts.maxOutputBytes ?? 64 * 1024 * 1024, timeout: opts.timeoutMs ?? 10 * 60_000, encoding: 'utf8' },
       (err, stdout, stderr) => {
         if (!err) return resolve({ stdout, stderr, code: 0 });
         const e = err as NodeJS.ErrnoException & { code?: unknown; killed?: boolean };
+        if (opts.maxOutputBytes !== undefined && e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && e.message.startsWith('stdout'))
+          return resolve({ stdout, stderr, code: 0, truncated: true });
         if (e.name === 'AbortError' || opts.signal?.aborted) {
           const abort = new Error('git was stopped');
           abort.name = 'AbortError';

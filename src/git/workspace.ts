@@ -12,7 +12,7 @@ import { parseRepository, repositoryProblem } from '../hosts/detect.ts';
 import { credentialsFor } from './credentials.ts';
 import { withLock } from './lock.ts';
 import { branchNameProblem } from './refs.ts';
-import { GitError, git } from './run.ts';
+import { GitError, type GitOptions, git } from './run.ts';
 
 const JOB_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -41,12 +41,15 @@ export interface Workspace {
   baseSha: string;
   remoteBranchExists: boolean;
   /** Runs git for this repository with the credential settings applied. */
-  git(args: string[], opts?: { cwd?: string; okCodes?: number[]; env?: Record<string, string> }): Promise<{ stdout: string; code: number }>;
+  git(args: string[], opts?: WorkspaceGitOptions): Promise<{ stdout: string; code: number; truncated?: boolean }>;
   /** The mirror's config (or hooks, or a worktree's config) had been changed outside Inkwell and was restored. */
   mirrorConfigRestored: boolean;
   /** The remote URL the mirror's config names (see `writeMirrorConfig`). */
   url: string;
 }
+
+/** What a workspace's git call may set (see `GitOptions`). */
+export type WorkspaceGitOptions = Partial<Pick<GitOptions, 'cwd' | 'okCodes' | 'env' | 'maxOutputBytes'>>;
 
 export interface PrepareInput {
   repository: string;
@@ -58,7 +61,7 @@ export interface PrepareInput {
 
 function gitFor(config: Config, repository: string, mirror: string, signal?: AbortSignal) {
   const creds = credentialsFor(repository, config);
-  return (args: string[], opts: { cwd?: string; okCodes?: number[]; env?: Record<string, string> } = {}) =>
+  return (args: string[], opts: WorkspaceGitOptions = {}) =>
     git(args, {
       cwd: opts.cwd ?? mirror,
       env: { ...creds.env, ...opts.env },
@@ -66,6 +69,7 @@ function gitFor(config: Config, repository: string, mirror: string, signal?: Abo
       globalConfig: config.worker.gitConfigGlobal,
       signal,
       okCodes: opts.okCodes,
+      maxOutputBytes: opts.maxOutputBytes,
     });
 }
 

@@ -194,19 +194,31 @@ export function withCommonResponses<T extends object>(schema: T, method: string,
       const codes = codesOf(body);
       const example = codes?.[0] ? { example: errorExample(codes[0] as ErrorCode) } : {};
       response[status] = { description: body.description, headers, content: { 'application/json': { schema: body, ...example } } };
-    } else if (status.startsWith('2') && produces.includes('text/event-stream')) {
-      const content: Record<string, unknown> = { 'text/event-stream': { schema: SSE_STREAM } };
-      for (const type of produces) if (type !== 'text/event-stream') content[type] = { schema: body };
+    } else if (status.startsWith('2') && produces.some((type) => type in TEXT_BODIES)) {
+      // The text forms first (each with its own schema), then the JSON one with the route's.
+      const content: Record<string, unknown> = {};
+      for (const type of produces) if (TEXT_BODIES[type]) content[type] = { schema: TEXT_BODIES[type] };
+      for (const type of produces) if (!TEXT_BODIES[type]) content[type] = { schema: body };
       response[status] = { description: body.description ?? 'The events', headers, content };
     } else response[status] = { ...body, headers };
   }
   return { ...schema, response };
 }
 
-const SSE_STREAM = {
-  type: 'string',
-  description:
-    'Server-Sent Events: `retry: 1000`, then one frame per event, `id: <seq>`, `event: <type>`, `data: <the event as JSON, as in the JSON answer>`; `: heartbeat` comments while idle.',
+/** What an operation answers in a text media type it `produces` besides JSON. */
+const TEXT_BODIES: Record<string, object> = {
+  'text/event-stream': {
+    type: 'string',
+    description:
+      'Server-Sent Events: `retry: 1000`, then one frame per event, `id: <seq>`, `event: <type>`, `data: <the event as JSON, as in the JSON answer>`; `: heartbeat` comments while idle.',
+  },
+  'text/x-diff': {
+    type: 'string',
+    description: "The unified diff alone (the JSON answer's `diff`), for `git apply`; empty while nothing was pushed.",
+    examples: [
+      'diff --git a/docs/intro.mdx b/docs/intro.mdx\nindex 3b18e51..8c7e5a6 100644\n--- a/docs/intro.mdx\n+++ b/docs/intro.mdx\n@@ -1,3 +1,3 @@\n # Intro\n \n-Hello from Acme.\n+Welcome to Acme.\n',
+    ],
+  },
 };
 
 /**

@@ -2,7 +2,9 @@
 // outcome. Every write that ends a turn checks that this worker still holds the lease, so a worker
 // that lost its lease (and whose turn another worker resumed) can never record a second outcome.
 import type { ModelMessage } from 'ai';
+import type { BranchDiff } from '../git/diff.ts';
 import { parseConversation } from './conversation.ts';
+import { toDiffRow } from './diff-view.ts';
 import { appendEvent, type JobEventType } from './events.ts';
 import { changeStatus } from './lifecycle.ts';
 import type { JobNotifier } from './notify.ts';
@@ -109,6 +111,16 @@ export function createQueue(deps: QueueDeps) {
       });
       if (ok) notifier.event(jobId);
       return ok;
+    },
+
+    /** Stores the job branch's diff (replacing the last one) while this worker holds the lease; false when it does not. */
+    async recordDiff(jobId: string, diff: BranchDiff): Promise<boolean> {
+      return store.transaction(async (tx) => {
+        const row = await tx.lockJob(null, jobId);
+        if (!row || row.lease_owner !== workerId) return false;
+        await tx.saveJobDiff(toDiffRow(jobId, diff, now()));
+        return true;
+      });
     },
 
     /** The turn finished normally. */

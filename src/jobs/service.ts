@@ -1,8 +1,9 @@
-// The job API's operations: create, get, message, list, archive, events. Routes call these; SQL stays
+// The job API's operations: create, get, message, list, archive, events, diff. Routes call these; SQL stays
 // in the store. Errors are coded AppErrors (the one registry).
 import { AppError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { type RepositoryScope, repositoryAllowed } from '../projects/repository.ts';
+import { type JobDiffView, toDiffView } from './diff-view.ts';
 import { appendEvent, type JobEvent, toJobEvent } from './events.ts';
 import { IDEMPOTENCY_TTL_MS, requestFingerprint } from './idempotency.ts';
 import { changeStatus } from './lifecycle.ts';
@@ -264,6 +265,13 @@ export function createJobService(deps: JobServiceDeps) {
       const seq = await store.getEventSeq(projectId, id);
       if (seq === undefined) throw new AppError('job_not_found');
       return seq;
+    },
+
+    /** The job branch's diff as the last turn that pushed stored it (no files while nothing was pushed). */
+    async getDiff(projectId: string, id: string): Promise<JobDiffView> {
+      const found = await store.getJobDiff(projectId, id);
+      if (!found) throw new AppError('job_not_found');
+      return toDiffView(found.diff);
     },
 
     /** Events after `after` without the project check (the stream checked once at its start). */

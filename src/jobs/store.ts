@@ -13,6 +13,7 @@ export type JobRow = Selectable<JobsTables['jobs']>;
 export type TurnRow = Selectable<JobsTables['job_turns']>;
 export type EventRow = Selectable<JobsTables['job_events']>;
 export type IdempotencyRow = Selectable<JobsTables['idempotency_keys']>;
+export type JobDiffRow = Selectable<JobsTables['job_diffs']>;
 
 export type TurnStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 const PENDING: TurnStatus[] = ['queued', 'running'];
@@ -297,6 +298,40 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
     async getEventSeq(projectId: string, id: string): Promise<number | undefined> {
       const row = await db.selectFrom('jobs').select('event_seq').where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
       return row === undefined ? undefined : Number(row.event_seq);
+    },
+
+    // ---- diffs ---------------------------------------------------------------------------------
+    /** Stores the job's diff, replacing the one before. */
+    async saveJobDiff(row: JobDiffRow): Promise<void> {
+      const { job_id: _, ...rest } = row;
+      await db
+        .insertInto('job_diffs')
+        .values(row)
+        .onConflict((oc) => oc.column('job_id').doUpdateSet(rest))
+        .execute();
+    },
+
+    /** The job of this project (undefined: none) and its stored diff (null: none yet), in one query. */
+    async getJobDiff(projectId: string, id: string): Promise<{ diff: JobDiffRow | null } | undefined> {
+      const r = await db
+        .selectFrom('jobs')
+        .leftJoin('job_diffs', 'job_diffs.job_id', 'jobs.id')
+        .select([
+          'jobs.id as id',
+          'job_diffs.job_id',
+          'job_diffs.base_sha',
+          'job_diffs.head_sha',
+          'job_diffs.files',
+          'job_diffs.diff',
+          'job_diffs.truncated',
+          'job_diffs.updated_at',
+        ])
+        .where('jobs.id', '=', id)
+        .where('jobs.project_id', '=', projectId)
+        .executeTakeFirst();
+      if (!r) return undefined;
+      const { id: _, ...diff } = r;
+      return { diff: diff.job_id === null ? null : (diff as JobDiffRow) };
     },
 
     // ---- idempotency keys ----------------------------------------------------------------------

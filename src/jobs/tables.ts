@@ -54,6 +54,20 @@ export interface JobsTables {
     /** JSON text. */
     data: string;
   };
+  /** The job branch's diff against its base, as the last turn that pushed left it (one row per job). */
+  job_diffs: {
+    job_id: string;
+    /** Merge base with the job's ref, and the branch's commit. */
+    base_sha: string;
+    head_sha: string;
+    /** JSON text: DiffFile[] (src/git/diff.ts), complete. */
+    files: string;
+    /** Unified diff text, cut at MAX_DIFF_TEXT_BYTES (repository content: data only). */
+    diff: string;
+    /** 1 when `diff` was cut. */
+    truncated: number;
+    updated_at: number;
+  };
   /** Idempotency-Key records (24 h): the request fingerprint and the original response. */
   idempotency_keys: {
     project_id: string;

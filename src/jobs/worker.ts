@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { RunEvent, RunInput, RunResult } from '../agent/execute.ts';
 import { RunError } from '../agent/run-error.ts';
+import type { BranchDiff } from '../git/diff.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { mergeConversation } from './conversation.ts';
 import { EVENT_TYPES, type JobEventType } from './events.ts';
@@ -201,6 +202,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         prompt: turn.prompt,
         signal: run.signal,
         onEvent: (e) => recordEvent(run, e),
+        onDiff: (diff) => recordDiff(run, diff),
       });
       return { ok: true, result };
     } catch (error) {
@@ -218,6 +220,13 @@ export function createWorker(opts: WorkerOptions): Worker {
     } catch (err) {
       run.log.warn({ err }, 'could not record a run event');
     }
+  }
+
+  /** Stores the branch's diff while the run holds its lease (a refused write means the lease was lost). */
+  async function recordDiff(run: ClaimedRun, diff: BranchDiff): Promise<void> {
+    if (run.reason) return;
+    const ok = await queue.recordDiff(run.jobId, diff);
+    if (!ok && !run.reason) run.abort('lost');
   }
 
   /**

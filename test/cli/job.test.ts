@@ -115,6 +115,8 @@ describe('inkwell job (CLI over HTTP)', () => {
 /** The escape character that starts every ANSI sequence (colours, cursor movement). */
 const ESC = '\x1b';
 const GREEN_CHECK = `${ESC}[32m✓${ESC}[39m`;
+/** A line of repository text that would set the terminal's title and colour if printed as it is. */
+const HOSTILE_LINE = `${ESC}]0;pwned\x07${ESC}[31mred`;
 const hasColour = (s: string) => [31, 32, 33, 36].some((c) => s.includes(`${ESC}[${c}m`));
 
 describe('inkwell job --wait on a local repository (real executor, scripted model, real git)', () => {
@@ -135,7 +137,10 @@ describe('inkwell job --wait on a local repository (real executor, scripted mode
         const last = req.body.messages.at(-1);
         if (last?.role === 'tool') return { delayMs: 300, reply: { text: 'Add a page\n\nWrote one page.' } };
         files++;
-        return { delayMs: 300, reply: { toolCalls: [{ name: 'write_file', args: { path: `docs/page-${files}.md`, content: `# Page ${files}\n` } }] } };
+        // A prompt asking for it gets a page whose text drives a terminal (a title change, a colour).
+        const hostile = JSON.stringify(req.body.messages).includes('terminal escapes');
+        const content = hostile ? `# Page ${files}\n${HOSTILE_LINE}\n` : `# Page ${files}\n`;
+        return { delayMs: 300, reply: { toolCalls: [{ name: 'write_file', args: { path: `docs/page-${files}.md`, content } }] } };
       },
     });
     t = await startJobsApp('sqlite', {}, { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, INKWELL_POLL_INTERVAL_MS: '20' });
@@ -222,6 +227,45 @@ describe('inkwell job --wait on a local repository (real executor, scripted mode
       expect(code).toBe(143);
     } finally {
       waiting.kill();
+    }
+  });
+
+  it('job diff: the unified diff (exact when piped), --stat, --format json; colours and visible escapes on a terminal', async () => {
+    const r = await run(['job', 'create', ...conn, 'Add a page with terminal escapes', '--wait'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const id = /Created job (job_\w+)/.exec(r.stderr)![1]!;
+    const api = await t.request('GET', `/v2/agent/${s.project.id}/job/${id}/diff`, { key: s.adminKey });
+    const [file] = api.body.files;
+    expect(api.body.files).toHaveLength(1);
+    expect(file).toMatchObject({ status: 'added', additions: 2, deletions: 0 });
+
+    // Piped: exactly the API's text (escape sequences and all: a saved patch must apply).
+    const piped = await run(['job', 'diff', id, ...conn], env);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toBe(api.body.diff);
+    expect(piped.stdout).toContain(`+${HOSTILE_LINE}\n`);
+
+    const stat = await run(['job', 'diff', id, ...conn, '--stat'], env);
+    expect(stat.stdout).toBe(` added    ${file.path} | +2 -0\n 1 file changed, 2 insertions(+), 0 deletions(-)\n`);
+    const json = await run(['job', 'diff', id, ...conn, '--format', 'json'], env);
+    expect(JSON.parse(json.stdout)).toEqual(api.body);
+    const bad = await run(['job', 'diff', id, ...conn, '--format', 'html'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--format must be patch or json');
+    const missing = await run(['job', 'diff', 'job_doesNotExist123', ...conn], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('job_not_found');
+
+    // On a terminal: + lines green, the file's escape sequences shown as text, never obeyed; NO_COLOR: no colour.
+    for (const noColor of [false, true]) {
+      const term = runInTerminal(['job', 'diff', id, ...conn], { ...env, TERM: 'xterm-256color', ...(noColor ? { NO_COLOR: '1' } : {}) }, 120);
+      const { code } = await term.exited;
+      const out = term.output();
+      expect(code, out).toBe(0);
+      expect(out).not.toContain(`${ESC}]0;pwned`);
+      expect(out).toContain('+\\x1b]0;pwned\\x07\\x1b[31mred');
+      expect(out.includes(`${ESC}[32m+# Page`)).toBe(!noColor);
+      if (noColor) expect(out).not.toContain(ESC);
     }
   });
 });

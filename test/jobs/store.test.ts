@@ -1,6 +1,9 @@
 // Store-level queue guarantees on both dialects: concurrent claims never hand one job to two workers,
-// leases expire, and renewals only work for the holder.
+// leases expire, renewals (and diff writes) only work for the holder.
 import { afterEach, expect, it } from 'vitest';
+import { toDiffView } from '../../src/jobs/diff-view.ts';
+import { notifierFor } from '../../src/jobs/notify.ts';
+import { createQueue } from '../../src/jobs/queue.ts';
 import { createJobsStore, type JobRow } from '../../src/jobs/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
@@ -83,5 +86,30 @@ describeEachDialect('jobs store', (dialect) => {
       ),
     );
     expect((await store.listEvents('job_0', 0, 100)).map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('a diff is stored only by the lease holder, replaces the one before, and is read within its project', async () => {
+    const store = await seed(1);
+    const t0 = Date.now();
+    const queueOf = (workerId: string) => createQueue({ store, notifier: notifierFor(t.db), workerId, leaseMs: 1000, maxAttempts: 3, now: () => t0 });
+    const file = { path: 'a.md', oldPath: null, status: 'modified' as const, additions: 2, deletions: 1, binary: false };
+    const diff = { base: 'b'.repeat(40), head: 'c'.repeat(40), files: [file], diff: '-x\n+y\n+z\n', truncated: false };
+    expect(await store.getJobDiff('prj', 'job_0')).toEqual({ diff: null });
+    expect(await store.getJobDiff('other', 'job_0')).toBeUndefined();
+    expect(await store.claimJob('a', t0, 1000)).toBe('job_0');
+    expect(await queueOf('b').recordDiff('job_0', diff)).toBe(false);
+    expect(await store.getJobDiff('prj', 'job_0')).toEqual({ diff: null });
+    expect(await queueOf('a').recordDiff('job_0', diff)).toBe(true);
+    expect(await queueOf('a').recordDiff('job_0', { ...diff, head: 'd'.repeat(40), truncated: true })).toBe(true);
+    const stored = (await store.getJobDiff('prj', 'job_0'))!.diff!;
+    expect(toDiffView(stored)).toEqual({
+      base: diff.base,
+      head: 'd'.repeat(40),
+      files: [file],
+      totals: { files: 1, additions: 2, deletions: 1 },
+      diff: diff.diff,
+      truncated: true,
+      updatedAt: new Date(t0).toISOString(),
+    });
   });
 });

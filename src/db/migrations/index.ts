@@ -13,6 +13,7 @@ import * as m0009 from './0009_analytics_daily_views.ts';
 import * as m0010 from './0010_analytics_daily_facets.ts';
 import * as m0011 from './0011_dashboard_sessions.ts';
 import * as m0012 from './0012_code_host_deliveries.ts';
+import * as m0013 from './0013_job_diffs.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -29,4 +30,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0010_analytics_daily_facets': m0010.up,
   '0011_dashboard_sessions': m0011.up,
   '0012_code_host_deliveries': m0012.up,
+  '0013_job_diffs': m0013.up,
 };

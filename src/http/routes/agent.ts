@@ -53,6 +53,48 @@ const EventSchema = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
 });
 
+const DiffFileSchema = Type.Object({
+  path: Type.String({ description: 'Path in the branch (the new path of a renamed file).' }),
+  oldPath: Nullable(Type.String({ description: 'Path before the rename; null unless `status` is renamed.' })),
+  status: Type.Unsafe<'added' | 'modified' | 'deleted' | 'renamed'>({ type: 'string', enum: ['added', 'modified', 'deleted', 'renamed'] }),
+  additions: Type.Integer({ minimum: 0, description: 'Lines added (0 for a binary file).' }),
+  deletions: Type.Integer({ minimum: 0, description: 'Lines removed (0 for a binary file).' }),
+  binary: Type.Boolean({ description: 'A binary file: listed, its content is not in `diff`.' }),
+});
+
+const EXAMPLE_DIFF = {
+  base: '3b18e512dba79e4c8300dd08aeb37f8e728b8dad',
+  head: '8c7e5a6f0d2b4e1a9c3d5f7b8e0a2c4d6f8b1e3a',
+  files: [
+    { path: 'docs/intro.mdx', oldPath: null, status: 'modified', additions: 1, deletions: 1, binary: false },
+    { path: 'docs/guide/setup.mdx', oldPath: 'docs/setup.mdx', status: 'renamed', additions: 0, deletions: 0, binary: false },
+    { path: 'docs/img/flow.png', oldPath: null, status: 'added', additions: 0, deletions: 0, binary: true },
+  ],
+  totals: { files: 3, additions: 1, deletions: 1 },
+  diff: 'diff --git a/docs/img/flow.png b/docs/img/flow.png\nnew file mode 100644\nindex 0000000..5e1c309\nBinary files /dev/null and b/docs/img/flow.png differ\ndiff --git a/docs/intro.mdx b/docs/intro.mdx\nindex 3b18e51..8c7e5a6 100644\n--- a/docs/intro.mdx\n+++ b/docs/intro.mdx\n@@ -1,3 +1,3 @@\n # Intro\n \n-Hello from Acme.\n+Welcome to Acme.\ndiff --git a/docs/setup.mdx b/docs/guide/setup.mdx\nsimilarity index 100%\nrename from docs/setup.mdx\nrename to docs/guide/setup.mdx\n',
+  truncated: false,
+  updatedAt: '2026-11-25T10:03:10.000Z',
+};
+
+const DiffSchema = Type.Object(
+  {
+    base: Nullable(Type.String({ description: "Merge base of the branch with the job's ref (40 hex digits); null while nothing was pushed." })),
+    head: Nullable(Type.String({ description: 'The branch commit the diff was taken at; null while nothing was pushed.' })),
+    files: Type.Array(DiffFileSchema, { description: 'Every changed file, in path order; complete even when `diff` is truncated.' }),
+    totals: Type.Object({ files: Type.Integer({ minimum: 0 }), additions: Type.Integer({ minimum: 0 }), deletions: Type.Integer({ minimum: 0 }) }),
+    diff: Type.String({ description: 'Unified diff (binary files as a `Binary files … differ` line, without content), whole files up to 1 MiB.' }),
+    truncated: Type.Boolean({ description: '`diff` stops before the end (it reached 1 MiB); `files` and `totals` are still complete.' }),
+    updatedAt: Nullable(Type.String({ format: 'date-time', description: 'When the diff was taken (after the last turn that pushed).' })),
+  },
+  {
+    description: 'The job branch against its base.',
+    examples: [
+      EXAMPLE_DIFF,
+      { base: null, head: null, files: [], totals: { files: 0, additions: 0, deletions: 0 }, diff: '', truncated: false, updatedAt: null },
+    ],
+  },
+);
+
 const EXAMPLE_JOB = {
   id: 'job_3f9c2a7D1e8b4C6x',
   status: 'active',
@@ -357,6 +399,58 @@ export async function agentRoutes(app: App, ctx: AppContext, { service: jobs, no
       },
     },
     async (request) => jobs.archiveJob(request.params.projectId, request.params.id),
+  );
+
+  app.get(
+    '/v2/agent/:projectId/job/:id/diff',
+    {
+      onRequest: auth,
+      schema: {
+        tags,
+        security,
+        summary: "The job branch's diff against its base",
+        description:
+          "The unified diff of the job's branch against its base (the merge base with the ref the job started from), with per-file stats and totals, as the worker stored it after the last turn that pushed (the API needs no git). A job that has pushed nothing yet is not an error: 200 with no files, an empty `diff` and `base`/`head` null. `diff` keeps whole files up to 1 MiB and says `truncated`; `files` and `totals` are always complete; binary files are listed without content. `?format=patch` answers the diff alone as `text/x-diff` (with `Inkwell-Diff-Truncated: true|false`), ready for `git apply` on the base (binary files excepted).",
+        params: JobParams,
+        querystring: Type.Object({
+          format: Type.Optional(
+            Type.Unsafe<'json' | 'patch'>({
+              type: 'string',
+              enum: ['json', 'patch'],
+              default: 'json',
+              description: '`json` (default): the object below; `patch`: the unified diff alone as `text/x-diff`.',
+            }),
+          ),
+        }),
+        produces: ['application/json', 'text/x-diff'],
+        response: {
+          200: {
+            ...DiffSchema,
+            headers: Type.Object({
+              'inkwell-diff-truncated': Type.Optional(
+                Type.Unsafe<'true' | 'false'>({
+                  type: 'string',
+                  enum: ['true', 'false'],
+                  description: 'With `format=patch`: whether the diff was cut at 1 MiB.',
+                }),
+              ),
+            }),
+          },
+          ...errorResponses('invalid_request', 'forbidden', 'project_not_found', 'job_not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const diff = await jobs.getDiff(request.params.projectId, request.params.id);
+      if (request.query.format !== 'patch') return diff;
+      // Repository content: served as inert text, never sniffed into something a browser would run. (The
+      // typed reply knows only the JSON answer; this one is the documented text/x-diff.)
+      return (reply as FastifyReply)
+        .type('text/x-diff; charset=utf-8')
+        .header('x-content-type-options', 'nosniff')
+        .header('inkwell-diff-truncated', String(diff.truncated))
+        .send(diff.diff);
+    },
   );
 
   app.get(
