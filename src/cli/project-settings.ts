@@ -79,9 +79,13 @@ export function registerProjectSettingsCommands(program: Command): void {
         process.stdout.write(`Project ${opts.project}: visitor-id rotation ${shown.visitorIdRotation}; allowed repositories: ${allowed}\n`);
         if (hook) {
           process.stdout.write(
-            `\nAdd a webhook to the repository (GitHub: Settings → Webhooks → Add webhook). The secret is shown this once:\n\n` +
-              `  Payload URL:   ${hook.url}\n  Content type:  application/json\n  Secret:        ${hook.secret}\n  Events:        ${hook.events.join(', ')}\n\n` +
-              `Then mention @${hook.handle} in an issue comment to start a job, or on its pull request to continue it.\n`,
+            hook.host === 'gitlab'
+              ? `\nAdd a webhook to the project (GitLab: Settings → Webhooks → Add new webhook). The secret is shown this once:\n\n` +
+                  `  URL:           ${hook.url}\n  Secret token:  ${hook.secret}\n  Trigger:       ${hook.events.join(', ')}\n\n` +
+                  `Then mention @${hook.handle} in an issue comment to start a job, or on its merge request to continue it.\n`
+              : `\nAdd a webhook to the repository (GitHub: Settings → Webhooks → Add webhook). The secret is shown this once:\n\n` +
+                  `  Payload URL:   ${hook.url}\n  Content type:  application/json\n  Secret:        ${hook.secret}\n  Events:        ${hook.events.join(', ')}\n\n` +
+                  `Then mention @${hook.handle} in an issue comment to start a job, or on its pull request to continue it.\n`,
           );
         }
       }

@@ -8496,6 +8496,367 @@ export interface paths {
       };
     };
   };
+  "/v1/hooks/gitlab/{projectId}": {
+    /**
+     * Receive a GitLab webhook delivery
+     * @description The URL to give the project's webhook (Settings → Webhooks: the secret token from `inkwell project set --project ID --code-host-webhook`, trigger: comments). A comment that mentions the project's handle (`@inkwell`) on an issue starts a job; a comment on a merge request an Inkwell job opened (a comment on a diff line comes with its file and lines) continues that job (`@inkwell stop` archives it). Only members with the Developer role or above trigger anything, never bots. 401 when `X-Gitlab-Token` is not the secret; 403 `repository_not_allowed` for another project; a retry with the same `Idempotency-Key` (or, before GitLab 17.4, the same body) does nothing again.
+     */
+    post: {
+      parameters: {
+        header?: {
+          /** @description The event type (`Note Hook`) */
+          "x-gitlab-event"?: string;
+          /** @description The secret token given to the webhook */
+          "x-gitlab-token"?: string;
+          /** @description The same for every retry of one event (GitLab 17.4+) */
+          "idempotency-key"?: string;
+        };
+        path: {
+          projectId: string;
+        };
+      };
+      /** @description The event payload GitLab sends (`Note Hook`), as JSON */
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *   "object_kind": "note",
+           *   "user": {
+           *     "id": 42,
+           *     "username": "octocat",
+           *     "name": "Octo Cat"
+           *   },
+           *   "project": {
+           *     "path_with_namespace": "acme/docs",
+           *     "web_url": "https://gitlab.com/acme/docs"
+           *   },
+           *   "object_attributes": {
+           *     "id": 1244,
+           *     "note": "@inkwell please document the new --dry-run flag",
+           *     "noteable_type": "Issue",
+           *     "action": "create"
+           *   },
+           *   "issue": {
+           *     "iid": 12,
+           *     "title": "Document --dry-run",
+           *     "description": "The flag is missing from the CLI page.",
+           *     "url": "https://gitlab.com/acme/docs/-/issues/12"
+           *   }
+           * }
+           */
+          "application/json": {
+            object_kind?: string;
+            project?: {
+              path_with_namespace: string;
+              web_url: string;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Present when this is the stored answer to an earlier request with the same Idempotency-Key */
+            "idempotent-replayed"?: "true";
+          };
+          content: {
+            "application/json": {
+              deliveryId: string;
+              /** @description What the delivery did: a redelivery of an id seen before is `duplicate` and does nothing */
+              outcome: "ping" | "duplicate" | "ignored" | "job_started" | "message_queued" | "job_archived";
+              /** @description The job started, continued or archived */
+              jobId: string | null;
+              /** @description Why nothing was done (ignored, duplicate) */
+              reason: string | null;
+            };
+          };
+        };
+        /** @description `invalid_request`: a parameter, header or body field breaks its rule (named in `details[].path`); `invalid_json`: Request body is not valid JSON; `unknown_field`: a body field or query parameter the operation does not take (named in `details[].path`) */
+        400: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "invalid_request" | "invalid_json" | "unknown_field";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unauthorized`: missing, malformed, unknown or revoked key */
+        401: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unauthorized";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `repository_not_allowed`: The repository is neither the project's repository nor on its allow-list */
+        403: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "repository_not_allowed";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        404: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "project_not_found" | "not_found";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `request_timeout`: the request did not fully arrive in time; the connection is closed */
+        408: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "request_timeout";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `payload_too_large`: the body is over the limit */
+        413: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "payload_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `uri_too_long`: a path parameter is longer than 100 characters */
+        414: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "uri_too_long";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `unsupported_media_type`: the body is not JSON */
+        415: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "unsupported_media_type";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `headers_too_large`: the request headers are over the limit; the connection is closed */
+        431: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "headers_too_large";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `internal_error`: a fault of the server (the body is only `error`, `code` and `requestId`) */
+        500: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "internal_error";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `not_ready`: the database is unreachable, its migrations are not applied, or requests failed recently for lack of database or disk; `code_host_unavailable`: The code host could not be reached; deliver the event again later; `database_unavailable`: the database cannot be reached (with Retry-After); `shutting_down`: the server is closing (with Retry-After) */
+        503: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after"?: number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "not_ready" | "code_host_unavailable" | "database_unavailable" | "shutting_down";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+        /** @description `storage_full`: the disk is full (with Retry-After) */
+        507: {
+          headers: {
+            /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
+            "x-request-id": string;
+            /** @description Seconds to wait before retrying */
+            "retry-after": number;
+          };
+          content: {
+            "application/json": {
+              /** @description For a person */
+              error: string;
+              /**
+               * @description Stable snake_case code
+               * @enum {string}
+               */
+              code: "storage_full";
+              details?: {
+                  message: string;
+                  path?: string;
+                }[];
+              requestId?: string;
+            };
+          };
+        };
+      };
+    };
+  };
 }
 
 export type webhooks = Record<string, never>;

@@ -1,11 +1,14 @@
 // A GitHub webhook delivery's payload → what Inkwell acts on: a comment in an issue or pull-request thread
 // (`issue_comment` created), or a submitted pull-request review (`pull_request_review` submitted; its line
 // comments are fetched apart). Everything else is ignored with a reason. Pure; the payload is untrusted JSON.
+import type { ReviewLineComment } from '../hosts/github-threads.ts';
 
 export interface Author {
   login: string;
   /** A GitHub App or bot account: never triggers anything. */
   isBot: boolean;
+  /** The user's numeric id (GitLab: what its permission lookup takes). */
+  id?: number;
 }
 
 export interface Thread {
@@ -18,9 +21,12 @@ export interface Thread {
 }
 
 export interface ThreadComment {
-  event: 'issue_comment' | 'pull_request_review';
-  /** The repository's page, https://github.com/owner/repo. */
+  host: 'github' | 'gitlab';
+  /** GitHub's event (a review's line comments are fetched apart), or a GitLab note. */
+  event: 'issue_comment' | 'pull_request_review' | 'note';
+  /** The repository's page, https://github.com/owner/repo or https://gitlab.com/group/sub/repo. */
   repositoryUrl: string;
+  /** GitHub: the owner; GitLab: the namespace (`group/sub`). */
   owner: string;
   repo: string;
   thread: Thread;
@@ -29,6 +35,8 @@ export interface ThreadComment {
   body: string;
   url: string;
   author: Author;
+  /** Line comments the payload itself carries (a GitLab comment on a line of the diff). */
+  lineComments?: ReviewLineComment[];
 }
 
 export type ParsedDelivery = { kind: 'ping' } | { kind: 'comment'; comment: ThreadComment } | { kind: 'ignored'; reason: string };
@@ -76,7 +84,10 @@ export function parseGitHubDelivery(event: string, payload: unknown): ParsedDeli
     const author = authorOf(c?.user);
     const commentId = int(c?.id);
     if (!c || !thread || !author || !commentId) return { kind: 'ignored', reason: 'issue_comment without its issue, comment or author' };
-    return { kind: 'comment', comment: { event, ...repo, thread, commentId, body: str(c.body) ?? '', url: str(c.html_url) ?? thread.url, author } };
+    return {
+      kind: 'comment',
+      comment: { host: 'github', event, ...repo, thread, commentId, body: str(c.body) ?? '', url: str(c.html_url) ?? thread.url, author },
+    };
   }
   if (event === 'pull_request_review') {
     if (p.action !== 'submitted') return { kind: 'ignored', reason: `pull_request_review ${String(p.action)}: only submitted reviews are acted on` };
@@ -85,7 +96,10 @@ export function parseGitHubDelivery(event: string, payload: unknown): ParsedDeli
     const author = authorOf(r?.user);
     const commentId = int(r?.id);
     if (!r || !thread || !author || !commentId) return { kind: 'ignored', reason: 'pull_request_review without its pull request, review or author' };
-    return { kind: 'comment', comment: { event, ...repo, thread, commentId, body: str(r.body) ?? '', url: str(r.html_url) ?? thread.url, author } };
+    return {
+      kind: 'comment',
+      comment: { host: 'github', event, ...repo, thread, commentId, body: str(r.body) ?? '', url: str(r.html_url) ?? thread.url, author },
+    };
   }
   return { kind: 'ignored', reason: `${event} events are not acted on (subscribe to issue comments and pull request reviews)` };
 }

@@ -44,7 +44,8 @@ export function followUpPrompt(c: ThreadComment, lineComments: ReviewLineComment
         }
       : {}),
   };
-  return `@${c.author.login} left ${what} on this job's pull request (${c.thread.url}). Make the changes it asks for on the same branch.\n${QUOTED_DATA}\n\n${JSON.stringify(data, null, 2)}`;
+  const request = c.host === 'gitlab' ? 'merge request' : 'pull request';
+  return `@${c.author.login} left ${what} on this job's ${request} (${c.thread.url}). Make the changes it asks for on the same branch.\n${QUOTED_DATA}\n\n${JSON.stringify(data, null, 2)}`;
 }
 
 function quoteThread(t: Thread) {

@@ -4,7 +4,7 @@ export interface CodeHostEventTables {
   code_host_deliveries: {
     project_id: string;
     host: 'github' | 'gitlab';
-    /** X-GitHub-Delivery / GitLab's Idempotency-Key (or X-Gitlab-Event-UUID). */
+    /** X-GitHub-Delivery / GitLab's Idempotency-Key (or, from GitLab before 17.4, the body's SHA-256). */
     delivery_id: string;
     event: string;
     received_at: number;

@@ -39,7 +39,8 @@ function mrTitle(title: string, draft: boolean | undefined): string {
   return `${DRAFT_PREFIX}${t}`;
 }
 
-function describe(err: unknown, token: string | undefined): string {
+/** A failure's message for an error or log: the HTTP status and GitLab's description, never the token. */
+export function describeGitLabError(err: unknown, token: string | undefined): string {
   const e = err as { message?: string; cause?: { description?: unknown; response?: { status?: number } } };
   const status = e.cause?.response?.status;
   const description = typeof e.cause?.description === 'string' && e.cause.description ? e.cause.description : (e.message ?? String(err));
@@ -111,14 +112,19 @@ export function gitlabFailure(err: unknown, limitedBefore: number, now: number):
   return (err as { name?: string })?.name === 'TypeError' ? { kind: 'transient' } : { kind: 'fatal' };
 }
 
-export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost {
-  const token = config.hosts.gitlabToken;
-  const api = new Gitlab({
+/** A gitbeaker client for GITLAB_URL with GITLAB_TOKEN that sends each request once (retries are withHostRetry's). */
+export function gitlabApi(config: Pick<Config, 'hosts'>) {
+  return new Gitlab({
     host: config.hosts.gitlabUrl,
-    token: token ?? '',
+    token: config.hosts.gitlabToken ?? '',
     queryTimeout: 30_000,
     requesterFn: createRequesterFn((_, options) => Promise.resolve(options), requestOnce),
   });
+}
+
+export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost {
+  const token = config.hosts.gitlabToken;
+  const api = gitlabApi(config);
 
   async function findOpen(projectPath: string, branch: string): Promise<PullRequestRef | null> {
     const list = (await api.MergeRequests.all({
@@ -167,7 +173,7 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
         return await withHostRetry(step, budget, input.signal, gitlabFailure);
       } catch (err) {
         if (err instanceof HostError || input.signal?.aborted) throw err;
-        throw new HostError(`GitLab merge request for ${projectPath} branch ${input.branch} failed: ${describe(err, token)}`);
+        throw new HostError(`GitLab merge request for ${projectPath} branch ${input.branch} failed: ${describeGitLabError(err, token)}`);
       }
     },
   };

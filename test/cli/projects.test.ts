@@ -105,6 +105,7 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
       url: `https://inkwell.acme.example/v1/hooks/github/${p.id}`,
       secret: expect.stringMatching(/^ihk_[\w-]{43}$/),
       handle: 'docs-bot',
+      host: 'github',
       events: ['Issue comments', 'Pull request reviews'],
     });
     const plain = await runCli(['project', 'set', '--project', p.id, '--code-host-webhook'], env);
@@ -112,6 +113,12 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     expect(plain.stdout).toMatch(/Secret: +ihk_[\w-]{43}\n/);
     expect(plain.stdout).not.toContain(set.codeHostWebhook.secret);
     expect(plain.stdout).toContain('mention @inkwell');
+    // A project on GitLab gets GitLab's URL, its secret token and the trigger to tick.
+    const lab = await runJson(['project', 'create', '--name', 'Lab', '--repository', 'https://gitlab.com/acme/docs'], env);
+    const labHook = await runCli(['project', 'set', '--project', lab.id, '--code-host-webhook'], env);
+    expect(labHook.code, labHook.stderr).toBe(0);
+    expect(labHook.stdout).toContain(`URL:           https://inkwell.acme.example/v1/hooks/gitlab/${lab.id}\n`);
+    expect(labHook.stdout).toMatch(/Secret token: +ihk_[\w-]{43}\n +Trigger: +Comments\n/);
     // Neither secret is stored: only the generation it is derived from.
     const stored = JSON.stringify(await t.db.kysely.selectFrom('projects').select('settings').execute());
     expect(stored).not.toContain(set.codeHostWebhook.secret);

@@ -14,6 +14,7 @@ import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, readBranchFile }
 import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
 import { type JobsTestApp, startJobsApp, waitForStatus } from '../helpers/jobs.ts';
 import { type ModelScriptEntry, type ModelServer, requestText, startModelServer } from '../helpers/model-server.ts';
+import { DRY_RUN_TURNS } from './scripts.ts';
 
 const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'H00kT0kenValue'.repeat(3)}`;
@@ -88,26 +89,7 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
   const settle = (id: string) => waitForStatus(t!, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived']);
 
   it('an issue comment starts a job that opens a pull request; a review on it continues the same job and pull request; a stop comment archives it', async () => {
-    await setup([
-      {
-        toolCalls: [
-          {
-            name: 'edit_file',
-            args: { path: 'docs/cli.md', old_string: 'Run `acme build`.', new_string: 'Run `acme build`.\n\n`--dry-run` prints what would change.' },
-          },
-        ],
-      },
-      { text: 'Document --dry-run\n\nThe CLI page describes the flag.' },
-      {
-        toolCalls: [
-          {
-            name: 'edit_file',
-            args: { path: 'docs/cli.md', old_string: 'prints what would change.', new_string: 'prints the files it would write, and writes none.' },
-          },
-        ],
-      },
-      { text: 'Say what --dry-run prints' },
-    ]);
+    await setup(DRY_RUN_TURNS);
     const started = await deliver('issue_comment', issueComment('@inkwell please document the new `--dry-run` flag'));
     expect(started.status, started.text).toBe(202);
     expect(started.body).toMatchObject({ outcome: 'job_started', jobId: expect.stringMatching(/^job_/), reason: null });

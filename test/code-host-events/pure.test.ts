@@ -104,6 +104,7 @@ describe('mentions and prompts', () => {
   });
   it('quotes outsiders’ text as JSON data that no text can break out of, clipped', () => {
     const c: ThreadComment = {
+      host: 'github',
       event: 'issue_comment',
       repositoryUrl: 'https://github.com/acme/docs',
       owner: 'acme',

@@ -4,6 +4,9 @@
 //        → 201; 409 when an open MR exists for the source branch; 400 when a field is missing
 //   GET  /api/v4/projects/:id/merge_requests/:iid
 //   PUT  /api/v4/projects/:id/merge_requests/:iid {state_event?: close|reopen, title?, description?}
+//   GET  /api/v4/projects/:id/members/all/:user_id  (from `members`: user id → access level; 404 for anyone else)
+//   POST /api/v4/projects/:id/(issues|merge_requests)/:iid/notes {body}  → 201, recorded in `notes`
+//   POST /api/v4/projects/:id/(issues|merge_requests)/:iid/notes/:note_id/award_emoji {name}  → 201, in `awards`
 // `:id` is a numeric id or the URL-encoded project path (`group%2Fsub%2Frepo`). Requests must carry
 // `PRIVATE-TOKEN: <token>` (or `Authorization: Bearer <token>`) when a token is configured; every
 // request is recorded with its headers. Mount under a prefix (`/gitlab`) to play a relative-URL install.
@@ -35,10 +38,22 @@ export interface RecordedGitLabRequest {
   body: any;
 }
 
+export interface FakeNote {
+  projectPath: string;
+  noteable: 'issues' | 'merge_requests';
+  iid: number;
+  body: string;
+}
+
 export interface GitLabServer {
   /** What GITLAB_URL takes (origin plus prefix). */
   url: string;
   mergeRequests: FakeMergeRequest[];
+  /** Access level by user id (30 Developer, 40 Maintainer, …); a user not here is not a member. */
+  members: Map<number, number>;
+  /** Comments posted in issue and merge-request threads. */
+  notes: FakeNote[];
+  awards: { projectPath: string; noteable: string; iid: number; noteId: number; name: string }[];
   requests: RecordedGitLabRequest[];
   /** The next `count` requests answer with this status (default 1), with these headers and message. */
   failNext(status: number, count?: number, opts?: FailureOptions): void;
@@ -66,6 +81,9 @@ export interface GitLabServerOptions {
 
 export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise<GitLabServer> {
   const mergeRequests: FakeMergeRequest[] = [];
+  const members = new Map<number, number>();
+  const notes: FakeNote[] = [];
+  const awards: GitLabServer['awards'] = [];
   const requests: RecordedGitLabRequest[] = [];
   const failures: Array<FailureOptions & { status: number }> = [];
   let stale = 0;
@@ -123,7 +141,8 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
         return;
       }
       const m = new RegExp(`^${prefix}/api/v4/projects/([^/]+)/merge_requests(?:/(\\d+))?$`).exec(rawPath);
-      const project = m ? resolveProject(decodeURIComponent(m[1] as string)) : null;
+      const other = new RegExp(`^${prefix}/api/v4/projects/([^/]+)/`).exec(rawPath);
+      const project = m || other ? resolveProject(decodeURIComponent((m ?? other)?.[1] as string)) : null;
       requests.push({ method: req.method ?? 'GET', rawPath, project, query, headers: req.headers, body });
 
       const at = failures.findIndex((f) => f.method === undefined || f.method === req.method);
@@ -140,6 +159,7 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
           return;
         }
       }
+      if (!m && project && threadRoutes(req.method ?? 'GET', rawPath, project, body, send)) return;
       if (!m) {
         send(404, { error: '404 Not Found' });
         return;
@@ -211,11 +231,39 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
       send(405, { error: '405 Method Not Allowed' });
     });
   });
+  /** The thread endpoints (membership, notes, award emoji); false when the path is none of them. */
+  function threadRoutes(method: string, rawPath: string, project: string, body: any, send: (status: number, value: unknown) => void): boolean {
+    const rest = rawPath.replace(new RegExp(`^${prefix}/api/v4/projects/[^/]+`), '');
+    const member = /^\/members\/all\/(\d+)$/.exec(rest);
+    if (member && method === 'GET') {
+      const level = members.get(Number(member[1]));
+      if (level === undefined) send(404, { message: '404 Not found' });
+      else send(200, { id: Number(member[1]), username: `user${member[1]}`, access_level: level, state: 'active' });
+      return true;
+    }
+    const note = /^\/(issues|merge_requests)\/(\d+)\/notes$/.exec(rest);
+    if (note && method === 'POST') {
+      notes.push({ projectPath: project, noteable: note[1] as FakeNote['noteable'], iid: Number(note[2]), body: String(body?.body ?? '') });
+      send(201, { id: 7000 + notes.length, body: body?.body, noteable_type: note[1] === 'issues' ? 'Issue' : 'MergeRequest' });
+      return true;
+    }
+    const award = /^\/(issues|merge_requests)\/(\d+)\/notes\/(\d+)\/award_emoji$/.exec(rest);
+    if (award && method === 'POST') {
+      awards.push({ projectPath: project, noteable: award[1] as string, iid: Number(award[2]), noteId: Number(award[3]), name: String(body?.name ?? '') });
+      send(201, { id: 9000 + awards.length, name: body?.name });
+      return true;
+    }
+    return false;
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}${prefix}`,
     mergeRequests,
+    members,
+    notes,
+    awards,
     requests,
     failNext(status, count = 1, opts = {}) {
       for (let i = 0; i < count; i++) failures.push({ ...opts, status });
