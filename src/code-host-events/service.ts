@@ -26,6 +26,12 @@ export const DEFAULT_HANDLE = 'inkwell';
 
 const DELIVERY_ID_RE = /^[\w-]{1,100}$/;
 
+/**
+ * A delivery being acted on for longer than this was left by a process that stopped mid-way (acting takes a few
+ * host requests, each bounded): a redelivery takes it over instead of being answered `duplicate` forever.
+ */
+const STALE_CLAIM_MS = 5 * 60_000;
+
 /** How long a commenter's permission is remembered (a revoked collaborator is refused at most this late). */
 const PERMISSION_TTL_MS = 60_000;
 
@@ -203,7 +209,8 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
       throw new AppError('repository_not_allowed', `The delivery is about ${c.owner}/${c.repo}, which is not this project's repository`);
     }
     const key = { project_id: project.id, host, delivery_id: deliveryId };
-    if (!(await deps.store.claim({ ...key, event, received_at: deps.now() }))) {
+    const now = deps.now();
+    if (!(await deps.store.claim({ ...key, event, received_at: now }, now - STALE_CLAIM_MS))) {
       return { deliveryId, outcome: 'duplicate', jobId: (await deps.store.get(key))?.job_id ?? null, reason: 'this delivery was received before' };
     }
     try {

@@ -8,14 +8,28 @@ type DeliveryKey = Pick<DeliveryRow, 'project_id' | 'host' | 'delivery_id'>;
 
 export function createDeliveriesStore(db: Kysely<DB>) {
   return {
-    /** Records a delivery as being acted on; false when its id was recorded before (a redelivery). */
-    async claim(row: Omit<DeliveryRow, 'outcome' | 'job_id' | 'reason'>): Promise<boolean> {
+    /**
+     * Records a delivery as being acted on; false when its id was recorded before (a redelivery). A delivery
+     * still `processing` since before `staleBefore` was being acted on by a process that died: it is taken over
+     * (acting again is safe: the job it creates or continues carries the delivery's idempotency key).
+     */
+    async claim(row: Omit<DeliveryRow, 'outcome' | 'job_id' | 'reason'>, staleBefore: number): Promise<boolean> {
       const res = await db
         .insertInto('code_host_deliveries')
         .values({ ...row, outcome: 'processing', job_id: null, reason: null })
         .onConflict((oc) => oc.columns(['project_id', 'host', 'delivery_id']).doNothing())
         .executeTakeFirst();
-      return Number(res.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (Number(res.numInsertedOrUpdatedRows ?? 0n) === 1) return true;
+      const taken = await db
+        .updateTable('code_host_deliveries')
+        .set({ received_at: row.received_at, event: row.event })
+        .where('project_id', '=', row.project_id)
+        .where('host', '=', row.host)
+        .where('delivery_id', '=', row.delivery_id)
+        .where('outcome', '=', 'processing')
+        .where('received_at', '<', staleBefore)
+        .executeTakeFirst();
+      return Number(taken.numUpdatedRows) === 1;
     },
 
     async finish(key: DeliveryKey, outcome: string, jobId: string | null, reason: string | null): Promise<void> {
