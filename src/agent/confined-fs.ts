@@ -27,6 +27,16 @@ function refuse(message: string): never {
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException)?.code;
 
+/** A file over the size a read allows (a refusal the model can read, with the size). */
+export class TooLargeError extends ConfinedError {
+  constructor(
+    message: string,
+    readonly size: number,
+  ) {
+    super(message);
+  }
+}
+
 /** Largest file read as text (a bound on memory, far above any documentation page). */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 /** Symlinks followed while resolving one path (Linux allows 40). */
@@ -237,9 +247,9 @@ class Session {
   }
 }
 
-async function readAll(fh: fs.FileHandle, rel: string): Promise<Buffer> {
+async function readAll(fh: fs.FileHandle, rel: string, maxBytes = MAX_READ_BYTES): Promise<Buffer> {
   const st = await fh.stat();
-  if (st.size > MAX_READ_BYTES) refuse(`"${rel}" is ${st.size} bytes; files over ${MAX_READ_BYTES} bytes cannot be read`);
+  if (st.size > maxBytes) throw new TooLargeError(`"${rel}" is ${st.size} bytes; files over ${maxBytes} bytes cannot be read`, st.size);
   return fh.readFile();
 }
 
@@ -283,13 +293,13 @@ export class ConfinedTree {
     return checked.rel;
   }
 
-  /** The content of a regular file (links followed inside the root). */
-  async read(input: unknown): Promise<{ rel: string; content: Buffer }> {
+  /** The content of a regular file (links followed inside the root); over `maxBytes` it is a TooLargeError. */
+  async read(input: unknown, maxBytes = MAX_READ_BYTES): Promise<{ rel: string; content: Buffer }> {
     const rel = this.check(input);
     return this.session(async (s) => {
       const loc = await s.locate(String(input), rel, { followLast: true });
       const fh = await this.openExisting(s, loc, C.O_RDONLY);
-      return { rel: loc.rel, content: await readAll(fh, loc.rel) };
+      return { rel: loc.rel, content: await readAll(fh, loc.rel, Math.min(maxBytes, MAX_READ_BYTES)) };
     });
   }
 
