@@ -21,7 +21,7 @@ import { type ModelReply, type RecordedModelRequest, startModelServer } from '..
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { intArg, parseArgs } from './lib/args.ts';
 import { compareFromArgs, compareNote, type Side, sidesOf, systemName } from './lib/compare.ts';
-import { environment, writeResults } from './lib/results.ts';
+import { environment, errorText, writeResults } from './lib/results.ts';
 import { type Backend, type BenchProject, createProject, freshPgDatabase, type RunningService, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round, summarise } from './lib/stats.ts';
 
@@ -305,8 +305,8 @@ async function benchBackend(backend: Backend): Promise<BackendResult[]> {
     await sequentialRounds(running);
     for (const r of running) await concurrentJobs(r);
   } catch (err) {
-    for (const o of outs) o.error ??= (err as Error).message;
-    log(`inkwell-${backend}: FAILED: ${(err as Error).message.slice(0, 800)}`);
+    for (const o of outs) o.error ??= errorText(err);
+    log(`inkwell-${backend}: FAILED: ${errorText(err).slice(0, 800)}`);
   } finally {
     for (const r of running) {
       r.out.peakRssMb = await r.svc.stop();

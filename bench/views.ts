@@ -14,7 +14,7 @@ import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { compareFromArgs, compareNote, type Side, sidesOf, systemName } from './lib/compare.ts';
 import { ensureDataset, genOptions } from './lib/dataset.ts';
 import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
-import { environment, writeResults } from './lib/results.ts';
+import { environment, errorText, writeResults } from './lib/results.ts';
 import { type Backend, type BenchProject, createProject, freshPgDatabase, type RunningService, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { round, summarise } from './lib/stats.ts';
 
@@ -113,8 +113,8 @@ async function benchBackend(backend: Backend): Promise<Run[]> {
       });
     }
   } catch (err) {
-    for (const o of outs) o.error ??= (err as Error).message;
-    log(`inkwell-${backend}: FAILED: ${(err as Error).message.slice(0, 500)}`);
+    for (const o of outs) o.error ??= errorText(err);
+    log(`inkwell-${backend}: FAILED: ${errorText(err).slice(0, 500)}`);
   } finally {
     for (const m of measured) m.out.peakRssMb = await m.svc.stop();
   }

@@ -106,3 +106,10 @@ export function rssMb(pid: number = process.pid): number | null {
     return null;
   }
 }
+
+/** An error's message with its cause's (fetch's "fetch failed" says why only in its cause: ECONNRESET, …). */
+export function errorText(err: unknown): string {
+  const e = err as { message?: string; cause?: { message?: string; code?: string } };
+  const cause = e?.cause ? `: ${e.cause.code ?? ''} ${e.cause.message ?? String(e.cause)}`.trimEnd() : '';
+  return `${e?.message ?? String(err)}${cause}`;
+}
