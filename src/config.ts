@@ -3,6 +3,8 @@
 // loadConfig reads the environment by walking it, so a new setting is one line in the schema.
 import path from 'node:path';
 import { type Static, type TSchema, Type } from 'typebox';
+import { BUDGET_FIELDS, DAILY_TOKENS_RULE } from './agent/budget.ts';
+import { parseModelPrices } from './agent/prices.ts';
 
 export class ConfigError extends Error {
   constructor(
@@ -17,7 +19,7 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /** How a variable's text becomes its value: the `parse` keyword on each leaf of ConfigSchema. */
-type Parse = 'int' | 'bool' | 'text' | 'choice' | 'url' | 'postgresUrl' | 'path' | 'rate' | 'durations' | 'proxies';
+type Parse = 'int' | 'decimal' | 'bool' | 'text' | 'choice' | 'url' | 'postgresUrl' | 'path' | 'rate' | 'durations' | 'proxies' | 'prices';
 
 /** What every leaf of ConfigSchema carries besides its JSON Schema keywords. */
 interface Setting {
@@ -76,6 +78,13 @@ const OptionalText = (env: string, description?: string) => Unset(Type.String(),
 /** An absolute http(s) base URL; trailing slashes are dropped. */
 const HttpUrl = (env: string, def: string) => Type.String({ env, parse: 'url', default: def });
 const OptionalHttpUrl = (env: string) => Unset(Type.String(), { env, parse: 'url' });
+/** An optional budget (unset: no limit), with the bounds of its rule in src/agent/budget.ts. */
+const OptionalBudget = (env: string, rule: { integer: boolean; minimum: number; maximum: number }, description: string) =>
+  Unset(rule.integer ? Type.Integer({ minimum: rule.minimum, maximum: rule.maximum }) : Type.Number({ minimum: rule.minimum, maximum: rule.maximum }), {
+    env,
+    parse: rule.integer ? 'int' : 'decimal',
+    description,
+  });
 const Rate = (env: string, def: string, description: string) =>
   Type.Object(RateLimitRuleSchema.properties, { env, parse: 'rate', default: parseRate(env, def), description });
 
@@ -157,6 +166,24 @@ export const ConfigSchema = Type.Object({
       'One model call must answer (streaming: send its next chunk) within this, else it is retried.',
     ),
     streaming: Flag('INKWELL_MODEL_STREAMING', true, 'Streaming chat responses (SSE) instead of one JSON response per model call.'),
+    prices: Type.Record(Type.String(), Type.Object({ input: Type.Number({ minimum: 0 }), output: Type.Number({ minimum: 0 }) }), {
+      env: 'INKWELL_MODEL_PRICES',
+      parse: 'prices',
+      default: {},
+      description: 'USD per million input/output tokens per model id, JSON; added to and overriding the built-in table (src/agent/prices.ts).',
+    }),
+  }),
+  /** Server defaults of the job budgets (a project's defaults and a job's own budget win); unset: no limit. */
+  budget: Type.Object({
+    maxInputTokens: OptionalBudget('INKWELL_MAX_INPUT_TOKENS', BUDGET_FIELDS.maxInputTokens, 'Input tokens a job may use over all its turns.'),
+    maxOutputTokens: OptionalBudget('INKWELL_MAX_OUTPUT_TOKENS', BUDGET_FIELDS.maxOutputTokens, 'Output tokens a job may use over all its turns.'),
+    maxTurnMs: OptionalBudget('INKWELL_MAX_TURN_MS', BUDGET_FIELDS.maxTurnMs, 'Wall time of one turn (workspace and model loop).'),
+    maxCostUsd: OptionalBudget('INKWELL_MAX_COST_USD', BUDGET_FIELDS.maxCostUsd, "USD a job may spend, where its model's price is known."),
+    projectDailyTokens: OptionalBudget(
+      'INKWELL_PROJECT_DAILY_TOKENS',
+      DAILY_TOKENS_RULE,
+      'Input + output tokens all jobs of a project may use per UTC day (a project setting wins).',
+    ),
   }),
   agent: Type.Object({
     maxSteps: Int('INKWELL_MAX_STEPS', 40, 1, 1000),
@@ -242,6 +269,12 @@ export type Config = Static<typeof ConfigSchema>;
 
 type Leaf = TSchema & Setting & { default?: unknown; minimum?: number; maximum?: number; pattern?: string; enum?: string[]; anyOf?: Leaf[] };
 
+/** The bounds of a number leaf, also when it is the number of an optional (Unset) leaf. */
+function boundsOf(s: Leaf): { min: number; max: number } {
+  const inner = s.anyOf?.find((x) => x.minimum !== undefined || x.maximum !== undefined);
+  return { min: s.minimum ?? inner?.minimum ?? 0, max: s.maximum ?? inner?.maximum ?? MAX };
+}
+
 /** The pattern of a text leaf, also when it is the string of an optional (Unset) leaf. */
 function patternOf(s: Leaf): RegExp | null {
   const p = s.pattern ?? s.anyOf?.find((x) => x.pattern !== undefined)?.pattern;
@@ -258,12 +291,17 @@ function readLeaf(s: Leaf, env: Env): unknown {
   switch (s.parse) {
     case 'int': {
       if (!/^\d+$/.test(v)) throw new ConfigError(name, `must be a whole number${got}`);
-      const n = Number(v);
-      const min = s.minimum ?? 0;
-      const max = s.maximum ?? MAX;
-      if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
-      return n;
+      return inBounds(name, s, Number(v));
     }
+    case 'decimal':
+      if (!/^\d+(\.\d+)?$/.test(v)) throw new ConfigError(name, `must be a number like 2.5${got}`);
+      return inBounds(name, s, Number(v));
+    case 'prices':
+      try {
+        return parseModelPrices(v);
+      } catch (err) {
+        throw new ConfigError(name, (err as Error).message);
+      }
     case 'bool':
       if (['1', 'true', 'yes', 'on'].includes(v.toLowerCase())) return true;
       if (['0', 'false', 'no', 'off'].includes(v.toLowerCase())) return false;
@@ -304,6 +342,12 @@ function readLeaf(s: Leaf, env: Env): unknown {
       return list;
     }
   }
+}
+
+function inBounds(name: string, s: Leaf, n: number): number {
+  const { min, max } = boundsOf(s);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
+  return n;
 }
 
 function readObject(schema: TSchema, env: Env): Record<string, unknown> {

@@ -13,6 +13,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
 import type { AppContext } from './http/context.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import type { BudgetSource } from './jobs/budgets.ts';
 import type { JobNotifier } from './jobs/notify.ts';
 import type { JobService } from './jobs/service.ts';
 import type { JobsStore } from './jobs/store.ts';
@@ -42,6 +43,8 @@ export interface Services {
     /** Wakes idle workers on new turns and stops runs of archived jobs (in this process). */
     notifier: JobNotifier;
     service: JobService;
+    /** The budgets a claimed turn runs under (the worker asks). */
+    budgets: BudgetSource;
   };
   analytics: AnalyticsService;
   /** Code-host webhooks: comments that start and continue jobs. */
@@ -54,17 +57,21 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     { notifierFor },
     { createJobService },
     { modelConfigError },
+    { priceOf },
     { createAnalyticsService },
     { createCodeHostEvents },
     { createDeliveriesStore },
+    { createBudgetSource },
   ] = await Promise.all([
     import('./jobs/store.ts'),
     import('./jobs/notify.ts'),
     import('./jobs/service.ts'),
     import('./agent/models.ts'),
+    import('./agent/prices.ts'),
     import('./analytics/service.ts'),
     import('./code-host-events/service.ts'),
     import('./code-host-events/store.ts'),
+    import('./jobs/budgets.ts'),
   ]);
   const store = createJobsStore(ctx.db);
   const notifier = notifierFor(ctx.db);
@@ -73,6 +80,7 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     notifier,
     defaultModel: ctx.config.model.defaultModel,
     modelConfigError: (model) => modelConfigError(model, ctx.config),
+    priceKnown: (model) => priceOf(model, ctx.config.model.prices) !== null,
     repositoryScope: (projectId) => ctx.projects.getProject(projectId),
     now: ctx.now,
   });
@@ -81,5 +89,11 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     onBackgroundError: (err) => ctx.logger.error({ err }, 'analytics background work failed'),
   });
   const codeHostEvents = createCodeHostEvents({ ...ctx, jobs: service, store: createDeliveriesStore(ctx.db.kysely) });
-  return { jobs: { store, notifier, service }, analytics, codeHostEvents };
+  const budgets = createBudgetSource({
+    store,
+    projects: ctx.projects,
+    defaults: ctx.config.budget,
+    now: ctx.now,
+  });
+  return { jobs: { store, notifier, service, budgets }, analytics, codeHostEvents };
 }

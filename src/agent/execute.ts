@@ -11,8 +11,10 @@ import { commitAll, commitsAhead, prepareWorkspace, pushBranch, type Workspace }
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
 import type { CodeHost } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
-import { isRetryableModelError, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
+import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
+import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
+import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { RunError } from './run-error.ts';
 import { type ChangeText, describeChange } from './summary.ts';
@@ -42,6 +44,8 @@ export interface RunInput {
   onEvent: (e: RunEvent) => void | Promise<void>;
   /** The branch's diff against its base, after a turn that pushed (or found the branch pushed): stored for the API. */
   onDiff?: (diff: BranchDiff) => Promise<void>;
+  /** The budgets this turn runs under and what the job (and its project today) used before it; default: the server's budgets, nothing used. */
+  budget?: RunBudget;
 }
 
 export interface RunResult {
@@ -53,7 +57,8 @@ export interface RunResult {
   prLink: string | null;
   /** New commit of this turn, null when nothing changed. */
   commitSha: string | null;
-  usage: { inputTokens: number; outputTokens: number };
+  /** This turn's tokens, and their cost when the model's price is known. */
+  usage: Usage;
 }
 
 const MESSAGE_EVENT_CHARS = 20_000;
@@ -79,8 +84,18 @@ interface Turn {
   readonly deadline: AbortSignal;
   /** Configured credentials, redacted from every error text a run reports. */
   readonly secrets: readonly (string | undefined)[];
-  /** Tokens used so far (known once the model loop ended, or from its step-limit error). */
+  /** Tokens used so far (after each model step), with their cost when the price is known. */
   usage: RunResult['usage'] | null;
+  readonly budget: RunBudget;
+  readonly price: ModelPrice | null;
+  /** Aborted by `signal` or when the turn's wall-time budget passes; what the workspace and the model loop run under. */
+  readonly work: AbortSignal;
+  /** True once the wall-time budget stopped the work. */
+  timeBudgetSpent(): boolean;
+  /** Milliseconds since the turn started. */
+  elapsedMs(): number;
+  /** The model loop is over: the wall-time budget no longer applies (the commit and pull request are not cut off). */
+  endWork(): void;
   /** Wall time per phase of the run, logged with the outcome (where a slow run spends its time). */
   readonly phasesMs: Record<string, number>;
   /** Ends the phase `name` now and starts the next one. */
@@ -99,15 +114,27 @@ function startTurn(config: Config, logger: Logger, input: RunInput, options: Run
   const ms = config.agent.runTimeoutMs;
   const deadline = options.deadline ? options.deadline(ms) : AbortSignal.timeout(ms);
   const phasesMs: Record<string, number> = {};
-  let phaseStart = performance.now();
+  const started = performance.now();
+  let phaseStart = started;
+  const signal = AbortSignal.any([input.signal, deadline]);
+  const budget = input.budget ?? { limits: resolveBudget(config.budget), before: { inputTokens: 0, outputTokens: 0 } };
+  const timeBudget = new AbortController();
+  const maxTurnMs = budget.limits.maxTurnMs;
+  const timer = maxTurnMs === undefined ? undefined : setTimeout(() => timeBudget.abort(new Error('the wall-time budget of the turn passed')), maxTurnMs);
   return {
     input,
     config,
     log,
-    signal: AbortSignal.any([input.signal, deadline]),
+    signal,
     deadline,
     secrets: [config.hosts.githubToken, config.hosts.gitlabToken, config.model.anthropicApiKey, config.model.openaiApiKey, config.model.openaiCompatibleApiKey],
     usage: null,
+    budget,
+    price: priceOf(input.model, config.model.prices),
+    work: AbortSignal.any([signal, timeBudget.signal]),
+    timeBudgetSpent: () => timeBudget.signal.aborted,
+    elapsedMs: () => performance.now() - started,
+    endWork: () => clearTimeout(timer),
     phasesMs,
     phase(name) {
       const t = performance.now();
@@ -133,13 +160,27 @@ function refuseUnrunnable(turn: Turn): void {
   if (input.branch === input.ref) throw new RunError('git_error', `The job branch "${input.branch}" must differ from the base ref`);
   const hostProblem = hostConfigError(input.repository, config);
   if (hostProblem) throw new RunError('host_error', hostProblem);
+  // A job (or its project today) that used up a budget takes no more turns.
+  const reached = budgetReached(turn, { steps: 0, inputTokens: 0, outputTokens: 0 });
+  if (reached) throw new RunError('budget_exhausted', budgetMessage(reached));
+}
+
+/** This turn's tokens with their cost (left out when the model's price is unknown). */
+function priced(turn: Turn, p: { inputTokens: number; outputTokens: number }): Usage {
+  const costUsd = costOf(p, turn.price);
+  return { inputTokens: p.inputTokens, outputTokens: p.outputTokens, ...(costUsd === null ? {} : { costUsd }) };
+}
+
+/** The first budget reached with this turn's progress so far, or null. */
+function budgetReached(turn: Turn, p: LoopProgress): string | null {
+  return exhaustedBudget(turn.budget, { ...priced(turn, p), steps: p.steps, elapsedMs: turn.elapsedMs() });
 }
 
 /** The job's worktree at its branch, its real path (the tools' root), and the system prompt made from its contents. */
 async function openWorkspace(turn: Turn): Promise<{ ws: Workspace; root: string; system: string }> {
   const { input, config, log } = turn;
   log.info({ history: input.history.length }, 'agent run: preparing workspace');
-  const ws = await prepareWorkspace(config, { repository: input.repository, ref: input.ref, branch: input.branch, jobId: input.jobId, signal: turn.signal });
+  const ws = await prepareWorkspace(config, { repository: input.repository, ref: input.ref, branch: input.branch, jobId: input.jobId, signal: turn.work });
   turn.phase('workspace');
   if (ws.mirrorConfigRestored) {
     log.warn(
@@ -155,7 +196,8 @@ async function openWorkspace(turn: Turn): Promise<{ ws: Workspace; root: string;
 
 /** The model loop with the tools over `root`; every tool call and assistant text becomes an event. */
 async function converse(turn: Turn, model: ProviderModel, root: string, system: string, userMessage: ModelMessage): Promise<LoopResult> {
-  const { input, config, signal, emit } = turn;
+  const { input, config, emit } = turn;
+  const signal = turn.work;
   const executed = new Set<string>();
   const tools = createTools(
     root,
@@ -173,7 +215,7 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
     system,
     messages: [...input.history, userMessage],
     tools,
-    maxSteps: config.agent.maxSteps,
+    maxSteps: turn.budget.limits.maxSteps ?? config.agent.maxSteps,
     streaming: config.model.streaming,
     maxRetries: config.model.maxRetries,
     retryBaseDelayMs: config.model.retryBaseDelayMs,
@@ -187,9 +229,14 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
       await emit('tool_result', { toolCallId, tool: toolName, ok: false, summary: clipText(errorText(error), 300) });
     },
     onRetry: ({ attempt, delayMs, error }) => turn.log.warn({ attempt, delayMs, error: scrubSecrets(error) }, 'model call failed; retrying'),
+    budgetReached: (p) => budgetReached(turn, p),
+    onProgress: (p) => {
+      turn.usage = priced(turn, p);
+    },
   });
-  turn.usage = loop.usage;
+  turn.usage = priced(turn, loop.usage);
   signal.throwIfAborted();
+  turn.endWork();
   turn.phase('model');
   return loop;
 }
@@ -269,8 +316,15 @@ function classify(turn: Turn, err: unknown): unknown {
   if (err instanceof RunError) return err;
   if (turn.input.signal.aborted) return new RunError('aborted', 'The run was stopped');
   if (turn.deadline.aborted) return new RunError('run_deadline_exceeded', `The run exceeded its deadline of ${Math.round(config.agent.runTimeoutMs / 1000)} s`);
+  if (err instanceof BudgetExhaustedError) {
+    turn.usage = priced(turn, err.usage);
+    return new RunError('budget_exhausted', budgetMessage(err.reached));
+  }
+  if (turn.timeBudgetSpent()) {
+    return new RunError('budget_exhausted', budgetMessage(wallTimeReached(turn.elapsedMs(), turn.budget.limits.maxTurnMs ?? 0)));
+  }
   if (err instanceof StepLimitError) {
-    turn.usage = err.usage;
+    turn.usage = priced(turn, err.usage);
     return new RunError('step_limit_exceeded', `The agent reached the step limit (${config.agent.maxSteps}) before finishing`);
   }
   if (err instanceof ModelNotConfiguredError) return new RunError('model_not_configured', err.message);
@@ -320,9 +374,11 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       await reportDiff(turn, ws, commitSha);
       const prLink = await openPullRequest(turn, ws, host, change, commitSha);
       turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs }, 'agent run: finished');
-      return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: loop.usage };
+      return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: priced(turn, loop.usage) };
     } catch (err) {
       throw failure(turn, err);
+    } finally {
+      turn.endWork();
     }
   }
   return { execute };

@@ -22,6 +22,19 @@ export interface LoopInput {
   /** Tool calls the SDK rejected before running them (unknown tool, arguments that fail the schema). */
   onToolError?(part: { toolCallId: string; toolName: string; error: unknown }): Promise<void>;
   onRetry?(info: { attempt: number; delayMs: number; error: string }): void;
+  /**
+   * Asked at each step boundary the model wants to go past, with this turn's steps and tokens so far: a reached
+   * budget's message ends the loop there with BudgetExhaustedError.
+   */
+  budgetReached?(progress: LoopProgress): string | null;
+  /** This turn's steps and tokens after each step (what was used is known even when a later step fails). */
+  onProgress?(progress: LoopProgress): void;
+}
+
+export interface LoopProgress {
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
 }
 
 export interface LoopResult {
@@ -41,6 +54,28 @@ export class StepLimitError extends Error {
     super(`the agent used all ${steps} steps and still wanted to call tools`);
     this.name = 'StepLimitError';
   }
+}
+
+/** A budget was reached at a step boundary: the loop stopped before the model's next step. */
+export class BudgetExhaustedError extends Error {
+  constructor(
+    readonly reached: string,
+    readonly usage: LoopResult['usage'],
+  ) {
+    super(`budget exhausted: ${reached}`);
+    this.name = 'BudgetExhaustedError';
+  }
+}
+
+/** How many steps and tokens `steps` add up to. */
+function progressOf(steps: ReadonlyArray<{ usage: { inputTokens: number | undefined; outputTokens: number | undefined } }>): LoopProgress {
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const step of steps) {
+    inputTokens += step.usage.inputTokens ?? 0;
+    outputTokens += step.usage.outputTokens ?? 0;
+  }
+  return { steps: steps.length, inputTokens, outputTokens };
 }
 
 /** A streamed response that broke off mid-body (connection dropped, body cut short): retried as a whole. */
@@ -233,7 +268,7 @@ export function clipToolErrors(messages: ModelMessage[]): ModelMessage[] {
   return changed ? out : messages;
 }
 
-/** Runs the loop to the end. Throws the model error (after retries), the abort reason, or StepLimitError. */
+/** Runs the loop to the end. Throws the model error (after retries), the abort reason, StepLimitError or BudgetExhaustedError. */
 export async function runLoop(input: LoopInput): Promise<LoopResult> {
   // The AI SDK's own retries are off (maxRetries: 0): ours honour config.model.retryBaseDelayMs.
   const model = wrapLanguageModel({
@@ -247,16 +282,30 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
   });
   // Some models end with an empty message after their last tool call: the summary is then the last text they wrote.
   let lastText = '';
+  let budgetStop: string | null = null;
+  const done: Array<{ usage: { inputTokens: number | undefined; outputTokens: number | undefined } }> = [];
   const common = {
     model,
     system: input.system,
     messages: input.messages,
     tools: input.tools,
-    stopWhen: stepCountIs(input.maxSteps),
+    stopWhen: [
+      stepCountIs(input.maxSteps),
+      ({ steps }: { steps: ReadonlyArray<{ usage: { inputTokens: number | undefined; outputTokens: number | undefined } }> }) => {
+        budgetStop = input.budgetReached?.(progressOf(steps)) ?? null;
+        return budgetStop !== null;
+      },
+    ],
     prepareStep: ({ messages }: { messages: ModelMessage[] }) => ({ messages: clipToolErrors(messages) }),
     maxRetries: 0,
     abortSignal: input.signal,
-    onStepFinish: async (step: { text: string; content: ReadonlyArray<{ type: string }> }) => {
+    onStepFinish: async (step: {
+      text: string;
+      content: ReadonlyArray<{ type: string }>;
+      usage: { inputTokens: number | undefined; outputTokens: number | undefined };
+    }) => {
+      done.push(step);
+      input.onProgress?.(progressOf(done));
       if (step.text.trim() !== '') {
         lastText = step.text;
         await input.onAssistantText(step.text);
@@ -294,6 +343,7 @@ export async function runLoop(input: LoopInput): Promise<LoopResult> {
     usage = result.totalUsage;
   }
   const total = { inputTokens: usage.inputTokens ?? 0, outputTokens: usage.outputTokens ?? 0 };
+  if (budgetStop !== null) throw new BudgetExhaustedError(budgetStop, total);
   const last = steps[steps.length - 1];
   const stepLimitHit = steps.length >= input.maxSteps && last?.finishReason === 'tool-calls';
   if (stepLimitHit) throw new StepLimitError(steps.length, total);

@@ -4,6 +4,7 @@ import { KEY_KINDS, type KeyKind } from '../lib/ids.ts';
 import { NotFoundError, ProjectInputError } from '../projects/service.ts';
 import { withContext } from './db.ts';
 import { fail, printJson, printTable } from './output.ts';
+import { budgetText } from './project-settings.ts';
 
 export function registerProjectCommands(program: Command): void {
   const project = program.command('project').description('Create and list projects');
@@ -33,8 +34,13 @@ export function registerProjectCommands(program: Command): void {
       if (opts.json) printJson({ projects });
       else {
         // The allow-list (settings.allowedRepositories in --json): repositories jobs may use besides the project's own.
-        const rows = projects.map((p) => ({ ...p, allowedRepositories: (p.settings.allowedRepositories ?? []).join(' ') || null }));
-        printTable(rows, ['id', 'name', 'repository', 'ref', 'model', 'createdAt', 'allowedRepositories']);
+        // The budget defaults (settings.budget in --json): unset ones fall back to the server's.
+        const rows = projects.map((p) => ({
+          ...p,
+          allowedRepositories: (p.settings.allowedRepositories ?? []).join(' ') || null,
+          budget: budgetText(p.settings.budget),
+        }));
+        printTable(rows, ['id', 'name', 'repository', 'ref', 'model', 'createdAt', 'budget', 'allowedRepositories']);
       }
     });
 

@@ -2841,6 +2841,19 @@ export interface paths {
             branch?: string;
             /** @description Open the pull request as a draft. */
             draft?: boolean;
+            /** @description The job's own budgets; each unset one falls back to the project's default, then the server's. A job that reaches one fails with `budget_exhausted` at the next step boundary; that turn's changes are not committed. */
+            budget?: {
+              /** @description Model steps per turn. */
+              maxSteps?: number;
+              /** @description Input tokens over the whole job. */
+              maxInputTokens?: number;
+              /** @description Output tokens over the whole job. */
+              maxOutputTokens?: number;
+              /** @description Wall time of one turn, in milliseconds. */
+              maxTurnMs?: number;
+              /** @description Spend over the whole job in US dollars (only where the model's price is known). */
+              maxCostUsd?: number;
+            };
           };
         };
       };
@@ -2883,13 +2896,17 @@ export interface paths {
               /** Format: date-time */
               updatedAt: string;
               error: {
+                /** @description Why the job failed: step_limit_exceeded, budget_exhausted, run_deadline_exceeded, model_rate_limited, model_unavailable, model_error, model_not_configured, git_error, storage_full, host_rate_limited, host_error, aborted, worker_lost, internal_error. */
                 code: string;
+                /** @description For a person; for `budget_exhausted` it names the budget ("output tokens: 20,000 of 20,000 used"). */
                 message: string;
               } | null;
-              /** @description Model tokens used, cumulative over all turns. */
+              /** @description Model tokens used (and their cost), cumulative over all turns. */
               usage: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description USD spent, once a turn ran with a model whose price the server knows. */
+                costUsd?: number;
               };
             };
           };
@@ -3299,13 +3316,17 @@ export interface paths {
               /** Format: date-time */
               updatedAt: string;
               error: {
+                /** @description Why the job failed: step_limit_exceeded, budget_exhausted, run_deadline_exceeded, model_rate_limited, model_unavailable, model_error, model_not_configured, git_error, storage_full, host_rate_limited, host_error, aborted, worker_lost, internal_error. */
                 code: string;
+                /** @description For a person; for `budget_exhausted` it names the budget ("output tokens: 20,000 of 20,000 used"). */
                 message: string;
               } | null;
-              /** @description Model tokens used, cumulative over all turns. */
+              /** @description Model tokens used (and their cost), cumulative over all turns. */
               usage: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description USD spent, once a turn ran with a model whose price the server knows. */
+                costUsd?: number;
               };
             };
           };
@@ -3594,13 +3615,17 @@ export interface paths {
               /** Format: date-time */
               updatedAt: string;
               error: {
+                /** @description Why the job failed: step_limit_exceeded, budget_exhausted, run_deadline_exceeded, model_rate_limited, model_unavailable, model_error, model_not_configured, git_error, storage_full, host_rate_limited, host_error, aborted, worker_lost, internal_error. */
                 code: string;
+                /** @description For a person; for `budget_exhausted` it names the budget ("output tokens: 20,000 of 20,000 used"). */
                 message: string;
               } | null;
-              /** @description Model tokens used, cumulative over all turns. */
+              /** @description Model tokens used (and their cost), cumulative over all turns. */
               usage: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description USD spent, once a turn ran with a model whose price the server knows. */
+                costUsd?: number;
               };
             };
           };
@@ -4018,13 +4043,17 @@ export interface paths {
                   /** Format: date-time */
                   updatedAt: string;
                   error: {
+                    /** @description Why the job failed: step_limit_exceeded, budget_exhausted, run_deadline_exceeded, model_rate_limited, model_unavailable, model_error, model_not_configured, git_error, storage_full, host_rate_limited, host_error, aborted, worker_lost, internal_error. */
                     code: string;
+                    /** @description For a person; for `budget_exhausted` it names the budget ("output tokens: 20,000 of 20,000 used"). */
                     message: string;
                   } | null;
-                  /** @description Model tokens used, cumulative over all turns. */
+                  /** @description Model tokens used (and their cost), cumulative over all turns. */
                   usage: {
                     inputTokens: number;
                     outputTokens: number;
+                    /** @description USD spent, once a turn ran with a model whose price the server knows. */
+                    costUsd?: number;
                   };
                 })[];
               nextCursor: string | null;
@@ -4291,13 +4320,17 @@ export interface paths {
               /** Format: date-time */
               updatedAt: string;
               error: {
+                /** @description Why the job failed: step_limit_exceeded, budget_exhausted, run_deadline_exceeded, model_rate_limited, model_unavailable, model_error, model_not_configured, git_error, storage_full, host_rate_limited, host_error, aborted, worker_lost, internal_error. */
                 code: string;
+                /** @description For a person; for `budget_exhausted` it names the budget ("output tokens: 20,000 of 20,000 used"). */
                 message: string;
               } | null;
-              /** @description Model tokens used, cumulative over all turns. */
+              /** @description Model tokens used (and their cost), cumulative over all turns. */
               usage: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description USD spent, once a turn ran with a model whose price the server knows. */
+                costUsd?: number;
               };
             };
           };

@@ -28,6 +28,23 @@ export interface TurnOutcome {
   status?: JobStatus;
 }
 
+/** A turn's tokens, with their cost when the model's price was known. */
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd?: number | null;
+}
+
+/** The job's usage columns after adding a turn's usage. */
+function addedUsage(row: JobRow, usage: TurnUsage): Pick<JobRow, 'input_tokens' | 'output_tokens' | 'cost_usd'> {
+  const known = usage.costUsd !== undefined && usage.costUsd !== null;
+  return {
+    input_tokens: Number(row.input_tokens) + usage.inputTokens,
+    output_tokens: Number(row.output_tokens) + usage.outputTokens,
+    cost_usd: known ? Number(row.cost_usd ?? 0) + (usage.costUsd as number) : row.cost_usd,
+  };
+}
+
 export interface QueueDeps {
   store: JobsStore;
   notifier: JobNotifier;
@@ -124,18 +141,13 @@ export function createQueue(deps: QueueDeps) {
     },
 
     /** The turn finished normally. */
-    async complete(
-      claim: Claim,
-      result: { conversation: ModelMessage[]; prLink: string | null; usage: { inputTokens: number; outputTokens: number } },
-    ): Promise<TurnOutcome> {
+    async complete(claim: Claim, result: { conversation: ModelMessage[]; prLink: string | null; usage: TurnUsage }): Promise<TurnOutcome> {
       const out = await store.transaction(async (tx): Promise<TurnOutcome> => {
         const row = await tx.lockJob(null, claim.job.id);
         if (!row || row.lease_owner !== workerId) return { recorded: false };
         const t = now();
-        const usage = {
-          input_tokens: Number(row.input_tokens) + result.usage.inputTokens,
-          output_tokens: Number(row.output_tokens) + result.usage.outputTokens,
-        };
+        const usage = addedUsage(row, result.usage);
+        await tx.addTurnUsage(claim.turn.id, result.usage);
         if (row.status !== 'active') {
           // Archived while the run was finishing: keep what it did, do not change the status.
           await tx.updateJob(row.id, {
@@ -162,7 +174,7 @@ export function createQueue(deps: QueueDeps) {
     },
 
     /** The turn failed with a coded error. */
-    async fail(claim: Claim, code: string, message: string, usage: { inputTokens: number; outputTokens: number } | null = null): Promise<TurnOutcome> {
+    async fail(claim: Claim, code: string, message: string, usage: TurnUsage | null = null): Promise<TurnOutcome> {
       const out = await store.transaction(async (tx): Promise<TurnOutcome> => {
         const row = await tx.lockJob(null, claim.job.id);
         if (!row || row.lease_owner !== workerId) return { recorded: false };
@@ -173,7 +185,8 @@ export function createQueue(deps: QueueDeps) {
           return { recorded: true, status: row.status as JobStatus };
         }
         await tx.finishTurn(claim.turn.id, 'failed', t);
-        const used = usage ? { input_tokens: Number(row.input_tokens) + usage.inputTokens, output_tokens: Number(row.output_tokens) + usage.outputTokens } : {};
+        const used = usage ? addedUsage(row, usage) : {};
+        if (usage) await tx.addTurnUsage(claim.turn.id, usage);
         const status = await settle(tx, row, 'run_failed', { ...used, error_code: code, error_message: message }, t);
         return { recorded: true, status };
       });

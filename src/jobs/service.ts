@@ -1,5 +1,6 @@
 // The job API's operations: create, get, message, list, archive, events, diff. Routes call these; SQL stays
 // in the store. Errors are coded AppErrors (the one registry).
+import type { BudgetLimits } from '../agent/budget.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../lib/ids.ts';
 import { type RepositoryScope, repositoryAllowed } from '../projects/repository.ts';
@@ -27,6 +28,8 @@ export interface CreateJobInput {
   source?: { repository?: string; ref?: string };
   branch?: string;
   draft?: boolean;
+  /** The job's own budgets (validated by the route's schema); each beats the project's and the server's default. */
+  budget?: BudgetLimits;
 }
 
 export interface Idempotency {
@@ -51,6 +54,8 @@ export interface JobServiceDeps {
   modelConfigError: (model: string) => string | null;
   /** The project's repository and allow-list, read before a message is queued (a job's repository may have been disallowed since). */
   repositoryScope?: (projectId: string) => Promise<RepositoryScope | undefined>;
+  /** Whether a model's price is known (a job's spend budget needs it); default: never. */
+  priceKnown?: (model: string) => boolean;
   now: () => number;
 }
 
@@ -60,6 +65,13 @@ export function createJobService(deps: JobServiceDeps) {
   function checkModel(model: string): void {
     const problem = deps.modelConfigError(model);
     if (problem) throw new AppError('model_not_configured', problem, [{ message: problem, path: 'model' }]);
+  }
+
+  /** A job's own spend budget needs its model's price: 400 naming `budget.maxCostUsd` otherwise. */
+  function checkBudget(budget: BudgetLimits | undefined, model: string): void {
+    if (budget?.maxCostUsd === undefined || deps.priceKnown?.(model)) return;
+    const message = `field "budget.maxCostUsd" needs the price of model "${model}", which the server does not know: add it to INKWELL_MODEL_PRICES`;
+    throw new AppError('invalid_request', message, [{ message, path: 'budget.maxCostUsd' }]);
   }
 
   /** 403 repository_not_allowed unless the project may use `repository` (its own, or on its allow-list). */
@@ -121,6 +133,7 @@ export function createJobService(deps: JobServiceDeps) {
       const res = await store.transaction((tx) =>
         idempotent(tx, project.id, idem, input, async () => {
           checkModel(model);
+          checkBudget(input.budget, model);
           charge?.();
           const t = now();
           const id = newId('job');
@@ -138,6 +151,8 @@ export function createJobService(deps: JobServiceDeps) {
             error_message: null,
             input_tokens: 0,
             output_tokens: 0,
+            cost_usd: null,
+            budget: input.budget && Object.keys(input.budget).length > 0 ? JSON.stringify(input.budget) : null,
             conversation: '[]',
             event_seq: 0,
             lease_owner: null,

@@ -39,6 +39,7 @@ export const JOB_VIEW_COLUMNS = [
   'error_message',
   'input_tokens',
   'output_tokens',
+  'cost_usd',
 ] as const;
 export type JobViewRow = Pick<JobRow, (typeof JOB_VIEW_COLUMNS)[number]>;
 
@@ -277,6 +278,29 @@ function storeOver(db: Kysely<DB>, caps: DialectCaps) {
         .where('id', '=', turnId)
         .where('status', '=', 'running')
         .execute();
+    },
+
+    /** Adds tokens to a turn's usage (the project's daily budget counts turns). */
+    async addTurnUsage(turnId: number, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+      if (usage.inputTokens === 0 && usage.outputTokens === 0) return;
+      await db
+        .updateTable('job_turns')
+        .set((eb) => ({ input_tokens: eb('input_tokens', '+', usage.inputTokens), output_tokens: eb('output_tokens', '+', usage.outputTokens) }))
+        .where('id', '=', turnId)
+        .execute();
+    },
+
+    /** Input + output tokens of the project's turns that finished in [from, to). */
+    async projectTokensBetween(projectId: string, from: number, to: number): Promise<number> {
+      const row = await db
+        .selectFrom('job_turns')
+        .innerJoin('jobs', 'jobs.id', 'job_turns.job_id')
+        .select((eb) => eb.fn.sum<number | string | null>(eb('job_turns.input_tokens', '+', eb.ref('job_turns.output_tokens'))).as('n'))
+        .where('jobs.project_id', '=', projectId)
+        .where('job_turns.finished_at', '>=', from)
+        .where('job_turns.finished_at', '<', to)
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
     },
 
     async cancelPendingTurns(jobId: string, now: number): Promise<void> {

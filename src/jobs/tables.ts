@@ -19,6 +19,10 @@ export interface JobsTables {
     error_message: string | null;
     input_tokens: number;
     output_tokens: number;
+    /** USD spent so far; null while no turn ran with a known price (src/agent/prices.ts). */
+    cost_usd: number | null;
+    /** JSON text: the job's own budget (BudgetLimits), null when it has none. */
+    budget: string | null;
     /** JSON text: the conversation so far (ModelMessage[] of completed turns). */
     conversation: string;
     /** Last event sequence number handed out for this job (events are numbered 1, 2, 3 … per job). */
@@ -44,6 +48,9 @@ export interface JobsTables {
     created_at: number;
     started_at: number | null;
     finished_at: number | null;
+    /** The turn's tokens (all its attempts that reported them); a project's daily budget counts these. */
+    input_tokens: Generated<number>;
+    output_tokens: Generated<number>;
   };
   job_events: {
     id: Generated<number>;

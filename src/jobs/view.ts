@@ -14,7 +14,8 @@ export interface JobView {
   branch: string | null;
   updatedAt: string;
   error: { code: string; message: string } | null;
-  usage: { inputTokens: number; outputTokens: number };
+  /** `costUsd` once a turn ran with a known price (src/agent/prices.ts). */
+  usage: { inputTokens: number; outputTokens: number; costUsd?: number };
 }
 
 // Formatting dates is the costliest part of a view, and a job's times repeat across reads (clients poll
@@ -44,7 +45,11 @@ export function toJobView(r: JobViewRow): JobView {
     branch: r.branch,
     updatedAt: isoOf(Number(r.updated_at)),
     error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
-    usage: { inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens) },
+    usage: {
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      ...(r.cost_usd === null || r.cost_usd === undefined ? {} : { costUsd: Number(r.cost_usd) }),
+    },
   };
 }
 

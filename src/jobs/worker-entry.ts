@@ -24,6 +24,7 @@ export async function startWorker(ctx: AppContext, services: Services): Promise<
     pollIntervalMs: config.worker.pollIntervalMs,
     maxAttempts: config.worker.maxAttempts,
     runTimeoutMs: config.agent.runTimeoutMs,
+    budgetFor: services.jobs.budgets,
     now: ctx.now,
   });
   worker.start();

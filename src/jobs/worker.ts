@@ -8,6 +8,7 @@ import type { RunEvent, RunInput, RunResult } from '../agent/execute.ts';
 import { RunError } from '../agent/run-error.ts';
 import type { BranchDiff } from '../git/diff.ts';
 import { scrubSecrets } from '../lib/logger.ts';
+import type { BudgetSource } from './budgets.ts';
 import { mergeConversation } from './conversation.ts';
 import { EVENT_TYPES, type JobEventType } from './events.ts';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.ts';
@@ -40,6 +41,8 @@ export interface WorkerOptions {
   workerId?: string;
   /** How long stop() waits for runs to notice the abort before handing their leases back itself. */
   stopGraceMs?: number;
+  /** The budgets of a claimed turn (src/jobs/budgets.ts); default: the executor's (the server's budgets). */
+  budgetFor?: BudgetSource;
 }
 
 type AbortReason = 'archived' | 'lost' | 'shutdown' | 'deadline';
@@ -191,7 +194,9 @@ export function createWorker(opts: WorkerOptions): Worker {
     const { job, turn, history } = run.claim;
     run.log.info('run started');
     try {
+      const budget = await opts.budgetFor?.(run.claim);
       const result = await opts.executor.execute({
+        ...(budget ? { budget } : {}),
         jobId: run.jobId,
         repository: job.repository,
         ref: job.ref,

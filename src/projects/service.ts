@@ -2,10 +2,12 @@
 import crypto from 'node:crypto';
 import { base62, generateKey, hashKey, type KeyKind, keyKindOf, keyPrefix } from '../lib/ids.ts';
 import { iso, isoOrNull } from '../lib/time.ts';
+import { changeProjectBudget, type ProjectBudget, type ProjectBudgetField } from './budget.ts';
 import { changeAllowList } from './repository.ts';
 import type { KeyAuthRow, KeyRow, ProjectRow, ProjectsStore } from './store.ts';
 import { type ProjectInput, validateProjectInput } from './validate.ts';
 
+export type { ProjectBudget } from './budget.ts';
 export { ProjectInputError } from './validate.ts';
 
 export type VisitorIdRotation = 'none' | 'daily' | 'monthly';
@@ -20,6 +22,8 @@ export interface ProjectSettings {
    * every `inkwell project set --code-host-webhook`) and the handle comments mention (default `inkwell`).
    */
   codeHostHook?: { generation: string; handle: string } | null;
+  /** Budget defaults of the project's jobs and its daily token budget (src/projects/budget.ts). */
+  budget?: ProjectBudget;
 }
 
 export interface Project {
@@ -144,6 +148,16 @@ export function createProjectService(store: ProjectsStore, now: () => number = D
       const current = JSON.parse(p.settings) as ProjectSettings;
       const allowedRepositories = changeAllowList({ repository: p.repository, settings: current }, change.allow ?? [], change.disallow ?? []);
       const settings = { ...current, allowedRepositories };
+      await store.updateProjectSettings(id, JSON.stringify(settings));
+      return settings;
+    },
+
+    /** Changes the project's budget defaults (text as typed; `none` removes one); returns the new settings. */
+    async changeBudget(id: string, change: Partial<Record<ProjectBudgetField, string>>): Promise<ProjectSettings> {
+      const p = await store.getProject(id);
+      if (!p) throw new NotFoundError(`Project ${id} not found`);
+      const current = JSON.parse(p.settings) as ProjectSettings;
+      const settings = { ...current, budget: changeProjectBudget(current.budget, change) };
       await store.updateProjectSettings(id, JSON.stringify(settings));
       return settings;
     },

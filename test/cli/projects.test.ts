@@ -86,7 +86,7 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     expect(key.code).toBe(0);
     expect(key.stdout).toMatch(/Store it now; it is not shown again:\n\n {2}ink_[0-9A-Za-z]{40}\n/);
     const list = await runCli(['project', 'list'], env);
-    expect(list.stdout).toMatch(/^id\s+name\s+repository\s+ref\s+model\s+createdAt\s+allowedRepositories\n-+/);
+    expect(list.stdout).toMatch(/^id\s+name\s+repository\s+ref\s+model\s+createdAt\s+budget\s+allowedRepositories\n-+/);
     expect(list.stdout).toContain(id);
   });
 
@@ -193,6 +193,34 @@ describeEachDialect('inkwell project/key CLI', (dialect) => {
     const after = (await runJson(['project', 'list'], env)).projects.find((x: { id: string }) => x.id === p.id);
     expect(after.settings).toEqual({ visitorIdRotation: 'daily', allowedRepositories: ['ssh://git@gitlab.example/g/docs'] });
   }, 120_000); // a dozen CLI processes
+
+  it('project set budget options: stored, shown by set and list, removed with none; bad values name the option', async () => {
+    const env = t.env;
+    const p = await runJson(['project', 'create', '--name', 'Budget', '--repository', 'https://github.com/acme/docs'], env);
+    const set = await runJson(['project', 'set', '--project', p.id, '--max-output-tokens', '20000', '--max-cost-usd', '2.5', '--daily-tokens', '1000000'], env);
+    expect(set.settings.budget).toEqual({ maxOutputTokens: 20_000, maxCostUsd: 2.5, dailyTokens: 1_000_000 });
+    const plain = await runCli(['project', 'set', '--project', p.id, '--max-cost-usd', 'none', '--max-turn-ms', '600000'], env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain('budget: maxOutputTokens=20000 dailyTokens=1000000 maxTurnMs=600000');
+    const table = await runCli(['project', 'list'], env);
+    expect(table.stdout.split('\n').find((line) => line.startsWith(p.id))).toContain('maxOutputTokens=20000 dailyTokens=1000000 maxTurnMs=600000');
+    const bad = await Promise.all([
+      runCli(['project', 'set', '--project', p.id, '--max-steps', '0'], env),
+      runCli(['project', 'set', '--project', p.id, '--daily-tokens', 'lots'], env),
+      runCli(['project', 'set', '--project', p.id, '--max-input-tokens', '1.5'], env),
+    ]);
+    const expected = [
+      /^inkwell: --max-steps: steps must be between 1 and 1000, or none to remove it \(got "0"\)\n$/,
+      /^inkwell: --daily-tokens: project daily tokens must be a number, or none to remove it \(got "lots"\)\n$/,
+      /^inkwell: --max-input-tokens: input tokens must be a whole number/,
+    ];
+    bad.forEach((r, i) => {
+      expect(r.code, r.stderr).toBe(1);
+      expect(afterDbLine(r.stderr)).toMatch(expected[i] as RegExp);
+    });
+    const after = (await runJson(['project', 'list'], env)).projects.find((x: { id: string }) => x.id === p.id);
+    expect(after.settings.budget).toEqual({ maxOutputTokens: 20_000, dailyTokens: 1_000_000, maxTurnMs: 600_000 });
+  }, 120_000);
 
   it('fails clearly, with a non-zero exit, on unknown projects and keys and bad input', async () => {
     const env = t.env;

@@ -1,6 +1,7 @@
 // Test app with the job worker: a real HTTP server plus a worker over the same database, with either
 // an injected executor (queue/worker tests) or the real agent executor (end-to-end tests).
 import type { Config } from '../../src/config.ts';
+import { createBudgetSource } from '../../src/jobs/budgets.ts';
 import { notifierFor } from '../../src/jobs/notify.ts';
 import { createJobsStore } from '../../src/jobs/store.ts';
 import { createWorker, type RunExecutor, type Worker, type WorkerOptions } from '../../src/jobs/worker.ts';
@@ -32,8 +33,9 @@ export async function startJobsApp(
     workers,
     startWorker(executor: RunExecutor, o: Partial<WorkerOptions> = {}) {
       const w = t.ctx.config.worker;
+      const store = createJobsStore(t.ctx.db);
       const worker = createWorker({
-        store: createJobsStore(t.ctx.db),
+        store,
         notifier: notifierFor(t.ctx.db),
         executor,
         releaseWorktree: async () => {},
@@ -43,6 +45,12 @@ export async function startJobsApp(
         pollIntervalMs: w.pollIntervalMs,
         maxAttempts: w.maxAttempts,
         runTimeoutMs: t.ctx.config.agent.runTimeoutMs,
+        budgetFor: createBudgetSource({
+          store,
+          projects: t.ctx.projects,
+          defaults: t.ctx.config.budget,
+          now: t.ctx.now,
+        }),
         ...o,
       });
       worker.start();

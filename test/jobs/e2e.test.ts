@@ -4,63 +4,45 @@
 
 import fs from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
-import { createRunExecutor } from '../../src/agent/execute.ts';
-import { releaseWorktree, worktreePath } from '../../src/git/workspace.ts';
+import { worktreePath } from '../../src/git/workspace.ts';
+import { type AgentJobs, startAgentJobs } from '../helpers/agent-jobs.ts';
 import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
-import { applyEnv, type BareRepo, branchExists, commitsBetween, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
-import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
-import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
-import { type ModelScriptEntry, type ModelServer, startModelServer } from '../helpers/model-server.ts';
+import { type BareRepo, branchExists, commitsBetween, readBranchFile } from '../helpers/git.ts';
+import type { GitHubServer } from '../helpers/github-server.ts';
+import { type JobsTestApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
+import type { ModelScriptEntry, ModelServer } from '../helpers/model-server.ts';
 import { agentJobErrors } from './schema.ts';
 
-const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'E2eT0kenValue'.repeat(3)}`;
 
 describeEachDialect('jobs end to end (real executor)', (dialect) => {
-  let t: JobsTestApp | null = null;
+  let e: AgentJobs | null = null;
+  let t: JobsTestApp;
   let repo: BareRepo;
   let model: ModelServer;
   let github: GitHubServer;
-  let restoreEnv: () => void;
   let s: Seeded;
 
   async function setup(script: ModelScriptEntry[], env: Record<string, string> = {}, fallback?: ModelScriptEntry) {
-    repo = createBareRepo({ files: { 'README.md': '# Acme docs\n', 'docs/intro.mdx': '# Intro\n\nHello from Acme.\n' } });
-    model = await startModelServer(script, fallback ? { fallback } : {});
-    github = await startGitHubServer({ token: TOKEN });
-    restoreEnv = applyEnv(insteadOfEnv({ [GITHUB_URL]: repo.dir }));
-    t = await startJobsApp(
-      dialect,
-      {},
-      {
-        OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
-        GITHUB_API_URL: github.apiUrl,
-        GITHUB_TOKEN: TOKEN,
-        INKWELL_MODEL_MAX_RETRIES: '1',
-        INKWELL_MODEL_RETRY_BASE_MS: '5',
-        INKWELL_POLL_INTERVAL_MS: '20',
-        INKWELL_LEASE_MS: '5000',
-        ...env,
-      },
-    );
-    const config = t.ctx.config;
-    t.startWorker(createRunExecutor(config, t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(config, id) });
-    s = await t.seed({ repository: GITHUB_URL, ref: 'main' });
+    const files = { 'README.md': '# Acme docs\n', 'docs/intro.mdx': '# Intro\n\nHello from Acme.\n' };
+    e = await startAgentJobs(dialect, {
+      files,
+      script,
+      fallback,
+      token: TOKEN,
+      env: { INKWELL_MODEL_MAX_RETRIES: '1', INKWELL_MODEL_RETRY_BASE_MS: '5', ...env },
+    });
+    ({ t, repo, model, github, s } = e);
   }
 
   afterEach(async () => {
-    await t?.close();
-    t = null;
-    restoreEnv?.();
-    await model?.close();
-    await github?.close();
-    repo?.cleanup();
+    await e?.close();
+    e = null;
   });
 
-  const api = (method: string, p: string, body?: unknown) =>
-    t!.request(method, `/v2/agent/${s.project.id}${p}`, { key: s.adminKey, ...(body ? { body } : {}) });
-  const settle = (id: string) => waitForStatus(t!, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived']);
+  const api = (method: string, p: string, body?: unknown) => t.request(method, `/v2/agent/${s.project.id}${p}`, { key: s.adminKey, ...(body ? { body } : {}) });
+  const settle = (id: string) => waitForStatus(t, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived']);
 
   it('prompt → completed with prLink = the pull request; follow-up: same branch and PR, prLink null while active', async () => {
     let answerFollowUp!: () => void;
@@ -90,7 +72,7 @@ describeEachDialect('jobs end to end (real executor)', (dialect) => {
     expect(readBranchFile(repo, 'main', 'docs/intro.mdx')).toBe('# Intro\n\nHello from Acme.\n');
     expect(job.usage.inputTokens).toBeGreaterThan(0);
     // The finished worktree is cleaned up (the branch lives on the remote).
-    await waitFor(async () => !fs.existsSync(worktreePath(t!.ctx.config, job.id)));
+    await waitFor(async () => !fs.existsSync(worktreePath(t.ctx.config, job.id)));
 
     const m = await api('POST', `/job/${job.id}/message`, { prompt: 'Add an FAQ page' });
     expect(m.status).toBe(200);
@@ -162,9 +144,22 @@ describeEachDialect('jobs end to end (real executor)', (dialect) => {
     expect(a.body.status).toBe('archived');
     // The model never answers: only the archive's abort can close its connection and end the run.
     await waitFor(async () => model.openConnections() === 0);
-    await waitFor(async () => t!.workers[0]!.running().length === 0);
+    await waitFor(async () => t.workers[0]!.running().length === 0);
     await new Promise((r) => setTimeout(r, 300));
     expect(model.requests).toHaveLength(1);
     expect((await api('GET', `/job/${c.body.id}`)).body.status).toBe('archived');
+  });
+
+  it('archive while the run waits out a model Retry-After (59 s) ends the wait: the run stops long before the retry is due', async () => {
+    await setup([{ status: 429, message: 'slow down', headers: { 'retry-after': '59' } }], { INKWELL_MODEL_MAX_RETRIES: '3' }, { text: 'never asked' });
+    const c = await api('POST', '/job', { prompt: 'Wait for it' });
+    await waitFor(async () => model.requests.length === 1);
+    // The 429 answered; the run is now in its backoff wait (the worker still runs the job).
+    await waitFor(async () => t.workers[0]!.running().length === 1);
+    expect((await api('POST', `/job/${c.body.id}/archive`)).body.status).toBe('archived');
+    // Only the archive can end a 59 s wait before its time: half of it is the bound, not a speed.
+    await waitFor(async () => t.workers[0]!.running().length === 0, 30_000);
+    expect(model.requests).toHaveLength(1);
+    expect((await api('GET', `/job/${c.body.id}`)).body).toMatchObject({ status: 'archived', error: null });
   });
 });

@@ -35,6 +35,8 @@ function job(id: string, projectId: string, i: number): JobRow {
     error_message: i % 3 === 2 ? `failed ${i}` : null,
     input_tokens: 1000 * i,
     output_tokens: 10 * i,
+    cost_usd: i % 2 ? 0.25 * i : null,
+    budget: null,
     conversation: '[]',
     event_seq: 0,
     lease_owner: null,

@@ -22,6 +22,8 @@ function job(id: string, projectId: string, t: number): JobRow {
     error_message: null,
     input_tokens: 0,
     output_tokens: 0,
+    cost_usd: null,
+    budget: null,
     conversation: '[]',
     event_seq: 0,
     lease_owner: null,

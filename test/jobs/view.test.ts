@@ -18,6 +18,7 @@ const row = (over: Partial<JobViewRow> = {}): JobViewRow => ({
   error_message: null,
   input_tokens: 12,
   output_tokens: 34,
+  cost_usd: null,
   ...over,
 });
 
@@ -36,6 +37,11 @@ describe('toJobView', () => {
       error: null,
       usage: { inputTokens: 12, outputTokens: 34 },
     });
+  });
+
+  it('shows the spend once it is known, as stored', () => {
+    expect(toJobView(row({ cost_usd: 0.0123 })).usage).toEqual({ inputTokens: 12, outputTokens: 34, costUsd: 0.0123 });
+    expect('costUsd' in toJobView(row()).usage).toBe(false);
   });
 
   it('hides the pull request while active; shows archive time and error', () => {

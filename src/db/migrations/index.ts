@@ -14,6 +14,7 @@ import * as m0010 from './0010_analytics_daily_facets.ts';
 import * as m0011 from './0011_dashboard_sessions.ts';
 import * as m0012 from './0012_code_host_deliveries.ts';
 import * as m0013 from './0013_job_diffs.ts';
+import * as m0014 from './0014_job_budgets.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -31,4 +32,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0011_dashboard_sessions': m0011.up,
   '0012_code_host_deliveries': m0012.up,
   '0013_job_diffs': m0013.up,
+  '0014_job_budgets': m0014.up,
 };

@@ -12,6 +12,7 @@ import type { App } from '../app.ts';
 import { requireKey, requireKeyWith } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponses } from '../documented.ts';
+import { JobBudgetSchema, JobErrorSchema } from './budget-schema.ts';
 import { streamEvents } from './job-event-stream.ts';
 
 declare module 'fastify' {
@@ -40,8 +41,15 @@ export const AgentJobSchema = Type.Object(
     archivedAt: Nullable(Type.String({ format: 'date-time' })),
     branch: Nullable(Type.String({ description: 'Branch the agent pushes to.' })),
     updatedAt: Type.String({ format: 'date-time' }),
-    error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
-    usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer() }, { description: 'Model tokens used, cumulative over all turns.' }),
+    error: Nullable(JobErrorSchema),
+    usage: Type.Object(
+      {
+        inputTokens: Type.Integer(),
+        outputTokens: Type.Integer(),
+        costUsd: Type.Optional(Type.Number({ minimum: 0, description: 'USD spent, once a turn ran with a model whose price the server knows.' })),
+      },
+      { description: 'Model tokens used (and their cost), cumulative over all turns.' },
+    ),
   },
   { description: 'An agent job (the hosted AgentJob schema plus branch, updatedAt, error and usage).' },
 );
@@ -143,12 +151,14 @@ const CreateBody = Type.Object(
     ),
     branch: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Branch to push to; default inkwell/<short-id>-<slug>.' })),
     draft: Type.Optional(Type.Boolean({ description: 'Open the pull request as a draft.' })),
+    budget: Type.Optional(JobBudgetSchema),
   },
   {
     additionalProperties: false,
     examples: [
       { prompt: 'Document the new --dry-run flag of the deploy command' },
       { prompt: 'Fix the broken links in docs/install.md', model: 'anthropic/claude-sonnet-4-5', source: { ref: 'main' }, draft: true },
+      { prompt: 'Rewrite the install guide', budget: { maxOutputTokens: 20_000, maxTurnMs: 600_000, maxCostUsd: 2 } },
     ],
   },
 );
