@@ -10,9 +10,14 @@
 // Not an installed command: `npm run build`, and `npm install` (prepare), `npm start` (prestart) and the test
 // setup (test/cli/build-setup.ts) run it. The new tree is written next to dist/ and swapped in with renames,
 // so a process starting meanwhile finds the old tree, the new one, or none (and then runs the sources).
+//
+// The web dashboard (src/dashboard, Preact + uPlot) is bundled for browsers into dist/dashboard/: index.html
+// and hashed, minified assets (with .gz copies), which the server serves at / (src/http/routes/dashboard.ts).
+// Its JavaScript must stay under DASHBOARD_JS_BUDGET gzipped; the build fails above it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { build } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,7 +39,70 @@ const BUNDLED = ['kysely', 'prom-client', 'commander', 'typebox'];
  */
 const COPIED = ['analytics/ingest/ingest-worker-boot.cjs'];
 
-/** Builds `<root>/src` into `<root>/dist`; returns the number of files written. */
+/** The most JavaScript the dashboard may ship, gzipped (issue 15). */
+export const DASHBOARD_JS_BUDGET = 250 * 1024;
+
+/** The dashboard's page: no inline script or style (the Content-Security-Policy allows neither). */
+const indexHtml = (js, css) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>Inkwell</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/${css}">
+<script type="module" src="/assets/${js}"></script>
+</head>
+<body>
+<div id="app"></div>
+<noscript>The Inkwell dashboard needs JavaScript. The API works without it: <a href="/docs">/docs</a>.</noscript>
+</body>
+</html>
+`;
+
+/**
+ * Bundles src/dashboard into `out` (index.html, assets/app-<hash>.js and .css, each with a .gz copy);
+ * returns the gzipped size of its JavaScript in bytes.
+ */
+export async function buildDashboard(root, out) {
+  const assets = path.join(out, 'assets');
+  const result = await build({
+    entryPoints: [{ in: path.join(root, 'src/dashboard/main.tsx'), out: 'app' }],
+    absWorkingDir: root,
+    outdir: assets,
+    entryNames: '[name]-[hash]',
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome111', 'firefox111', 'safari16.4'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'error',
+  });
+  const names = Object.keys(result.metafile.outputs).map((file) => path.basename(file));
+  const js = names.find((n) => n.endsWith('.js'));
+  const css = names.find((n) => n.endsWith('.css'));
+  fs.writeFileSync(path.join(out, 'index.html'), indexHtml(js, css));
+  let jsGzip = 0;
+  for (const name of names) {
+    const gz = zlib.gzipSync(fs.readFileSync(path.join(assets, name)), { level: 9 });
+    fs.writeFileSync(path.join(assets, `${name}.gz`), gz);
+    if (name.endsWith('.js')) jsGzip += gz.length;
+  }
+  if (jsGzip > DASHBOARD_JS_BUDGET) throw new Error(`the dashboard's JavaScript is ${kb(jsGzip)} gzipped, over its budget of ${kb(DASHBOARD_JS_BUDGET)}`);
+  return jsGzip;
+}
+
+const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+
+/**
+ * Builds `<root>/src` into `<root>/dist` (the dashboard into dist/dashboard); returns the number of files
+ * written at the top level and the dashboard's gzipped JavaScript size.
+ */
 export async function buildDist(root = ROOT) {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})]
@@ -64,8 +132,9 @@ export async function buildDist(root = ROOT) {
     });
     for (const file of COPIED) fs.copyFileSync(path.join(root, 'src', file), path.join(next, path.basename(file)));
     const written = fs.readdirSync(next).length;
+    const dashboardJsGzip = await buildDashboard(root, path.join(next, 'dashboard'));
     swapIn(next, path.join(root, 'dist'));
-    return written;
+    return { written, dashboardJsGzip };
   } finally {
     fs.rmSync(next, { recursive: true, force: true });
   }
@@ -93,6 +162,9 @@ function swapIn(next, dist) {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  const n = await buildDist();
-  if (!process.argv.includes('--quiet')) process.stderr.write(`built dist/ (${n} files, ${Math.round(performance.now() - started)} ms)\n`);
+  const { written, dashboardJsGzip } = await buildDist();
+  if (!process.argv.includes('--quiet')) {
+    const ms = Math.round(performance.now() - started);
+    process.stderr.write(`built dist/ (${written} files, ${ms} ms); dashboard JavaScript ${kb(dashboardJsGzip)} gzipped (budget ${kb(DASHBOARD_JS_BUDGET)})\n`);
+  }
 }

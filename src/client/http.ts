@@ -1,5 +1,6 @@
-// The request/response handling both typed clients share: JSON in and out, bearer key, and every non-2xx
-// answer turned into an ApiError carrying the API's stable code.
+// The request/response handling the typed clients and the dashboard (src/dashboard/api.ts) share: JSON in and
+// out, the bearer key (the dashboard has none: its session cookie goes along), and every non-2xx answer turned
+// into an ApiError carrying the API's stable code.
 /** A non-2xx answer from the API, with its stable code. */
 export class ApiError extends Error {
   constructor(
@@ -18,8 +19,8 @@ export class ApiError extends Error {
 export interface HttpOptions {
   /** e.g. http://127.0.0.1:3000 */
   baseUrl: string;
-  /** The key sent as `Authorization: Bearer …`. */
-  key: string;
+  /** The key sent as `Authorization: Bearer …`; none for a browser signed in with the session cookie. */
+  key?: string;
   fetch?: typeof fetch;
 }
 
@@ -40,7 +41,7 @@ export function createHttpCall(opts: HttpOptions): HttpCall {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<{ status: number; body: T; headers: Headers; text: string }> {
-    const h: Record<string, string> = { authorization: `Bearer ${opts.key}`, accept: 'application/json', ...headers };
+    const h: Record<string, string> = { ...(opts.key === undefined ? {} : { authorization: `Bearer ${opts.key}` }), accept: 'application/json', ...headers };
     if (body !== undefined) h['content-type'] = 'application/json';
     const res = await doFetch(base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();

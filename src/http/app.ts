@@ -30,6 +30,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { codeHostHookRoutes } from './routes/code-host-hooks.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/session.ts';
@@ -397,7 +398,7 @@ function addRequestHooks(app: App, ctx: AppContext, metrics: Metrics): void {
   // The safety net for SPEC §1 across every route module and plugin: a 4xx body always has {error, code}
   // (a plugin's text/plain 400 becomes one), and a 5xx body is only {error: "Internal error", code, requestId}.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode < 400 || request.method === 'HEAD') done(null, payload);
+    if (reply.statusCode < 400 || request.method === 'HEAD' || request.routeOptions.config.ownErrorPage) done(null, payload);
     else done(null, errorShapedPayload(request, reply, payload));
   });
   // One duration series per (method, route, status), looked up by a string key (src/http/metrics.ts).
@@ -526,7 +527,7 @@ async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
  * The Fastify app over `ctx`, without listening. `services` are the ones the process wired once (shared
  * with its worker); without them, they are wired here from `ctx` (tests, the OpenAPI document).
  */
-export async function buildApp(ctx: AppContext, services?: Services): Promise<App> {
+export async function buildApp(ctx: AppContext, services?: Services, options: { dashboardDir?: string } = {}): Promise<App> {
   const { jobs, analytics, codeHostEvents } = services ?? (await wireServices(ctx));
   const app = createFastify(ctx);
   // Declared up front so every request object keeps one shape (set later by the auth hook).
@@ -551,5 +552,6 @@ export async function buildApp(ctx: AppContext, services?: Services): Promise<Ap
   await app.register(async (scope) => analyticsRoutes(scope, ctx, analytics));
   await app.register(async (scope) => sessionRoutes(scope, ctx));
   await app.register(async (scope) => codeHostHookRoutes(scope, codeHostEvents));
+  await app.register(async (scope) => dashboardRoutes(scope, options.dashboardDir));
   return app;
 }

@@ -52,6 +52,8 @@ export interface TestAppOptions {
   logDestination?: DestinationStream;
   /** The clock the context uses (rate-limit windows, key last-used times). */
   now?: () => number;
+  /** Where the built dashboard is read from (default: dist/dashboard of this checkout). */
+  dashboardDir?: string;
 }
 
 export async function startTestApp(
@@ -63,7 +65,7 @@ export async function startTestApp(
   const testDb = await openTestDb(dialect);
   const config = testConfig({ dataDir: testDb.env.INKWELL_DATA_DIR as string, ...overrides }, env);
   const ctx = createContext(config, testDb.db, createLogger(config, options.logDestination), options.now);
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx, undefined, options.dashboardDir === undefined ? {} : { dashboardDir: options.dashboardDir });
   const extra = options.routes;
   if (extra) await app.register(async (scope) => extra(scope, ctx));
   await app.listen({ host: '127.0.0.1', port: 0 });
