@@ -68,15 +68,17 @@ export function createWebhookStore(db: Kysely<DB>, caps: Pick<DialectCaps, 'skip
      * attempts and the retry window start over (created_at). Same id, so the receiver can tell it is the same
      * event. Returns false when there is no such finished delivery.
      */
-    async requeueDelivery(id: string, projectId: string, now: number): Promise<boolean> {
+    /** Queues a finished delivery again; returns the columns it set, or null when it was still pending. */
+    async requeueDelivery(id: string, projectId: string, now: number) {
+      const set = { status: 'pending' as const, attempts: 0, next_attempt_at: now, delivered_at: null, created_at: now, updated_at: now };
       const r = await db
         .updateTable('webhook_deliveries')
-        .set({ status: 'pending', attempts: 0, next_attempt_at: now, delivered_at: null, created_at: now, updated_at: now })
+        .set(set)
         .where('id', '=', id)
         .where('project_id', '=', projectId)
         .where('status', '!=', 'pending')
         .executeTakeFirst();
-      return Number(r.numUpdatedRows) > 0;
+      return Number(r.numUpdatedRows) > 0 ? set : null;
     },
 
     async listDeliveries(projectId: string, limit: number, status?: WebhookDeliveryStatus): Promise<DeliveryRow[]> {

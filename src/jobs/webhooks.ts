@@ -107,9 +107,10 @@ export function createWebhookService(deps: ServiceDeps) {
       const d = await store.getDelivery(deliveryId);
       if (!d || d.project_id !== projectId) throw new NotFoundError(`Delivery ${deliveryId} not found`);
       if (!p.settings.webhook) throw new RedeliverConflictError('the project has no webhook: set one first');
-      if (!(await store.requeueDelivery(deliveryId, projectId, (deps.now ?? Date.now)())))
-        throw new RedeliverConflictError(`delivery ${deliveryId} is still pending: it is retried on its own`);
-      return toView((await store.getDelivery(deliveryId)) as DeliveryRow);
+      const requeued = await store.requeueDelivery(deliveryId, projectId, (deps.now ?? Date.now)());
+      if (!requeued) throw new RedeliverConflictError(`delivery ${deliveryId} is still pending: it is retried on its own`);
+      // The state this request made (queued again), not a later read: the dispatcher may already be sending it.
+      return toView({ ...d, ...requeued });
     },
     async deliveries(projectId: string, opts: { limit?: number; status?: WebhookDeliveryStatus } = {}): Promise<WebhookDeliveryView[]> {
       await requireProject(projectId);
