@@ -405,6 +405,20 @@ export interface paths {
                 visitorIdRotation: "none" | "daily" | "monthly";
                 /** @description Where job webhooks go; the signing secret is never returned */
                 webhookUrl: string | null;
+                /** @description Repositories a job may name besides the project's own (canonical URLs; `inkwell project set --allow-repository`) */
+                allowedRepositories: string[];
+                /** @description Budget defaults of the project's jobs (absent: the server's) */
+                budget: {
+                  maxSteps?: number;
+                  maxInputTokens?: number;
+                  maxOutputTokens?: number;
+                  maxTurnMs?: number;
+                  maxCostUsd?: number;
+                  /** @description Input + output tokens of all the project's jobs per UTC day */
+                  dailyTokens?: number;
+                };
+                /** @description The handle code-host comments mention to start and continue jobs, or null when code-host webhooks are not set up */
+                codeHostHandle: string | null;
               };
               /** Format: date-time */
               createdAt: string;

@@ -27,6 +27,26 @@ describeInChromium('dashboard settings in Chromium', (dialect, chromium) => {
   });
   afterEach(async () => context?.close());
 
+  it('shows the project as the API has it: allowed repositories, budget defaults, the code-host handle', async () => {
+    const { page, problems } = await watchedPage(context);
+    await signInWithKey(page, t.baseUrl, s.adminKey);
+    await page.goto(`${t.baseUrl}/settings`);
+    const facts = page.locator('#project-title + dl');
+    await facts.waitFor();
+    expect(await facts.textContent()).toContain('Other repositories jobs may usenone');
+    expect(await facts.textContent()).toContain("the server's defaults");
+    await t.ctx.projects.changeAllowedRepositories(s.project.id, { allow: ['https://github.com/acme/site'], disallow: [] });
+    await t.ctx.projects.updateSettings(s.project.id, { budget: { maxCostUsd: 2, maxTurnMs: 600_000 }, codeHostHook: { generation: 'g', handle: 'docs-bot' } });
+    await page.reload();
+    await facts.waitFor();
+    const text = (await facts.textContent()) as string;
+    expect(text).toContain('https://github.com/acme/site');
+    expect(text).toContain('per turn 600 s, spend $2');
+    expect(text).toContain('@docs-bot');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
   it('lists the keys, creates one shown once that works, and revokes it', async () => {
     const { page, problems } = await watchedPage(context);
     await signInWithKey(page, t.baseUrl, s.adminKey);

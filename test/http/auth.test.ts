@@ -28,7 +28,7 @@ describeEachDialect('auth', (dialect) => {
       repository: 'https://github.com/acme/docs',
       ref: 'main',
       model: null,
-      settings: { visitorIdRotation: 'none', webhookUrl: null },
+      settings: { visitorIdRotation: 'none', webhookUrl: null, allowedRepositories: [], budget: {}, codeHostHandle: null },
       createdAt: a.project.createdAt,
       key: { id: a.adminKeyId, kind: 'admin' },
     });
@@ -42,8 +42,23 @@ describeEachDialect('auth', (dialect) => {
     await t.ctx.projects.updateSettings(b.project.id, { webhook: { url: 'https://hooks.example.com/x', secret: 'whsec_topsecretvalue' } });
     const r = await t.request('GET', `/v1/projects/${b.project.id}`, { key: b.adminKey });
     expect(r.status).toBe(200);
-    expect(r.body.settings).toEqual({ visitorIdRotation: 'none', webhookUrl: 'https://hooks.example.com/x' });
+    expect(r.body.settings).toMatchObject({ visitorIdRotation: 'none', webhookUrl: 'https://hooks.example.com/x' });
     expect(r.text).not.toContain('whsec_topsecretvalue');
+  });
+
+  it('shows the allowed repositories, budget defaults and code-host handle (never the hook secret’s generation)', async () => {
+    await t.ctx.projects.changeAllowedRepositories(b.project.id, { allow: ['https://GitHub.com/Acme/Site.git'], disallow: [] });
+    await t.ctx.projects.updateSettings(b.project.id, {
+      budget: { maxCostUsd: 1.5, dailyTokens: 100_000 },
+      codeHostHook: { generation: 'g3n3r4t10n', handle: 'docs-bot' },
+    });
+    const r = await t.request('GET', `/v1/projects/${b.project.id}`, { key: b.adminKey });
+    expect(r.body.settings).toMatchObject({
+      allowedRepositories: ['https://github.com/acme/site'],
+      budget: { maxCostUsd: 1.5, dailyTokens: 100_000 },
+      codeHostHandle: 'docs-bot',
+    });
+    expect(r.text).not.toContain('g3n3r4t10n');
   });
 
   const bad: [string, () => Record<string, string>][] = [

@@ -18,6 +18,23 @@ export const ProjectSchema = Type.Object(
     settings: Type.Object({
       visitorIdRotation: Type.Union([Type.Literal('none'), Type.Literal('daily'), Type.Literal('monthly')]),
       webhookUrl: Type.Union([Type.String(), Type.Null()], { description: 'Where job webhooks go; the signing secret is never returned' }),
+      allowedRepositories: Type.Array(Type.String(), {
+        description: "Repositories a job may name besides the project's own (canonical URLs; `inkwell project set --allow-repository`)",
+      }),
+      budget: Type.Object(
+        {
+          maxSteps: Type.Optional(Type.Integer()),
+          maxInputTokens: Type.Optional(Type.Integer()),
+          maxOutputTokens: Type.Optional(Type.Integer()),
+          maxTurnMs: Type.Optional(Type.Integer()),
+          maxCostUsd: Type.Optional(Type.Number()),
+          dailyTokens: Type.Optional(Type.Integer({ description: "Input + output tokens of all the project's jobs per UTC day" })),
+        },
+        { additionalProperties: false, description: "Budget defaults of the project's jobs (absent: the server's)" },
+      ),
+      codeHostHandle: Type.Union([Type.String(), Type.Null()], {
+        description: 'The handle code-host comments mention to start and continue jobs, or null when code-host webhooks are not set up',
+      }),
     }),
     createdAt: Type.String({ format: 'date-time' }),
     key: Type.Object(
@@ -34,7 +51,13 @@ export const ProjectSchema = Type.Object(
         repository: 'https://github.com/acme/docs',
         ref: 'main',
         model: null,
-        settings: { visitorIdRotation: 'none', webhookUrl: 'https://ci.acme.example/hooks/inkwell' },
+        settings: {
+          visitorIdRotation: 'none',
+          webhookUrl: 'https://ci.acme.example/hooks/inkwell',
+          allowedRepositories: ['https://github.com/acme/site'],
+          budget: { maxCostUsd: 2, dailyTokens: 2_000_000 },
+          codeHostHandle: 'inkwell',
+        },
         createdAt: '2026-11-20T09:30:00.000Z',
         key: { id: 'key_Zr4Tq8Wm2Nx6', kind: 'admin' },
       },
@@ -99,7 +122,13 @@ function projectView(p: ProjectWithSecret, keyId: string) {
     repository: p.repository,
     ref: p.ref,
     model: p.model,
-    settings: { visitorIdRotation: p.settings.visitorIdRotation ?? 'none', webhookUrl: p.settings.webhook?.url ?? null },
+    settings: {
+      visitorIdRotation: p.settings.visitorIdRotation ?? 'none',
+      webhookUrl: p.settings.webhook?.url ?? null,
+      allowedRepositories: p.settings.allowedRepositories ?? [],
+      budget: p.settings.budget ?? {},
+      codeHostHandle: p.settings.codeHostHook?.handle ?? null,
+    },
     createdAt: p.createdAt,
     key: { id: keyId, kind: 'admin' as const },
   };
