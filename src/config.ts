@@ -214,6 +214,13 @@ export const ConfigSchema = Type.Object({
       24 * 3_600_000,
       "Longest total wait for a code host's rate limit within one pull-request step; a longer one fails the run (host_rate_limited).",
     ),
+    githubCreateIntervalMs: Int(
+      'INKWELL_GITHUB_CREATE_INTERVAL_MS',
+      1000,
+      0,
+      60_000,
+      'Least time between two pull requests or comments created on one GitHub instance (GitHub asks for at least a second between writes; its secondary limit allows 80 content creations a minute).',
+    ),
   }),
   webhooks: Type.Object({
     allowPrivate: Flag('INKWELL_ALLOW_PRIVATE_WEBHOOKS', false),

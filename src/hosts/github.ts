@@ -7,6 +7,7 @@
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
+import Bottleneck from 'bottleneck';
 import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRepository } from './detect.ts';
@@ -21,6 +22,24 @@ function describe(err: unknown): string {
 }
 
 const GitHub = Octokit.plugin(retry, throttling);
+
+/**
+ * The pacing of requests that create content GitHub notifies people about (pull requests, comments), one
+ * limiter per GitHub instance and interval. The throttling plugin's own spaces them 3 s apart (20 a minute),
+ * which made 50 concurrent jobs open 20 pull requests a minute (bench/jobs.ts) with worker slots waiting;
+ * GitHub's documented floor is a second between writes, and its secondary limit allows 80 creations a minute.
+ * The plugin keeps its write pacing (a second) and its reactions to GitHub's rate-limit answers.
+ */
+const creationLimiters = new Map<string, Bottleneck.Group>();
+function creationLimiter(apiUrl: string, intervalMs: number): Bottleneck.Group {
+  const key = `${apiUrl}\0${intervalMs}`;
+  let group = creationLimiters.get(key);
+  if (!group) {
+    group = new Bottleneck.Group({ id: `inkwell-github-creations-${creationLimiters.size}`, maxConcurrent: 1, minTime: intervalMs });
+    creationLimiters.set(key, group);
+  }
+  return group;
+}
 
 /**
  * When to retry after a used-up primary limit: the reset GitHub named plus the second the plugin adds. (The
@@ -60,9 +79,10 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
       // 429 is the throttling plugin's to wait for (as a rate limit), not a failure to retry blindly.
       retry: { retries: 2, retryAfterBaseValue: RETRY_BASE_MS, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
       throttle: {
-        // Writes are paced per GitHub instance (the plugin spaces pull-request creations 3 s apart, as GitHub's
-        // best practices ask), not per step: every client of this instance shares the plugin's limiters by this id.
+        // Writes are paced per GitHub instance, not per step: every client of this instance shares the limiters
+        // by this id (pull-request creations: INKWELL_GITHUB_CREATE_INTERVAL_MS apart, see creationLimiter).
         id: config.hosts.githubApiUrl,
+        notifications: creationLimiter(config.hosts.githubApiUrl, config.hosts.githubCreateIntervalMs),
         // The handlers below have already waited (abortably) when they ask for the retry: nothing is left to wait.
         retryAfterBaseValue: 0,
         onRateLimit: (retryAfter: number) => budget.rateLimited(retryAfter * 1000, 'primary rate limit used up (x-ratelimit-remaining 0)'),

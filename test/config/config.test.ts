@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       gitlabToken: undefined,
       gitlabUrl: 'https://gitlab.com',
       maxWaitMs: 900_000,
+      githubCreateIntervalMs: 1000,
     });
     expect(c.webhooks.allowPrivate).toBe(false);
     expect(c.trustProxy).toBe(false);

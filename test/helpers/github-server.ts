@@ -31,6 +31,8 @@ export interface FakePull {
 export interface RecordedGitHubRequest {
   method: string;
   path: string;
+  /** When the request arrived (Date.now()). */
+  at: number;
   query: Record<string, string>;
   headers: http.IncomingHttpHeaders;
   body: any;
@@ -255,6 +257,7 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
       const recorded: RecordedGitHubRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
+        at: Date.now(),
         query: Object.fromEntries(url.searchParams),
         headers: req.headers,
         body,

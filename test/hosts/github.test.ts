@@ -35,6 +35,21 @@ describe('GitHub host', () => {
     expect(gh.requests.every((r) => r.headers.authorization === `token ${TOKEN}`)).toBe(true);
   });
 
+  it('spaces pull-request creations on one GitHub instance INKWELL_GITHUB_CREATE_INTERVAL_MS apart, across runs', async () => {
+    gh = await startGitHubServer({ token: TOKEN });
+    // Two runs' hosts (as two worker slots have), creating at once: the second creation waits its turn. Only a
+    // lower bound is asserted (a busy machine can only make the gap longer); 2 s is apart from the default.
+    const config = testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN, INKWELL_GITHUB_CREATE_INTERVAL_MS: '2000' });
+    const [a, b] = await Promise.all([
+      createGitHubHost(config).ensurePullRequest({ ...input, branch: 'inkwell/one' }),
+      createGitHubHost(config).ensurePullRequest({ ...input, branch: 'inkwell/two' }),
+    ]);
+    expect([a?.number, b?.number].sort()).toEqual([1, 2]);
+    const creations = gh.requests.filter((r) => r.method === 'POST').map((r) => r.at);
+    expect(creations).toHaveLength(2);
+    expect(Math.abs((creations[1] as number) - (creations[0] as number))).toBeGreaterThanOrEqual(1500);
+  });
+
   it('reuses the open pull request for the branch; a closed one does not count', async () => {
     gh = await startGitHubServer({ token: TOKEN });
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
