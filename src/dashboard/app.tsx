@@ -8,6 +8,7 @@ import { Layout } from './components/layout.tsx';
 import { ErrorMessage, Loading } from './components/states.tsx';
 import { asApiError } from './hooks.ts';
 import { Analytics } from './pages/analytics.tsx';
+import { JobDetail } from './pages/job.tsx';
 import { Jobs } from './pages/jobs.tsx';
 import { NotFound } from './pages/not-found.tsx';
 import { Settings } from './pages/settings.tsx';
@@ -74,7 +75,7 @@ function Shell() {
         <Router>
           <Route path="/analytics" component={Analytics} />
           <Route path="/jobs" component={Jobs} />
-          <Route path="/jobs/:id" component={Jobs} />
+          <Route path="/jobs/:id" component={JobDetail} />
           <Route path="/settings" component={Settings} />
           <Route default component={NotFound} />
         </Router>

@@ -71,3 +71,32 @@ export function usePaged<Row>(path: string | null, listKey: string, pageSize = 1
   const loaded = state.path === path ? state : { rows: [] as Row[], hasMore: false, loading: path !== null, error: undefined };
   return { rows: loaded.rows, hasMore: loaded.hasMore, loading: loaded.loading, error: loaded.error, loadMore: () => load(loaded.rows.length) };
 }
+
+/**
+ * Calls `callback` every `everyMs` while the page is visible, and once at once when it becomes visible again
+ * (a hidden tab asks the server nothing).
+ */
+export function useWhileVisible(callback: () => void, everyMs: number): void {
+  useEffect(() => {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const start = () => {
+      if (timer === undefined) timer = setInterval(callback, everyMs);
+    };
+    const stop = () => {
+      clearInterval(timer);
+      timer = undefined;
+    };
+    const onVisibility = () => {
+      if (document.visibilityState === 'visible') {
+        callback();
+        start();
+      } else stop();
+    };
+    if (document.visibilityState === 'visible') start();
+    document.addEventListener('visibilitychange', onVisibility);
+    return () => {
+      stop();
+      document.removeEventListener('visibilitychange', onVisibility);
+    };
+  }, [callback, everyMs]);
+}
