@@ -7,19 +7,20 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { parseRepository } from '../hosts/detect.ts';
-import { createGitHubThreads, type GitHubThreads, type ReviewLineComment } from '../hosts/github-threads.ts';
-import { createGitLabThreads, type GitLabThreads } from '../hosts/gitlab-threads.ts';
+import type { GitHubThreads, ReviewLineComment } from '../hosts/github-threads.ts';
+import type { GitLabThreads } from '../hosts/gitlab-threads.ts';
 import { HostError } from '../hosts/retry.ts';
-import type { JobService } from '../jobs/service.ts';
+import type { JobService, OnStored } from '../jobs/service.ts';
 import { publicBaseUrl } from '../lib/public-url.ts';
 import { repositoryAllowed } from '../projects/repository.ts';
 import type { ProjectService, ProjectWithSecret } from '../projects/service.ts';
 import { type ParsedDelivery, parseGitHubDelivery, type ThreadComment } from './github-payload.ts';
 import { parseGitLabDelivery } from './gitlab-payload.ts';
 import { followUpPrompt, isStopCommand, issuePrompt, mentions, OWN_MARKER } from './mention.ts';
+import { createTurnReplies, jobLink as linkOf } from './replies.ts';
 import { hookSecret, ServerSecretError, serverSecret } from './secret.ts';
-import type { DeliveriesStore } from './store.ts';
-import { githubThreadHost, gitlabThreadHost, type ThreadHost } from './thread-hosts.ts';
+import { createDeliveriesStore, type DeliveriesStore } from './store.ts';
+import { type ThreadHost, threadHosts } from './thread-hosts.ts';
 import { githubSignatureValid, gitlabTokenValid } from './verify.ts';
 
 export const DEFAULT_HANDLE = 'inkwell';
@@ -109,10 +110,7 @@ export async function enableCodeHostHook(
 }
 
 export function createCodeHostEvents(deps: CodeHostEventsDeps) {
-  const hosts: Record<CodeHostName, ThreadHost> = {
-    github: githubThreadHost(deps.github ?? createGitHubThreads(deps.config)),
-    gitlab: gitlabThreadHost(deps.gitlab ?? createGitLabThreads(deps.config)),
-  };
+  const hosts: Record<CodeHostName, ThreadHost> = threadHosts(deps.config, deps);
   const writers = new Map<string, { canWrite: boolean; at: number }>();
 
   function secretOf(project: ProjectWithSecret): string {
@@ -136,7 +134,21 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
     return answer;
   }
 
-  const jobLink = (jobId: string) => `${publicBaseUrl(deps.config)}/jobs/${jobId}`;
+  const jobLink = (jobId: string) => linkOf(deps.config, jobId);
+
+  /** The thread the job replies in when a turn ends: this comment's (stored with the job or message). */
+  const rememberThread =
+    (c: ThreadComment): OnStored =>
+    (tx, jobId) =>
+      createDeliveriesStore(tx.kysely).rememberThread({
+        job_id: jobId,
+        host: c.host,
+        owner: c.owner,
+        repo: c.repo,
+        kind: c.thread.kind,
+        number: c.thread.number,
+        updated_at: deps.now(),
+      });
 
   /** Acknowledges in the thread; a failure here is logged, not fatal: the work is already queued. */
   async function acknowledge(c: ThreadComment, text: string): Promise<void> {
@@ -159,7 +171,8 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
     if (c.thread.kind === 'issue') {
       if (!mentions(c.body, handle)) return ignored(`the comment does not mention @${handle}`);
       if (!(await canWrite(c))) return noWriteAccess(c);
-      const res = await deps.jobs.createJob(project, { prompt: issuePrompt(c), source: { repository: project.repository } }, idem);
+      const input = { prompt: issuePrompt(c), source: { repository: project.repository } };
+      const res = await deps.jobs.createJob(project, input, idem, undefined, rememberThread(c));
       await acknowledge(c, `On it: started job [\`${res.job.id}\`](${jobLink(res.job.id)}). I will open a pull request and link it here.`);
       return { outcome: 'job_started', jobId: res.job.id, reason: null };
     }
@@ -177,7 +190,7 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
       return { outcome: 'job_archived', jobId, reason: null };
     }
     try {
-      await deps.jobs.sendMessage(project.id, jobId, followUpPrompt(c, lineComments), idem);
+      await deps.jobs.sendMessage(project.id, jobId, followUpPrompt(c, lineComments), idem, undefined, rememberThread(c));
     } catch (err) {
       if (err instanceof AppError && err.code === 'job_archived') {
         await acknowledge(
@@ -232,6 +245,9 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
   }
 
   return {
+    /** For the worker: replies in the thread of a job started or continued from a comment when a turn of it ends. */
+    onTurnEnded: createTurnReplies({ ...deps, hosts }),
+
     /** One GitHub delivery: verified, checked against the project's repositories, acted on once. */
     async receiveGitHub(projectId: string, d: GitHubDelivery): Promise<Receipt> {
       const project = await projectOf(projectId);

@@ -4,6 +4,7 @@ import type { DB } from '../db/schema.ts';
 import type { CodeHostEventTables } from './tables.ts';
 
 export type DeliveryRow = CodeHostEventTables['code_host_deliveries'];
+export type ThreadRow = CodeHostEventTables['code_host_threads'];
 type DeliveryKey = Pick<DeliveryRow, 'project_id' | 'host' | 'delivery_id'>;
 
 export function createDeliveriesStore(db: Kysely<DB>) {
@@ -60,6 +61,20 @@ export function createDeliveriesStore(db: Kysely<DB>) {
         .where('host', '=', key.host)
         .where('delivery_id', '=', key.delivery_id)
         .executeTakeFirst();
+    },
+
+    /** Remembers (or moves) the thread a job replies in. */
+    async rememberThread(row: ThreadRow): Promise<void> {
+      const { job_id: _id, ...rest } = row;
+      await db
+        .insertInto('code_host_threads')
+        .values(row)
+        .onConflict((oc) => oc.column('job_id').doUpdateSet(rest))
+        .execute();
+    },
+
+    async threadOf(jobId: string): Promise<ThreadRow | undefined> {
+      return db.selectFrom('code_host_threads').selectAll().where('job_id', '=', jobId).executeTakeFirst();
     },
   };
 }

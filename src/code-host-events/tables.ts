@@ -14,4 +14,16 @@ export interface CodeHostEventTables {
     /** Why it was ignored. */
     reason: string | null;
   };
+  /** The thread a job answers in when a turn ends: where the comment that started or last continued it was. */
+  code_host_threads: {
+    job_id: string;
+    host: 'github' | 'gitlab';
+    /** GitHub: the owner; GitLab: the namespace. */
+    owner: string;
+    repo: string;
+    /** issue | pull (a pull or merge request). */
+    kind: string;
+    number: number;
+    updated_at: number;
+  };
 }

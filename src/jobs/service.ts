@@ -39,6 +39,9 @@ export interface Idempotency {
   path: string;
 }
 
+/** Writes what belongs with a stored job or message, in its transaction (`tx.kysely` for another area's store). */
+export type OnStored = (tx: JobsStoreQueries, jobId: string) => Promise<void>;
+
 export interface JobResponse {
   status: number;
   job: JobView;
@@ -125,8 +128,9 @@ export function createJobService(deps: JobServiceDeps) {
     /**
      * `charge` (the rate limit) runs once the request is known to be valid, just before the job is written;
      * a throw from it rolls the transaction back. Idempotent replays and rejected requests are not charged.
+     * `onStored` writes what belongs with the new job in the same transaction (before a worker can see it).
      */
-    async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
+    async createJob(project: ProjectDefaults, input: CreateJobInput, idem?: Idempotency, charge?: () => void, onStored?: OnStored): Promise<JobResponse> {
       const model = input.model ?? project.model ?? deps.defaultModel;
       // Before anything is stored, charged or handed to git or a code host.
       if (input.source?.repository !== undefined) checkRepository(project, input.source.repository, 'source.repository');
@@ -165,6 +169,7 @@ export function createJobService(deps: JobServiceDeps) {
           await tx.insertTurn({ job_id: id, turn_no: 1, prompt: input.prompt, created_at: t });
           await appendEvent(tx, id, 'status', { status: 'active', prLink: null, error: null, reason: 'created' }, t);
           await appendEvent(tx, id, 'user_message', { turn: 1, prompt: input.prompt }, t);
+          await onStored?.(tx, id);
           return { status: 201, job: toJobView(row) };
         }),
       );
@@ -198,8 +203,8 @@ export function createJobService(deps: JobServiceDeps) {
     },
 
     /** Queues a follow-up turn; a completed or failed job becomes active again. */
-    /** `charge`: as for createJob (not charged: unknown or archived job, bad model, replays). */
-    async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency, charge?: () => void): Promise<JobResponse> {
+    /** `charge`, `onStored`: as for createJob (not charged: unknown or archived job, bad model, replays). */
+    async sendMessage(projectId: string, id: string, prompt: string, idem?: Idempotency, charge?: () => void, onStored?: OnStored): Promise<JobResponse> {
       const scope = await deps.repositoryScope?.(projectId);
       const res = await store.transaction(async (tx) => {
         const row = await tx.lockJob(projectId, id);
@@ -213,6 +218,7 @@ export function createJobService(deps: JobServiceDeps) {
           const turnNo = (await tx.maxTurnNo(id)) + 1;
           await tx.insertTurn({ job_id: id, turn_no: turnNo, prompt, created_at: t });
           await appendEvent(tx, id, 'user_message', { turn: turnNo, prompt }, t);
+          await onStored?.(tx, id);
           let next = row;
           if (row.status !== 'active') {
             next = await changeStatus(tx, row, transition(row.status as JobStatus, 'message'), { error_code: null, error_message: null }, t, {

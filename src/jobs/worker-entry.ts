@@ -25,6 +25,7 @@ export async function startWorker(ctx: AppContext, services: Services): Promise<
     maxAttempts: config.worker.maxAttempts,
     runTimeoutMs: config.agent.runTimeoutMs,
     budgetFor: services.jobs.budgets,
+    onTurnEnded: services.codeHostEvents.onTurnEnded,
     now: ctx.now,
   });
   worker.start();

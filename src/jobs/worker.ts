@@ -43,7 +43,15 @@ export interface WorkerOptions {
   stopGraceMs?: number;
   /** The budgets of a claimed turn (src/jobs/budgets.ts); default: the executor's (the server's budgets). */
   budgetFor?: BudgetSource;
+  /** Told once a turn's outcome is stored (not for an archived job, a lost lease or a hand-back); a failure is logged. */
+  onTurnEnded?: (ended: TurnEnded) => Promise<void>;
 }
+
+/** How a turn ended, once stored: what it changed, or why it could not. */
+export type TurnEnded = { jobId: string; projectId: string; turnNo: number } & (
+  | { ok: true; prLink: string | null; commitSha: string | null; branch: string; summary: string }
+  | { ok: false; code: string; message: string }
+);
 
 type AbortReason = 'archived' | 'lost' | 'shutdown' | 'deadline';
 
@@ -73,6 +81,8 @@ export interface Worker {
   /** Jobs this worker is running right now. */
   running(): string[];
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 const MAX_BACKOFF_MS = 5000;
 const PURGE_EVERY_MS = 10 * 60_000;
@@ -276,7 +286,18 @@ export function createWorker(opts: WorkerOptions): Worker {
     });
     if (!out.recorded) run.log.warn('lease lost before the result was recorded; another worker owns the turn');
     else run.log.info({ status: out.status, prLink: result.prLink }, 'run completed');
+    const { prLink, commitSha, summary } = result;
+    await announce(run, out.status, { ok: true, prLink, commitSha, branch: run.claim.job.branch, summary });
     return out.status;
+  }
+
+  /** Hands a stored outcome to onTurnEnded (not when nothing was stored or the job is archived). */
+  async function announce(run: ClaimedRun, status: string | undefined, ended: DistributiveOmit<TurnEnded, 'jobId' | 'projectId' | 'turnNo'>) {
+    if (!opts.onTurnEnded || status === undefined || status === 'archived') return;
+    const { job, turn } = run.claim;
+    await opts.onTurnEnded({ ...ended, jobId: job.id, projectId: job.project_id, turnNo: turn.turn_no } as TurnEnded).catch((err: unknown) => {
+      run.log.warn({ err }, 'the turn-ended handler failed');
+    });
   }
 
   /** Fails the turn: a RunError with its code and message, an overrun deadline, or anything else as internal_error. */
@@ -292,6 +313,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     if (known) run.log.warn({ code, message }, 'run failed');
     else run.log.error({ err }, 'run crashed');
     const out = await queue.fail(run.claim, code, message, known?.usage ?? null);
+    await announce(run, out.status, { ok: false, code, message });
     return out.status;
   }
 

@@ -6,13 +6,14 @@
 import crypto from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { createRunExecutor } from '../../src/agent/execute.ts';
+import { OWN_MARKER } from '../../src/code-host-events/mention.ts';
 import { enableCodeHostHook } from '../../src/code-host-events/service.ts';
 import { releaseWorktree } from '../../src/git/workspace.ts';
 import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
 import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
-import { type JobsTestApp, startJobsApp, waitForStatus } from '../helpers/jobs.ts';
+import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
 import { type ModelScriptEntry, type ModelServer, requestText, startModelServer } from '../helpers/model-server.ts';
 import { DRY_RUN_TURNS } from './scripts.ts';
 
@@ -87,6 +88,13 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
   });
   const jobs = async () => (await t!.request('GET', `/v2/agent/${s.project.id}/jobs`, { key: s.adminKey })).body.jobs as { id: string }[];
   const settle = (id: string) => waitForStatus(t!, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived']);
+  /** Inkwell's reply in thread `number` that contains `text`, once it is there. */
+  const replyIn = (number: number, text: string) => waitFor(async () => github.comments.find((c) => c.number === number && c.body.includes(text)));
+  /** The sha of the `nth` commit event of the job. */
+  const commitOf = async (jobId: string, nth: number): Promise<string> => {
+    const events = (await t!.request('GET', `/v2/agent/${s.project.id}/job/${jobId}/events`, { key: s.adminKey })).body.events as { type: string; data: any }[];
+    return events.filter((e) => e.type === 'commit')[nth - 1]!.data.sha;
+  };
 
   it('an issue comment starts a job that opens a pull request; a review on it continues the same job and pull request; a stop comment archives it', async () => {
     await setup(DRY_RUN_TURNS);
@@ -109,6 +117,12 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
     const prUrl = github.htmlUrl(github.pulls[0]!);
     const job = (await t!.request('GET', `/v2/agent/${s.project.id}/job/${jobId}`, { key: s.adminKey })).body;
     expect(job.prLink).toBe(prUrl);
+    // When the turn ends Inkwell replies in the issue: the pull request, the commit and the summary, as its own reply.
+    const done = await replyIn(12, 'Done:');
+    expect(done.body).toContain(OWN_MARKER);
+    expect(done.body).toContain(prUrl);
+    expect(done.body).toContain((await commitOf(jobId, 1)).slice(0, 12));
+    expect(done.body).toContain('> Document --dry-run');
 
     // A redelivery of the first event does nothing.
     const again = await deliver('issue_comment', issueComment('@inkwell please document the new `--dry-run` flag'), { id: 'd-1' });
@@ -131,6 +145,10 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
     const followUp = requestText(model.requests[2]!);
     expect(followUp).toContain('docs/cli.md');
     expect(followUp).toContain('@inkwell say what it prints');
+    // The follow-up came from the pull request: its turn's reply goes there.
+    const doneOnPull = await replyIn(github.pulls[0]!.number, 'Done:');
+    expect(doneOnPull.body).toContain((await commitOf(jobId, 2)).slice(0, 12));
+    expect(doneOnPull.body).toContain('> Say what --dry-run prints');
 
     // A comment on the pull request from someone without write access does nothing; a writer's stop archives.
     const pullComment = (body: string, user = writer) =>
@@ -140,6 +158,32 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
     const stopped = await deliver('issue_comment', pullComment('@inkwell stop'));
     expect(stopped.body).toMatchObject({ outcome: 'job_archived', jobId });
     expect((await t!.request('GET', `/v2/agent/${s.project.id}/job/${jobId}`, { key: s.adminKey })).body.status).toBe('archived');
+  });
+
+  it('a turn that fails replies with its error in the thread; a reply GitHub refuses is logged and stops nothing', async () => {
+    // A model that never finishes, under the project's default budget of one step per turn.
+    await setup(Array.from({ length: 6 }, () => ({ toolCalls: [{ name: 'list_files', args: {} }] })));
+    await t!.ctx.projects.changeBudget(s.project.id, { maxSteps: '1' });
+    const started = await deliver('issue_comment', issueComment('@inkwell document everything'));
+    const jobId = started.body.jobId as string;
+    expect((await settle(jobId)).error.code).toBe('budget_exhausted');
+    const failed = await replyIn(12, 'Could not finish');
+    expect(failed.body).toMatch(/^<!-- inkwell -->\n/);
+    expect(failed.body).toContain('`budget_exhausted`');
+    expect(failed.body).toContain('steps: 1 of 1 used');
+    expect(failed.body).toContain(`https://inkwell.acme.example/jobs/${jobId}`);
+
+    // GitHub refuses the next reply (422, not retried): the turn's outcome is stored all the same, the worker goes on.
+    const replies = () => github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/issues/12/comments')).length;
+    const before = replies();
+    github.failNext(422, 1, { method: 'POST', message: 'Validation Failed' });
+    const message = (body: string) => t!.request('POST', `/v2/agent/${s.project.id}/job/${jobId}/message`, { key: s.adminKey, body: { prompt: body } });
+    expect((await message('Try again')).status).toBe(200);
+    await waitFor(async () => replies() === before + 1);
+    expect((await settle(jobId)).error.code).toBe('budget_exhausted');
+    expect(github.comments.filter((c) => c.body.includes('Could not finish'))).toHaveLength(1);
+    expect((await message('Once more')).status).toBe(200);
+    await waitFor(async () => github.comments.filter((c) => c.body.includes('Could not finish')).length === 2);
   });
 
   it('creates nothing for bad signatures, other repositories, readers, bots, its own replies or comments without a mention', async () => {

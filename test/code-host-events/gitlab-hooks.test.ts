@@ -11,7 +11,7 @@ import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
 import { type GitLabServer, startGitLabServer } from '../helpers/gitlab-server.ts';
-import { type JobsTestApp, startJobsApp, waitForStatus } from '../helpers/jobs.ts';
+import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
 import { type ModelScriptEntry, type ModelServer, requestText, startModelServer } from '../helpers/model-server.ts';
 import { DRY_RUN_TURNS } from './scripts.ts';
 
@@ -101,6 +101,9 @@ describeEachDialect('GitLab webhooks → jobs', (dialect) => {
   });
   const jobs = async () => (await t!.request('GET', `/v2/agent/${s.project.id}/jobs`, { key: s.adminKey })).body.jobs as { id: string }[];
   const settle = (id: string) => waitForStatus(t!, s.adminKey, s.project.id, id, ['completed', 'failed', 'archived']);
+  /** Inkwell's turn-end reply on the issue or merge request `iid`, once it is there. */
+  const doneIn = (noteable: string, iid: number) =>
+    waitFor(async () => gitlab.notes.find((n) => n.noteable === noteable && n.iid === iid && n.body.includes('Done:')));
 
   it('an issue comment starts a job that opens a merge request; a diff-line comment continues it; a stop comment archives it', async () => {
     await setup(DRY_RUN_TURNS);
@@ -118,6 +121,8 @@ describeEachDialect('GitLab webhooks → jobs', (dialect) => {
     expect(gitlab.mergeRequests).toHaveLength(1);
     const mrUrl = gitlab.webUrl({ projectPath: 'acme/docs', iid: 1 });
     expect(job.prLink).toBe(mrUrl);
+    // When the turn ends Inkwell replies in the issue with the merge request.
+    expect((await doneIn('issues', 12)).body).toContain(`merge request: ${mrUrl}`);
 
     // A retry (same Idempotency-Key) does nothing; without the header, the same body twice acts once.
     expect((await deliver(first, { key: 'evt-1' })).body).toMatchObject({ outcome: 'duplicate', jobId });
@@ -133,6 +138,7 @@ describeEachDialect('GitLab webhooks → jobs', (dialect) => {
     expect(gitlab.notes.at(-1)).toMatchObject({ noteable: 'merge_requests', iid: 1 });
     const after = await settle(jobId);
     expect(after).toMatchObject({ status: 'completed', prLink: mrUrl, branch: job.branch });
+    expect((await doneIn('merge_requests', 1)).body).toContain('> Say what --dry-run prints');
     expect(gitlab.mergeRequests).toHaveLength(1);
     expect(readBranchFile(repo, job.branch as string, 'docs/cli.md')).toContain('prints the files it would write, and writes none.');
     const followUp = requestText(model.requests[2]!);

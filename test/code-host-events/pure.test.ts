@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseGitHubDelivery, type ThreadComment } from '../../src/code-host-events/github-payload.ts';
 import { followUpPrompt, isStopCommand, issuePrompt, mentions } from '../../src/code-host-events/mention.ts';
+import { inert, turnReply } from '../../src/code-host-events/replies.ts';
 import { hookSecret } from '../../src/code-host-events/secret.ts';
 import { githubSignatureValid, gitlabTokenValid } from '../../src/code-host-events/verify.ts';
 
@@ -127,5 +128,38 @@ describe('mentions and prompts', () => {
     ]);
     const data = JSON.parse(follow.slice(follow.indexOf('\n{')));
     expect(data.lineComments).toEqual([{ path: 'docs/cli.md', lines: '10-14', comment: '@inkwell say what it prints', diffHunk: '@@ -1 +1 @@' }]);
+  });
+});
+
+describe('turnReply', () => {
+  const base = { jobId: 'job_1', projectId: 'prj_1', turnNo: 1 };
+  const link = 'https://inkwell.example/jobs/job_1';
+
+  it('says what the turn changed: the commit, the branch, the pull request and the first line of the summary', () => {
+    const text = turnReply(
+      { ...base, ok: true, prLink: 'https://github.com/a/b/pull/3', commitSha: 'abcdef1234567890', branch: 'inkwell/x', summary: '\nFix links\n\nMore.' },
+      link,
+      'github',
+    );
+    expect(text).toBe(
+      'Done: job [`job_1`](https://inkwell.example/jobs/job_1) pushed `abcdef123456` to `inkwell/x`; pull request: https://github.com/a/b/pull/3\n\n> Fix links',
+    );
+    const none = turnReply(
+      { ...base, ok: true, prLink: 'https://gitlab.com/a/b/-/merge_requests/3', commitSha: null, branch: 'b', summary: '' },
+      link,
+      'gitlab',
+    );
+    expect(none).toBe(
+      'Done: job [`job_1`](https://inkwell.example/jobs/job_1) changed nothing this time. The merge request: https://gitlab.com/a/b/-/merge_requests/3',
+    );
+  });
+
+  it('says why it could not; model text and errors never ping anyone nor break out of a code span', () => {
+    const failed = turnReply({ ...base, ok: false, code: 'budget_exhausted', message: 'Budget exhausted: steps: 1 of 1 used' }, link, 'github');
+    expect(failed).toBe(
+      'Could not finish: job [`job_1`](https://inkwell.example/jobs/job_1) failed with `budget_exhausted`: Budget exhausted: steps: 1 of 1 used',
+    );
+    expect(inert('@octocat look `here`')).toBe("@\u200boctocat look 'here'");
+    expect(inert('x'.repeat(300)).length).toBe(201);
   });
 });

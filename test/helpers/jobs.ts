@@ -1,5 +1,9 @@
 // Test app with the job worker: a real HTTP server plus a worker over the same database, with either
 // an injected executor (queue/worker tests) or the real agent executor (end-to-end tests).
+
+import { createTurnReplies } from '../../src/code-host-events/replies.ts';
+import { createDeliveriesStore } from '../../src/code-host-events/store.ts';
+import { threadHosts } from '../../src/code-host-events/thread-hosts.ts';
 import type { Config } from '../../src/config.ts';
 import { createBudgetSource } from '../../src/jobs/budgets.ts';
 import { notifierFor } from '../../src/jobs/notify.ts';
@@ -51,6 +55,8 @@ export async function startJobsApp(
           defaults: t.ctx.config.budget,
           now: t.ctx.now,
         }),
+        // Replies in the thread of a job started from a code-host comment, as `inkwell serve` does.
+        onTurnEnded: createTurnReplies({ ...t.ctx, store: createDeliveriesStore(t.ctx.db.kysely), hosts: threadHosts(t.ctx.config) }),
         ...o,
       });
       worker.start();

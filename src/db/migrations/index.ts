@@ -15,6 +15,7 @@ import * as m0011 from './0011_dashboard_sessions.ts';
 import * as m0012 from './0012_code_host_deliveries.ts';
 import * as m0013 from './0013_job_diffs.ts';
 import * as m0014 from './0014_job_budgets.ts';
+import * as m0015 from './0015_code_host_threads.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -33,4 +34,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0012_code_host_deliveries': m0012.up,
   '0013_job_diffs': m0013.up,
   '0014_job_budgets': m0014.up,
+  '0015_code_host_threads': m0015.up,
 };
