@@ -62,6 +62,9 @@ function serviceFor(side: Side): ServiceEnv {
     dataDir: tempDir(`jobs-${side.backend}`),
     ...(side.repoDir ? { repoDir: side.repoDir } : {}),
     extraEnv: {
+      // A side's connection idles while the other side's job and both git baselines run (often more than the
+      // default 5 s keep-alive): the service would close it as the next request is sent on it ("other side closed").
+      INKWELL_KEEP_ALIVE_TIMEOUT_MS: '120000',
       ...side.env,
       INKWELL_MODEL: 'openai-compatible/bench',
       OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
