@@ -3,7 +3,9 @@
 // the form refuses what it can check and shows the API's refusals with their message; a job started from it
 // runs, and its timeline grows live without a reload (the model is held between two steps so the page is
 // seen at each); the list shows it and picks up a new job by itself; a follow-up from the box continues the
-// job; archiving asks first and ends it; axe-core finds nothing serious on either page.
+// job; its diff shows the changed lines with their stats, highlighted, follows each turn and downloads as a
+// patch; archiving asks first and ends it; axe-core finds nothing serious on either page.
+import fs from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { type AgentJobs, startAgentJobs } from '../helpers/agent-jobs.ts';
@@ -39,12 +41,15 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
   });
   afterAll(async () => e?.close());
   beforeEach(async () => {
-    context = await chromium().newContext();
+    context = await chromium().newContext({ acceptDownloads: true });
   });
   afterEach(async () => context?.close());
 
   const api = (method: string, p: string, body?: unknown) =>
     e.t.request(method, `/v2/agent/${e.s.project.id}${p}`, { key: e.s.adminKey, ...(body ? { body } : {}) });
+  /** The +/- lines of a unified diff (not the ---/+++ file headers). */
+  const changedLines = (diff: string) => diff.split('\n').filter((l) => /^[+-]/.test(l) && !/^(\+\+\+|---) /.test(l));
+  const shownChanges = (page: Page) => page.locator('pre.diff .line.add, pre.diff .line.del').allTextContents();
   const steps = (page: Page) => page.locator('#timeline li').evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-type')}`));
   /** Set before a wait, checked after it: the page was not reloaded meanwhile. */
   const markPage = (page: Page) => page.evaluate(() => Object.assign(window, { notReloaded: true }));
@@ -126,6 +131,21 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
     expect(await page.locator('.conversation li.from-agent').textContent()).toContain('The intro now welcomes readers.');
     expect(await stillSamePage(page)).toBe(true);
 
+    // The diff, loaded again when the turn ended: per-file stats and the changed lines as the API has them,
+    // highlighted as Markdown, and the patch to download.
+    const diff = (await api('GET', `/job/${jobId}/diff`)).body;
+    const fileRows = () =>
+      page.locator('#diff-files tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    await expect.poll(fileRows, WAIT).toEqual([['docs/intro.mdx', 'modified', '+1 −1']]);
+    expect(await shownChanges(page)).toEqual(changedLines(diff.diff));
+    expect(await shownChanges(page)).toEqual(['-Hello from Acme.', '+Welcome to Acme.']);
+    expect(await page.getByTestId('diff-totals').textContent()).toContain('1 file changed, +1 −1');
+    expect(await page.locator('pre.diff .hljs-section').first().textContent()).toBe('# Intro');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the patch' }).click()]);
+    expect(download.suggestedFilename()).toBe(`${jobId}.patch`);
+    expect(fs.readFileSync(await download.path(), 'utf8')).toBe((await api('GET', `/job/${jobId}/diff?format=patch`)).text);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+
     // The list: this job, as the API has it; a job created elsewhere appears without a reload.
     await page.getByRole('link', { name: '← All jobs' }).click();
     const row = page.locator(`#jobs tr[data-job-id="${jobId}"]`);
@@ -146,7 +166,9 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
   });
 
   it('continues a job with a follow-up from the box, and archives it after asking', async () => {
-    e.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'docs/faq.mdx', content: '# FAQ\n' } }] }, { text: 'Add an FAQ page' });
+    // Repository content is data: markup in a changed file is shown as text, never run.
+    const markup = '<img src=x onerror="window.pwned=1">';
+    e.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'docs/faq.mdx', content: `# FAQ\n\n${markup}\n` } }] }, { text: 'Add an FAQ page' });
     const created = (await api('POST', '/job', { prompt: 'Add an FAQ page' })).body;
     const first = await waitForStatus(e.t, e.s.adminKey, e.s.project.id, created.id, ['completed', 'failed']);
     expect(first.status).toBe('completed');
@@ -155,6 +177,8 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
     await signInWithKey(page, e.t.baseUrl, e.s.adminKey);
     await page.goto(`${e.t.baseUrl}/jobs/${created.id}`);
     await expect.poll(() => steps(page), WAIT).toContain('pull_request');
+    await expect.poll(() => shownChanges(page), WAIT).toEqual(['+# FAQ', '+', `+${markup}`]);
+    await markPage(page);
     await page.getByRole('button', { name: 'Send' }).click();
     expect(await page.getByRole('alert').textContent()).toContain('Write a message');
 
@@ -169,7 +193,12 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
       .toEqual([expect.stringContaining('Add an FAQ page'), expect.stringContaining('Call it Questions')]);
     await expect.poll(() => page.locator('#timeline li[data-type="commit"]').count(), WAIT).toBe(2);
     await expect.poll(() => page.getByTestId('job-status').textContent(), WAIT).toContain('completed');
-    expect(readBranchFile(e.repo, first.branch, 'docs/faq.mdx')).toBe('# Questions\n');
+    expect(readBranchFile(e.repo, first.branch, 'docs/faq.mdx')).toBe(`# Questions\n\n${markup}\n`);
+    // The diff follows the turn without a reload.
+    await expect.poll(() => shownChanges(page), WAIT).toEqual(['+# Questions', '+', `+${markup}`]);
+    expect(await stillSamePage(page)).toBe(true);
+    expect(await page.locator('pre.diff img').count()).toBe(0);
+    expect(await page.evaluate(() => 'pwned' in window)).toBe(false);
     expect(await page.getByLabel('Follow-up message').inputValue()).toBe('');
 
     await page.getByRole('button', { name: 'Archive' }).click();

@@ -1,15 +1,17 @@
 // A job's page (/jobs/:id): its facts (status, branch, pull request, usage), the archive button, the
-// conversation with the follow-up box, and the live timeline of its steps. The job is read again whenever
-// the stream reports a change of status, a commit or the pull request.
+// conversation with the follow-up box, the live timeline of its steps and the branch's diff. The job is read
+// again whenever the stream reports a change of status, a commit or the pull request; the diff when a turn
+// ends (the worker stores it before it ends the turn).
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { type ApiError, api } from '../api.ts';
 import { ConfirmButton } from '../components/confirm-button.tsx';
+import { DiffView } from '../components/job-diff.tsx';
 import { Conversation, Timeline } from '../components/job-timeline.tsx';
 import { ErrorMessage, Pending } from '../components/states.tsx';
 import { asApiError, useApi } from '../hooks.ts';
 import { useJobEvents } from '../job-events.ts';
-import { type Job, jobApiPath, usageText, utc } from '../jobs.ts';
+import { type Job, type JobDiff, jobApiPath, usageText, utc } from '../jobs.ts';
 import { useSession } from '../session.ts';
 
 function Facts({ job }: { job: Job }) {
@@ -92,6 +94,12 @@ export function JobDetail() {
   useEffect(() => {
     if (changes > 0) reloadJob();
   }, [changes, reloadJob]);
+  const diff = useApi<JobDiff>(`${path}/diff`);
+  const turnsEnded = live.events.filter((e) => e.type === 'status' && e.data.status !== 'active').length;
+  const reloadDiff = diff.reload;
+  useEffect(() => {
+    if (turnsEnded > 0) reloadDiff();
+  }, [turnsEnded, reloadDiff]);
   const data = job.data;
   return (
     <div class="job">
@@ -126,6 +134,10 @@ export function JobDetail() {
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Timeline</h2>
         <Timeline live={live} />
+      </section>
+      <section aria-labelledby="diff-title">
+        <h2 id="diff-title">Changes</h2>
+        <DiffView diff={diff} patchUrl={`${path}/diff?format=patch`} jobId={params.id ?? ''} />
       </section>
     </div>
   );
