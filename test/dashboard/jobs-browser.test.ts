@@ -123,12 +123,13 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
     const job = (await api('GET', `/job/${jobId}`)).body;
     expect(job).toMatchObject({ status: 'completed', branch: 'docs/intro-greeting', prLink: e.github.htmlUrl(e.github.pulls[0]!) });
     expect(e.github.pulls[0]).toMatchObject({ head: 'docs/intro-greeting', draft: true });
-    expect(await steps(page)).toEqual(['status', 'status', 'tool_call', 'tool_result', 'commit', 'pull_request', 'status']);
-    expect(await page.getByTestId('job-pr').getByRole('link').getAttribute('href')).toBe(job.prLink);
-    expect(await page.getByTestId('job-usage').textContent()).toBe(
-      `${job.usage.inputTokens.toLocaleString('en-US')} in / ${job.usage.outputTokens.toLocaleString('en-US')} out tokens`,
-    );
-    expect(await page.locator('.conversation li.from-agent').textContent()).toContain('The intro now welcomes readers.');
+    // The page may read the finished job just before the stream brings the last step: wait for it.
+    await expect.poll(() => steps(page), WAIT).toEqual(['status', 'status', 'tool_call', 'tool_result', 'commit', 'pull_request', 'status']);
+    await expect.poll(() => page.getByTestId('job-pr').getByRole('link').getAttribute('href'), WAIT).toBe(job.prLink);
+    await expect
+      .poll(() => page.getByTestId('job-usage').textContent(), WAIT)
+      .toBe(`${job.usage.inputTokens.toLocaleString('en-US')} in / ${job.usage.outputTokens.toLocaleString('en-US')} out tokens`);
+    await expect.poll(() => page.locator('.conversation li.from-agent').textContent(), WAIT).toContain('The intro now welcomes readers.');
     expect(await stillSamePage(page)).toBe(true);
 
     // The diff, loaded again when the turn ended: per-file stats and the changed lines as the API has them,
