@@ -40,7 +40,9 @@ const pageLine = (i: number) => `Page ${i} of the generated benchmark site.`;
 
 log(`generating a ${FILES}-file repository`);
 const files: Record<string, string> = { 'README.md': '# Bench docs\n', 'docs.json': '{"name":"Bench"}\n' };
-for (let i = 0; Object.keys(files).length < FILES; i++) files[pageFile(i)] = `# Page ${i}\n\n${pageLine(i)}\n\nSome text to edit.\n`;
+// Pages have the front matter Mintlify requires, so the run's docs check passes at the first try.
+for (let i = 0; Object.keys(files).length < FILES; i++)
+  files[pageFile(i)] = `---\ntitle: Page ${i}\n---\n\n# Page ${i}\n\n${pageLine(i)}\n\nSome text to edit.\n`;
 const repo = createBareRepo({ files });
 
 // Zero-latency scripted model: the first request of a run edits the file named in the prompt; once a tool result

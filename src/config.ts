@@ -188,6 +188,13 @@ export const ConfigSchema = Type.Object({
   agent: Type.Object({
     maxSteps: Int('INKWELL_MAX_STEPS', 40, 1, 1000),
     runTimeoutMs: Int('INKWELL_RUN_TIMEOUT_MS', 20 * 60_000, 100),
+    checkRepairRounds: Int(
+      'INKWELL_CHECK_REPAIR_ROUNDS',
+      2,
+      0,
+      10,
+      'Times the docs checks’ findings go back to the model before a run that still fails them opens a draft pull request; 0 turns the automatic check off.',
+    ),
     gitAuthorName: Text('INKWELL_GIT_AUTHOR_NAME', 'Inkwell Agent'),
     gitAuthorEmail: Text('INKWELL_GIT_AUTHOR_EMAIL', 'agent@inkwell.invalid'),
   }),

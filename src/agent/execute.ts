@@ -12,6 +12,7 @@ import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../ho
 import type { CodeHost } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
+import { checkAndRepair, checksSection, createDocsChecker, type DocsChecker } from './checks.ts';
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
@@ -22,7 +23,10 @@ import { createTools } from './tools.ts';
 
 export { RunError, type RunErrorCode } from './run-error.ts';
 
-export type RunEvent = { type: 'assistant_message' | 'tool_call' | 'tool_result' | 'commit' | 'pull_request' | 'error'; data: Record<string, unknown> };
+export type RunEvent = {
+  type: 'assistant_message' | 'tool_call' | 'tool_result' | 'check' | 'commit' | 'pull_request' | 'error';
+  data: Record<string, unknown>;
+};
 
 export interface RunInput {
   jobId: string;
@@ -194,10 +198,27 @@ async function openWorkspace(turn: Turn): Promise<{ ws: Workspace; root: string;
   return { ws, root, system: buildSystemPrompt({ ref: input.ref, branch: input.branch, context }) };
 }
 
-/** The model loop with the tools over `root`; every tool call and assistant text becomes an event. */
-async function converse(turn: Turn, model: ProviderModel, root: string, system: string, userMessage: ModelMessage): Promise<LoopResult> {
-  const { input, config, emit } = turn;
+/** A loop's step-limit or budget error with the turn's tokens (its earlier loops included), not the loop's own. */
+function withTurnTokens(err: unknown, before: LoopResult['usage']): unknown {
+  const add = (u: LoopResult['usage']) => ({ inputTokens: before.inputTokens + u.inputTokens, outputTokens: before.outputTokens + u.outputTokens });
+  if (err instanceof BudgetExhaustedError) return new BudgetExhaustedError(err.reached, add(err.usage));
+  if (err instanceof StepLimitError) return new StepLimitError(err.steps, add(err.usage));
+  return err;
+}
+
+/**
+ * One model loop over `messages` with the tools over `root`; every tool call and assistant text becomes an event.
+ * A turn may run several (the docs checks' repair rounds): the token budgets count the turn's earlier loops too.
+ */
+async function converse(turn: Turn, model: ProviderModel, root: string, system: string, messages: ModelMessage[], checker: DocsChecker): Promise<LoopResult> {
+  const { config, emit } = turn;
   const signal = turn.work;
+  const before = turn.usage ?? { inputTokens: 0, outputTokens: 0 };
+  const soFar = (p: LoopProgress): LoopProgress => ({
+    steps: p.steps,
+    inputTokens: before.inputTokens + p.inputTokens,
+    outputTokens: before.outputTokens + p.outputTokens,
+  });
   const executed = new Set<string>();
   const tools = createTools(
     root,
@@ -209,11 +230,12 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
       toolResult: (id, tool, ok, summary) => emit('tool_result', { toolCallId: id, tool, ok, summary }),
     },
     signal,
+    checker,
   );
   const loop = await runLoop({
     model,
     system,
-    messages: [...input.history, userMessage],
+    messages,
     tools,
     maxSteps: turn.budget.limits.maxSteps ?? config.agent.maxSteps,
     streaming: config.model.streaming,
@@ -229,14 +251,15 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
       await emit('tool_result', { toolCallId, tool: toolName, ok: false, summary: clipText(errorText(error), 300) });
     },
     onRetry: ({ attempt, delayMs, error }) => turn.log.warn({ attempt, delayMs, error: scrubSecrets(error) }, 'model call failed; retrying'),
-    budgetReached: (p) => budgetReached(turn, p),
+    budgetReached: (p) => budgetReached(turn, soFar(p)),
     onProgress: (p) => {
-      turn.usage = priced(turn, p);
+      turn.usage = priced(turn, soFar(p));
     },
+  }).catch((err: unknown) => {
+    throw withTurnTokens(err, before);
   });
-  turn.usage = priced(turn, loop.usage);
+  turn.usage = priced(turn, soFar({ steps: loop.steps, ...loop.usage }));
   signal.throwIfAborted();
-  turn.endWork();
   turn.phase('model');
   return loop;
 }
@@ -288,7 +311,14 @@ async function reportDiff(turn: Turn, ws: Workspace, commitSha: string | null): 
  * commits of its own. A branch with commits of its own needs its pull request even on a turn that changed
  * nothing (an earlier turn may have pushed and then crashed before opening it).
  */
-async function openPullRequest(turn: Turn, ws: Workspace, host: CodeHost, change: ChangeText, commitSha: string | null): Promise<string | null> {
+async function openPullRequest(
+  turn: Turn,
+  ws: Workspace,
+  host: CodeHost,
+  change: ChangeText,
+  commitSha: string | null,
+  draft: boolean,
+): Promise<string | null> {
   const { input } = turn;
   let prLink: string | null = null;
   if (commitSha || (ws.remoteBranchExists && (await commitsAhead(ws, input.ref, input.branch)) > 0)) {
@@ -298,7 +328,7 @@ async function openPullRequest(turn: Turn, ws: Workspace, host: CodeHost, change
       base: input.ref,
       title: change.title,
       body: change.prBody,
-      draft: input.draft,
+      draft,
       signal: turn.signal,
     });
     if (pr) {
@@ -367,14 +397,29 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       const model = createLanguageModel(input.model, config);
       const { ws, root, system } = await openWorkspace(turn);
       const userMessage: ModelMessage = { role: 'user', content: input.prompt };
-      const loop = await converse(turn, model, root, system, userMessage);
-      const summary = loop.text.trim();
-      const change = describeChange(summary, input.prompt, input.jobId);
+      const checker = createDocsChecker(ws, root, input.ref, turn.work);
+      const loop = await converse(turn, model, root, system, [...input.history, userMessage], checker);
+      // The automatic docs check and its repair rounds (src/agent/checks.ts).
+      const checked = await checkAndRepair({
+        rounds: config.agent.checkRepairRounds,
+        check: checker,
+        converse: (messages) => converse(turn, model, root, system, messages, checker),
+        emit: (data) => turn.emit('check', data),
+        messages: [...input.history, userMessage, ...loop.responseMessages],
+        summary: loop.text.trim(),
+        usage: loop.usage,
+      });
+      // The model work is over: the wall-time budget no longer applies (the commit and pull request are not cut off).
+      turn.endWork();
+      turn.usage = priced(turn, checked.usage);
+      turn.phase('checks');
+      const summary = checked.summary;
+      const change = describeChange(summary, input.prompt, input.jobId, checksSection(checked.outcome));
       const commitSha = await commitAndPush(turn, ws, change);
       await reportDiff(turn, ws, commitSha);
-      const prLink = await openPullRequest(turn, ws, host, change, commitSha);
-      turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs }, 'agent run: finished');
-      return { messages: [...input.history, userMessage, ...loop.responseMessages], summary, prLink, commitSha, usage: priced(turn, loop.usage) };
+      const prLink = await openPullRequest(turn, ws, host, change, commitSha, input.draft || checked.outcome?.status === 'failed');
+      turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: checked.outcome?.status ?? 'off' }, 'agent run: finished');
+      return { messages: checked.messages, summary, prLink, commitSha, usage: priced(turn, checked.usage) };
     } catch (err) {
       throw failure(turn, err);
     } finally {

@@ -30,7 +30,8 @@ export interface ChangeText {
   prBody: string;
 }
 
-export function describeChange(summary: string, prompt: string, jobId: string): ChangeText {
+/** Commit message and pull-request text; `checks` (the docs checks' section, or '') goes into the body. */
+export function describeChange(summary: string, prompt: string, jobId: string, checks = ''): ChangeText {
   const title = clipTitle(firstLine(summary) || firstLine(prompt) || 'Update documentation');
   const lines = summary.trim().split('\n');
   const titleIdx = lines.findIndex((l) => l.trim() !== '');
@@ -43,6 +44,6 @@ export function describeChange(summary: string, prompt: string, jobId: string): 
       : summary.trim();
   const body = rest.length > 20_000 ? `${rest.slice(0, 20_000)}…` : rest;
   const commitMessage = `${title}\n\n${body ? `${body}\n\n` : ''}Inkwell-Job: ${jobId}\n`;
-  const prBody = `${body || title}\n\n---\nOpened by Inkwell (job \`${jobId}\`). Reply to the job to update this pull request.`;
+  const prBody = `${body || title}\n\n${checks ? `${checks}\n\n` : ''}---\nOpened by Inkwell (job \`${jobId}\`). Reply to the job to update this pull request.`;
   return { title, body, commitMessage, prBody };
 }

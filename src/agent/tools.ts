@@ -1,13 +1,15 @@
-// The agent's seven tools. Names and argument names are part of the contract (SPEC 3.4).
+// The agent's tools: seven file tools and `check` (the docs checks). Names and argument names are part of the contract (SPEC 3.4).
 // Every failure is returned to the model as a readable "Error: …" result, never thrown, so one bad
 // call does not end the run. Events carry summaries, never file contents.
 import { type JSONSchema7, jsonSchema, type ToolSet, tool } from 'ai';
 import { type TObject, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { formatReport } from '../docs-checks/format.ts';
+import { clipCheckText, type DocsChecker } from './checks.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
 import { searchFiles } from './search.ts';
 
-export const TOOL_NAMES = ['list_files', 'read_file', 'search', 'write_file', 'edit_file', 'delete_file', 'move_file'] as const;
+export const TOOL_NAMES = ['list_files', 'read_file', 'search', 'write_file', 'edit_file', 'delete_file', 'move_file', 'check'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export const LIMITS = {
@@ -64,7 +66,7 @@ function lineCount(text: string): number {
  * resolves paths without letting the kernel follow a link, at the moment of the operation: tool calls
  * of one step may run in parallel and still cannot reach outside the worktree or into `.git`.
  */
-export function createToolImplementations(root: string, signal?: AbortSignal) {
+export function createToolImplementations(root: string, signal?: AbortSignal, checker?: DocsChecker) {
   const tree = new ConfinedTree(root);
   return {
     async list_files(args: { path?: string }): Promise<Outcome> {
@@ -170,6 +172,15 @@ export function createToolImplementations(root: string, signal?: AbortSignal) {
       const { from, to } = await tree.move(args.from, args.to);
       return { output: `OK: moved "${from}" to "${to}"`, summary: `moved "${from}" to "${to}"` };
     },
+
+    async check(): Promise<Outcome> {
+      if (!checker) fail('the docs checks are not available in this run');
+      const report = await checker();
+      const rules = [...new Set(report.findings.map((f) => f.rule))].join(', ');
+      const pages = `${report.checkedFiles.length} page${report.checkedFiles.length === 1 ? '' : 's'}`;
+      const summary = report.findings.length === 0 ? `docs checks passed (${pages})` : `docs checks: ${report.findings.length} problems in ${pages} (${rules})`;
+      return { output: clipCheckText(formatReport(report)), summary: clip(summary) };
+    },
   };
 }
 
@@ -196,6 +207,8 @@ const descriptions: Record<ToolName, string> = {
     'Replace exactly one occurrence of old_string with new_string in a file. old_string must match exactly once (include surrounding lines to make it unique).',
   delete_file: 'Delete a file.',
   move_file: 'Move or rename a file. The destination must not exist.',
+  check:
+    "Run the docs checks on every file changed so far (pages parse, front matter, links, images and anchors, navigation), as the repository's docs framework builds them. Returns the problems with file:line:column.",
 };
 
 const strict = { additionalProperties: false };
@@ -222,6 +235,7 @@ const schemas: Record<ToolName, TObject> = {
   ),
   delete_file: Type.Object({ path: pathArg('File') }, strict),
   move_file: Type.Object({ from: pathArg('Existing file'), to: pathArg('New path') }, strict),
+  check: Type.Object({}, strict),
 };
 
 /**
@@ -245,8 +259,8 @@ function toolInput(schema: TObject) {
 }
 
 /** The AI SDK tool set over the worktree at `root` (a real path). */
-export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal): ToolSet {
-  const impl = createToolImplementations(root, signal);
+export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal, checker?: DocsChecker): ToolSet {
+  const impl = createToolImplementations(root, signal, checker);
   const tools: ToolSet = {};
   for (const name of TOOL_NAMES) {
     tools[name] = tool({

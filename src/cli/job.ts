@@ -52,6 +52,8 @@ function stepLine(e: JobEvent): string | null {
       const t = firstLine(d.text);
       return t ? `… ${clip(t)}` : null;
     }
+    case 'check':
+      return d.status === 'passed' ? '✓ docs checks passed' : `✗ docs checks: ${d.findingCount} problems${d.final ? '' : ' (sent back to the model)'}`;
     case 'commit':
       return `✓ committed ${String(d.sha ?? '').slice(0, 8)} ${clip(String(d.message ?? ''), 80)}`;
     case 'pull_request':

@@ -4940,7 +4940,7 @@ export interface paths {
               events: ({
                   seq: number;
                   /** @enum {string} */
-                  type: "status" | "user_message" | "assistant_message" | "tool_call" | "tool_result" | "commit" | "pull_request" | "error";
+                  type: "status" | "user_message" | "assistant_message" | "tool_call" | "tool_result" | "check" | "commit" | "pull_request" | "error";
                   /** Format: date-time */
                   at: string;
                   data: {

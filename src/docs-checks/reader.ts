@@ -1,6 +1,7 @@
 // The files a check run reads, through the agent's confined file system (never outside the worktree, links
 // resolved by hand inside it) and within a budget: files, bytes, one file's size, and the run's signal.
 import { ConfinedError, ConfinedTree, TooLargeError } from '../agent/confined-fs.ts';
+import { searchFiles } from '../agent/search.ts';
 import type { CheckLimits } from './types.ts';
 
 /** The run's time ran out (its signal aborted): the caller reports `check-timeout`. */
@@ -50,6 +51,25 @@ export class DocsReader {
       if (err instanceof ConfinedError) return /outside|\.git/.test(err.message) ? 'outside' : 'no';
       throw err;
     }
+  }
+
+  /**
+   * Which of `files` contain one of `names` (plain text), found in one pass by the search worker (links not
+   * followed, files over the size limit skipped, 10 s at most); null when the search could not finish.
+   */
+  async mentioning(files: string[], names: string[]): Promise<{ files: Set<string>; complete: boolean } | null> {
+    this.throwIfAborted();
+    const query = names.map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+    const found = await this.tree
+      .withRootRef((root) =>
+        searchFiles({ root, files, query, maxMatches: 20_000, maxFileBytes: this.limits.maxFileBytes, maxLineChars: 100_000 }, 10_000, this.signal),
+      )
+      .catch((err) => {
+        if (this.signal?.aborted) throw new ChecksAbortedError('the checks ran out of time');
+        throw err;
+      });
+    if (!found.ok) return null;
+    return { files: new Set(found.matches.map((m) => m.file)), complete: !found.capped };
   }
 
   /** A file's text, once per run (cached), within the budget. */

@@ -153,10 +153,15 @@ async function checkAffected(run: Run, changes: readonly ChangedFile[], changedP
   );
   const names = [...new Set(targets.filter(isPagePath).flatMap((t) => namesOf(t)))];
   if (names.length === 0) return;
-  for (const file of [...run.files].sort()) {
-    if (!isPagePath(file) || changedPages.has(file)) continue;
-    const read = await run.reader.read(file);
-    if (read.ok && names.some((n) => read.text.includes(n))) await run.checkPage(file, names);
+  const pages = [...run.files].filter((f) => isPagePath(f) && !changedPages.has(f)).sort();
+  const found = await run.reader.mentioning(pages, names);
+  if (!found) {
+    run.site.notes.push('the pages linking to the changed ones could not be searched in time; their links were not checked');
+    return;
+  }
+  if (!found.complete) run.site.notes.push('too many pages mention the changed ones; only the first were checked');
+  for (const file of pages.filter((f) => found.files.has(f))) {
+    await run.checkPage(file, names);
     if (run.reader.budgetHit) {
       run.site.notes.push('the file budget ran out before every page linking to the changed ones was checked');
       return;

@@ -1,7 +1,7 @@
 // The diff of a job's branch against its base (the merge base with the ref it started from): per-file stats
 // and the unified text, read from the mirror after a turn pushed. The text is repository content written by
 // outsiders: callers store and serve it as data, never log it or put it in a message.
-import type { Workspace } from './workspace.ts';
+import { stageAll, type Workspace } from './workspace.ts';
 
 export type DiffFileStatus = 'added' | 'modified' | 'deleted' | 'renamed';
 
@@ -118,4 +118,16 @@ export async function branchDiff(run: Workspace['git'], baseRef: string, head: s
     run(['diff', ...DIFF_FLAGS, ...range], { maxOutputBytes: maxBytes + 1 }),
   ]);
   return { base, head, files: diffFiles(nameStatus.stdout, numstat.stdout), ...capDiffText(text.stdout, maxBytes, text.truncated === true) };
+}
+
+/**
+ * What the worktree holds now against the merge base of `baseRef` and its HEAD (earlier turns' commits and
+ * this turn's edits, staged first): path → status and old path.
+ */
+export async function worktreeChanges(ws: Workspace, baseRef: string): Promise<Map<string, { status: DiffFileStatus; oldPath: string | null }>> {
+  await stageAll(ws);
+  const inTree: Workspace['git'] = (args, opts) => ws.git(args, { cwd: ws.dir, ...opts });
+  const base = await mergeBase(inTree, baseRef, 'HEAD');
+  const out = await inTree(['diff', ...DIFF_FLAGS, '--cached', '--name-status', '-z', base, '--']);
+  return parseNameStatus(out.stdout);
 }

@@ -320,12 +320,17 @@ export interface CommitInput {
 }
 
 /**
- * Stages everything and commits; null when the worktree has no changes. The mirror's config is restored
- * first (again): this is the first git command after the agent's tools ran.
+ * Stages everything in the worktree. The mirror's config is restored first (again): this is the first git
+ * command after the agent's tools ran.
  */
-export async function commitAll(ws: Workspace, input: CommitInput): Promise<string | null> {
+export async function stageAll(ws: Workspace): Promise<void> {
   ws.mirrorConfigRestored = (await writeMirrorConfig(ws.mirror, ws.url)) || ws.mirrorConfigRestored;
   await ws.git(['add', '-A', '--', '.'], { cwd: ws.dir });
+}
+
+/** Stages everything and commits; null when the worktree has no changes. */
+export async function commitAll(ws: Workspace, input: CommitInput): Promise<string | null> {
+  await stageAll(ws);
   const diff = await ws.git(['diff', '--cached', '--quiet', '--no-ext-diff', '--no-textconv'], { cwd: ws.dir, okCodes: [1] });
   if (diff.code === 0) return null;
   const who = { name: input.authorName, email: input.authorEmail };

@@ -69,11 +69,11 @@ for (const streaming of [true, false]) {
       expect(first.usage).toEqual({ inputTokens: 120, outputTokens: 30 });
       expect(h.github.requests.every((r) => r.headers.authorization === `token ${TOKEN}`)).toBe(true);
 
-      // The model was called with the protocol we claim, the seven tools, and the repository context.
+      // The model was called with the protocol we claim, the tools, and the repository context.
       expect(h.model.requests).toHaveLength(3);
       expect(h.model.requests.every((r) => r.stream === streaming && r.path === '/v1/chat/completions')).toBe(true);
       const toolNames = h.model.requests[0]!.body.tools.map((t: any) => t.function.name).sort();
-      expect(toolNames).toEqual(['delete_file', 'edit_file', 'list_files', 'move_file', 'read_file', 'search', 'write_file']);
+      expect(toolNames).toEqual(['check', 'delete_file', 'edit_file', 'list_files', 'move_file', 'read_file', 'search', 'write_file']);
       const system = h.model.requests[0]!.body.messages[0];
       expect(system.role).toBe('system');
       expect(system.content).toContain('Never use the word "simply"');

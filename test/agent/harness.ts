@@ -49,6 +49,9 @@ export async function startHarness(
       GITHUB_TOKEN: TOKEN,
       INKWELL_MODEL_MAX_RETRIES: '2',
       INKWELL_MODEL_RETRY_BASE_MS: '5',
+      // The automatic docs check is off unless a test turns it on (test/agent/docs-checks.test.ts): these
+      // scripts end after the model's summary.
+      INKWELL_CHECK_REPAIR_ROUNDS: '0',
       ...opts.env,
     },
   );

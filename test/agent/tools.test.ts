@@ -1,4 +1,4 @@
-// The seven tools on a real directory: results, every error the model can read, and confinement
+// The tools on a real directory: results, every error the model can read, and confinement
 // (`../`, absolute paths, `.git`, symlinks out) with nothing written outside the worktree.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -72,7 +72,7 @@ afterEach(() => {
 });
 
 describe('tools', () => {
-  it('are exactly the seven of the contract, with the contract argument names', () => {
+  it('are the seven file tools of the contract and check, with the contract argument names', () => {
     expect(Object.keys(tools).sort()).toEqual([...TOOL_NAMES].sort());
     const props = (n: ToolName) => Object.keys((asSchema(tools[n]!.inputSchema).jsonSchema as JSONSchema7).properties ?? {}).sort();
     expect(props('list_files')).toEqual(['path']);
@@ -82,6 +82,7 @@ describe('tools', () => {
     expect(props('edit_file')).toEqual(['new_string', 'old_string', 'path']);
     expect(props('delete_file')).toEqual(['path']);
     expect(props('move_file')).toEqual(['from', 'to']);
+    expect(props('check')).toEqual([]);
   });
 
   it('give the model a JSON Schema and tell it what is wrong with a malformed call', async () => {

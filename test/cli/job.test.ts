@@ -52,6 +52,8 @@ describe('inkwell job (CLI over HTTP)', () => {
         if (input.prompt.includes('fail')) throw new RunError('model_error', 'The model call failed: HTTP 500');
         await input.onEvent({ type: 'tool_call', data: { tool: 'read_file', args: { path: 'docs/intro.mdx' } } });
         await new Promise((r) => setTimeout(r, 200));
+        await input.onEvent({ type: 'check', data: { status: 'failed', round: 0, final: false, findingCount: 2 } });
+        await input.onEvent({ type: 'check', data: { status: 'passed', round: 1, final: true, findingCount: 0 } });
         await input.onEvent({ type: 'commit', data: { sha: 'abcdef1234567890', message: 'Reword intro' } });
         await input.onEvent({ type: 'pull_request', data: { url: 'https://github.com/acme/docs/pull/3' } });
         return { prLink: 'https://github.com/acme/docs/pull/3' };
@@ -66,6 +68,8 @@ describe('inkwell job (CLI over HTTP)', () => {
     const r = await run(['job', 'create', ...conn, 'Reword the intro', '--wait'], { INKWELL_API_KEY: s.adminKey });
     expect(r.stderr).toContain('Created job job_');
     expect(r.stderr).toContain('→ read_file docs/intro.mdx');
+    expect(r.stderr).toContain('✗ docs checks: 2 problems (sent back to the model)\n');
+    expect(r.stderr).toContain('✓ docs checks passed\n');
     expect(r.stderr).toContain('✓ committed abcdef12 Reword intro');
     expect(r.stderr).toContain('✓ pull request https://github.com/acme/docs/pull/3');
     expect(r.stdout).toBe('https://github.com/acme/docs/pull/3\n');

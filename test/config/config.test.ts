@@ -46,7 +46,13 @@ describe('loadConfig', () => {
     expect(c.dashboard).toEqual({ sessionTtlHours: 168, signinLinkTtlMinutes: 15, publicUrl: undefined });
     expect(c.model.defaultModel).toBe('anthropic/claude-sonnet-4-5');
     expect(c.model.maxRetries).toBe(3);
-    expect(c.agent).toEqual({ maxSteps: 40, runTimeoutMs: 20 * 60_000, gitAuthorName: 'Inkwell Agent', gitAuthorEmail: 'agent@inkwell.invalid' });
+    expect(c.agent).toEqual({
+      maxSteps: 40,
+      runTimeoutMs: 20 * 60_000,
+      checkRepairRounds: 2,
+      gitAuthorName: 'Inkwell Agent',
+      gitAuthorEmail: 'agent@inkwell.invalid',
+    });
     expect(c.worker).toEqual({ concurrency: 2, leaseMs: 30_000, pollIntervalMs: 500, maxAttempts: 3, worktreePool: 2 });
     expect(c.hosts).toEqual({
       githubToken: undefined,
@@ -97,6 +103,7 @@ describe('loadConfig', () => {
     ['INKWELL_MODEL_MAX_RETRIES', '0', (c) => c.model.maxRetries, 0],
     ['INKWELL_MAX_STEPS', '7', (c) => c.agent.maxSteps, 7],
     ['INKWELL_RUN_TIMEOUT_MS', '60000', (c) => c.agent.runTimeoutMs, 60_000],
+    ['INKWELL_CHECK_REPAIR_ROUNDS', '0', (c) => c.agent.checkRepairRounds, 0],
     ['INKWELL_GIT_AUTHOR_NAME', 'Bot', (c) => c.agent.gitAuthorName, 'Bot'],
     ['INKWELL_GIT_AUTHOR_EMAIL', 'bot@example.com', (c) => c.agent.gitAuthorEmail, 'bot@example.com'],
     ['INKWELL_WORKER_CONCURRENCY', '4', (c) => c.worker.concurrency, 4],

@@ -124,7 +124,8 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
     expect(job).toMatchObject({ status: 'completed', branch: 'docs/intro-greeting', prLink: e.github.htmlUrl(e.github.pulls[0]!) });
     expect(e.github.pulls[0]).toMatchObject({ head: 'docs/intro-greeting', draft: true });
     // The page may read the finished job just before the stream brings the last step: wait for it.
-    await expect.poll(() => steps(page), WAIT).toEqual(['status', 'status', 'tool_call', 'tool_result', 'commit', 'pull_request', 'status']);
+    await expect.poll(() => steps(page), WAIT).toEqual(['status', 'status', 'tool_call', 'tool_result', 'check', 'commit', 'pull_request', 'status']);
+    expect(await page.locator('#timeline li[data-type="check"]').textContent()).toContain('Docs checks passed (round 0)');
     await expect.poll(() => page.getByTestId('job-pr').getByRole('link').getAttribute('href'), WAIT).toBe(job.prLink);
     await expect
       .poll(() => page.getByTestId('job-usage').textContent(), WAIT)
@@ -167,8 +168,9 @@ describeInChromium('dashboard jobs in Chromium', (dialect, chromium) => {
   });
 
   it('continues a job with a follow-up from the box, and archives it after asking', async () => {
-    // Repository content is data: markup in a changed file is shown as text, never run.
-    const markup = '<img src=x onerror="window.pwned=1">';
+    // Repository content is data: markup in a changed file is shown as text, never run. (In a code span, so the
+    // page passes the run's docs checks: a bare <img src=x> names an image that does not exist.)
+    const markup = '`<img src=x onerror="window.pwned=1">`';
     e.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'docs/faq.mdx', content: `# FAQ\n\n${markup}\n` } }] }, { text: 'Add an FAQ page' });
     const created = (await api('POST', '/job', { prompt: 'Add an FAQ page' })).body;
     const first = await waitForStatus(e.t, e.s.adminKey, e.s.project.id, created.id, ['completed', 'failed']);

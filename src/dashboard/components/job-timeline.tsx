@@ -48,6 +48,13 @@ function Step({ e }: { e: JobEvent }) {
           {d.ok ? 'Result' : 'Failed'} <code>{str(d.tool)}</code>: {clip(str(d.summary))}
         </>
       );
+    case 'check':
+      return (
+        <>
+          Docs checks {d.status === 'passed' ? 'passed' : `found ${str(d.findingCount)} problems${d.final ? '' : ', sent back to the agent'}`} (round{' '}
+          {str(d.round)})
+        </>
+      );
     case 'commit':
       return (
         <>
