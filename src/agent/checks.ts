@@ -7,6 +7,7 @@ import { runDocsChecks } from '../docs-checks/run.ts';
 import type { CheckReport } from '../docs-checks/types.ts';
 import { worktreeChanges } from '../git/diff.ts';
 import type { Workspace } from '../git/workspace.ts';
+import { inert } from '../lib/inert-text.ts';
 import type { LoopResult } from './loop.ts';
 
 /** Longest a check run may take (a hostile repository cannot hold a run longer). */
@@ -76,7 +77,9 @@ export function checksSection(outcome: CheckOutcome | null): string {
   }
   const shown = report.findings
     .slice(0, 30)
-    .map((f) => `- \`${f.file}${f.line > 0 ? `:${f.line}:${f.column}` : ''}\` ${f.rule}: ${f.message.replace(/\s+/g, ' ')}`);
+    // Paths and messages quote the repository: inert (in code spans, no @mention), so a hostile page can neither
+    // ping people nor put a link or an image into the body.
+    .map((f) => `- \`${inert(`${f.file}${f.line > 0 ? `:${f.line}:${f.column}` : ''}`)}\` ${f.rule}: \`${inert(f.message.replace(/\s+/g, ' '), 300)}\``);
   const more = report.findings.length > 30 ? `\n- … ${report.findings.length - 30} more` : '';
   return `### Docs checks: failed\n\nThis pull request is a draft: the docs checks still fail after ${outcome.repairs} repair round${outcome.repairs === 1 ? '' : 's'}.\n\n${shown.join('\n')}${more}`;
 }

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { TurnEnded } from '../jobs/worker.ts';
+import { inert } from '../lib/inert-text.ts';
 import { publicBaseUrl } from '../lib/public-url.ts';
 import { OWN_MARKER } from './mention.ts';
 import type { DeliveriesStore, ThreadRow } from './store.ts';
@@ -13,16 +14,6 @@ import type { ThreadHost } from './thread-hosts.ts';
 /** The job's page, linked from every reply. */
 export function jobLink(config: Config, jobId: string): string {
   return `${publicBaseUrl(config)}/jobs/${jobId}`;
-}
-
-/**
- * Text from the model or an error message, made inert for a comment: its first line only, clipped, with no
- * @mention (nobody is pinged by what a model wrote) and no backticks (it sits inside a code span).
- */
-export function inert(text: string, max = 200): string {
-  const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
-  const clipped = line.length > max ? `${line.slice(0, max)}…` : line;
-  return clipped.replace(/@/g, '@\u200b').replace(/`/g, "'").trim();
 }
 
 /** The reply to a turn's end. Pure. */

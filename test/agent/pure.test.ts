@@ -1,6 +1,7 @@
 // Pure modules of the agent: path checks, system prompt, change text, model registry, retry delays.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checksSection } from '../../src/agent/checks.ts';
 import { retryDelayMs } from '../../src/agent/loop.ts';
 import { modelConfigError, parseModelId } from '../../src/agent/models.ts';
 import { checkToolPath, isInside } from '../../src/agent/paths.ts';
@@ -167,5 +168,27 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(1, 10, { 'retry-after-ms': '150' }, 0.5)).toBe(150);
     expect(retryDelayMs(1, 10, { 'retry-after': '3600' }, 0.5)).toBe(60_000);
     expect(retryDelayMs(1, 1000, { 'retry-after': '0' }, 0.5)).toBe(1000);
+  });
+});
+
+describe('checksSection', () => {
+  it('puts what a hostile repository wrote into code spans: no @mention, no link, image or HTML in the body', () => {
+    const body = checksSection({
+      status: 'failed',
+      repairs: 2,
+      report: {
+        framework: 'mintlify',
+        checkedFiles: ['a`b.mdx'],
+        checks: ['links, images and anchors'],
+        notes: [],
+        findings: [
+          { file: 'a`b.mdx', line: 3, column: 1, rule: 'link-broken', message: '"x": ![](https://evil.example/t.png) @maintainers <img src=x>\nsecond line' },
+        ],
+      },
+    });
+    const line = body.split('\n').find((l) => l.startsWith('- ')) as string;
+    expect(line).toBe('- `a\'b.mdx:3:1` link-broken: `"x": ![](https://evil.example/t.png) @\u200bmaintainers <img src=x> second line`');
+    // Exactly two code spans: nothing of the message outside them.
+    expect(line.match(/`/g)).toHaveLength(4);
   });
 });

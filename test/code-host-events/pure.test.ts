@@ -4,9 +4,10 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseGitHubDelivery, type ThreadComment } from '../../src/code-host-events/github-payload.ts';
 import { followUpPrompt, isStopCommand, issuePrompt, mentions } from '../../src/code-host-events/mention.ts';
-import { inert, turnReply } from '../../src/code-host-events/replies.ts';
+import { turnReply } from '../../src/code-host-events/replies.ts';
 import { hookSecret } from '../../src/code-host-events/secret.ts';
 import { githubSignatureValid, gitlabTokenValid } from '../../src/code-host-events/verify.ts';
+import { inert } from '../../src/lib/inert-text.ts';
 
 const sign = (secret: string, body: Buffer) => `sha256=${crypto.createHmac('sha256', secret).update(body).digest('hex')}`;
 

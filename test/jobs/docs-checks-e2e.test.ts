@@ -92,7 +92,7 @@ describeEachDialect('docs checks end to end', (dialect) => {
     expect(pr.draft).toBe(true);
     expect(pr.body).toContain('### Docs checks: failed');
     expect(pr.body).toContain('This pull request is a draft: the docs checks still fail after 1 repair round.');
-    expect(pr.body).toContain('- `guides/faq.mdx:5:1` link-broken: "/guides/nowhere": no page or file at /guides/nowhere');
+    expect(pr.body).toContain('- `guides/faq.mdx:5:1` link-broken: `"/guides/nowhere": no page or file at /guides/nowhere`');
     expect(pr.body).toContain('- `guides/faq.mdx:1:1` nav-missing-page');
     const checks = await checkEvents(job.id);
     expect(checks.map((e) => [e.status, e.round, e.final])).toEqual([
