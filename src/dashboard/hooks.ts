@@ -11,22 +11,25 @@ export interface Loaded<T> {
 
 /** GETs `path` (again whenever it changes; null: nothing to load). A stale answer never replaces a newer one. */
 export function useApi<T>(path: string | null): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: path !== null });
+  // The data is kept with the path it answers: a reload of the same path keeps showing it until the new answer
+  // arrives, but another path (a new filter or range) never shows the previous path's rows under its heading.
+  const [state, setState] = useState<{ path: string | null; data?: T; error?: ApiError; loading: boolean }>({ path, loading: path !== null });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     if (path === null) return;
     let current = true;
-    setState((s) => ({ ...s, loading: true, error: undefined }));
+    setState((s) => (s.path === path ? { ...s, loading: true, error: undefined } : { path, loading: true }));
     api<T>('GET', path).then(
-      (data) => current && setState({ data, loading: false }),
-      (err: unknown) => current && setState({ loading: false, error: asApiError(err) }),
+      (data) => current && setState({ path, data, loading: false }),
+      (err: unknown) => current && setState({ path, loading: false, error: asApiError(err) }),
     );
     return () => {
       current = false;
     };
   }, [path, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  const mine = state.path === path;
+  return { data: mine ? state.data : undefined, error: mine ? state.error : undefined, loading: mine ? state.loading : path !== null, reload };
 }
 
 export function asApiError(err: unknown): ApiError {
