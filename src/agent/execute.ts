@@ -9,12 +9,13 @@ import { type BranchDiff, branchDiff } from '../git/diff.ts';
 import { GitError } from '../git/run.ts';
 import { commitAll, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
-import type { CodeHost } from '../hosts/types.ts';
+import type { CodeHost, PullRequestRef } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
 import { checkAndRepair, checksSection, createDocsChecker, type DocsChecker } from './checks.ts';
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
+import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { RunError } from './run-error.ts';
@@ -287,57 +288,101 @@ async function commitAndPush(turn: Turn, ws: Workspace, change: ChangeText): Pro
 }
 
 /**
- * Hands the pushed branch's diff against its base to `onDiff`: after a turn that pushed, and after one that
+ * The pushed branch's diff against its base, handed to `onDiff`: after a turn that pushed, and after one that
  * found the branch pushed already (an earlier attempt may have pushed and stopped before storing it). A diff
- * that cannot be read or stored is logged without its text; the turn goes on (the branch is pushed).
+ * that cannot be read or stored is logged without its text; the turn goes on (the branch is pushed). The diff
+ * (null when there is none or it could not be read) lists the files in the pull request's body.
  */
-async function reportDiff(turn: Turn, ws: Workspace, commitSha: string | null): Promise<void> {
+async function reportDiff(turn: Turn, ws: Workspace, commitSha: string | null): Promise<BranchDiff | null> {
   const { input, log } = turn;
   const head = commitSha ?? (ws.remoteBranchExists ? ws.startSha : null);
-  if (!head || !input.onDiff) return;
+  if (!head) return null;
+  let diff: BranchDiff | null = null;
   try {
-    const diff = await branchDiff(ws.git, `refs/remotes/origin/${input.ref}`, head);
-    await input.onDiff(diff);
+    diff = await branchDiff(ws.git, `refs/remotes/origin/${input.ref}`, head);
+    await input.onDiff?.(diff);
     log.info({ files: diff.files.length, truncated: diff.truncated }, 'agent run: diff recorded');
   } catch (err) {
     turn.signal.throwIfAborted();
     log.warn({ error: errorText(err, turn.secrets).split('\n')[0] }, 'agent run: could not record the diff');
   }
   turn.phase('diff');
+  return diff;
 }
 
 /**
- * Opens (or finds) the branch's pull request; its URL, or null for hosts without them or a branch with no
- * commits of its own. A branch with commits of its own needs its pull request even on a turn that changed
- * nothing (an earlier turn may have pushed and then crashed before opening it).
+ * Opens (or finds) the branch's pull request; null for hosts without them or a branch with no commits of its
+ * own. A branch with commits of its own needs its pull request even on a turn that changed nothing (an earlier
+ * turn may have pushed and then crashed before opening it).
  */
 async function openPullRequest(
   turn: Turn,
   ws: Workspace,
   host: CodeHost,
-  change: ChangeText,
+  pr: { title: string; body: string; draft: boolean },
   commitSha: string | null,
-  draft: boolean,
-): Promise<string | null> {
+): Promise<PullRequestRef | null> {
   const { input } = turn;
-  let prLink: string | null = null;
+  let ref: PullRequestRef | null = null;
   if (commitSha || (ws.remoteBranchExists && (await commitsAhead(ws, input.ref, input.branch)) > 0)) {
-    const pr = await host.ensurePullRequest({
-      repository: input.repository,
-      branch: input.branch,
-      base: input.ref,
-      title: change.title,
-      body: change.prBody,
-      draft,
-      signal: turn.signal,
-    });
-    if (pr) {
-      prLink = pr.url;
-      await turn.emit('pull_request', { url: pr.url, number: pr.number, branch: input.branch, base: input.ref });
-    }
+    ref = await host.ensurePullRequest({ repository: input.repository, branch: input.branch, base: input.ref, ...pr, signal: turn.signal });
+    if (ref) await turn.emit('pull_request', { url: ref.url, number: ref.number, branch: input.branch, base: input.ref });
   }
   turn.phase('pullRequest');
-  return prLink;
+  return ref;
+}
+
+/**
+ * A pull request that was open already (an earlier turn's) gets the body for the branch's new state, and on a
+ * follow-up turn a comment summarising the turn. The push and the pull request already happened: a host that
+ * refuses either is logged and the turn goes on.
+ */
+async function refreshPullRequest(turn: Turn, host: CodeHost, pr: PullRequestRef, body: string, comment: string | null): Promise<void> {
+  const { input, log } = turn;
+  const write = { repository: input.repository, number: pr.number, signal: turn.signal };
+  const attempt = async (what: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      turn.signal.throwIfAborted();
+      log.warn({ prNumber: pr.number, error: errorText(err, turn.secrets).split('\n')[0] }, `agent run: could not ${what}; the turn goes on`);
+    }
+  };
+  await attempt('update the pull request body', () => host.updatePullRequestBody({ ...write, body }));
+  if (comment) await attempt('comment on the pull request', () => host.commentOnPullRequest({ ...write, body: comment }));
+  turn.phase('pullRequestUpdate');
+}
+
+/** The job's first request (the first user message of the history); null on the first turn. */
+function firstRequest(history: readonly ModelMessage[]): string | null {
+  const first = history.find((m) => m.role === 'user');
+  if (!first) return null;
+  if (typeof first.content === 'string') return first.content;
+  return first.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+/** Commit, push, diff, then the pull request: opened with the body written from the run, or brought up to date. */
+async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, summary: string, checks: string, draft: boolean) {
+  const { input } = turn;
+  const change = describeChange(summary, input.prompt, input.jobId);
+  const commitSha = await commitAndPush(turn, ws, change);
+  const diff = await reportDiff(turn, ws, commitSha);
+  const template = host.kind === 'local' ? null : await readPullRequestTemplate(root);
+  const body = pullRequestBody({
+    summary: change.body || change.title,
+    firstRequest: firstRequest(input.history),
+    request: input.prompt,
+    files: diff?.files ?? null,
+    checks,
+    template,
+    jobId: input.jobId,
+  });
+  const pr = await openPullRequest(turn, ws, host, { title: change.title, body, draft }, commitSha);
+  if (pr && pr.created === false) {
+    const comment = input.history.length > 0 ? followUpComment({ summary: summary.trim(), request: input.prompt, commitSha, jobId: input.jobId }) : null;
+    await refreshPullRequest(turn, host, pr, body, comment);
+  }
+  return { commitSha, prLink: pr?.url ?? null };
 }
 
 /** A RunError for every expected failure; anything else (a bug, a full disk) is returned as is. */
@@ -414,10 +459,8 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       turn.usage = priced(turn, checked.usage);
       turn.phase('checks');
       const summary = checked.summary;
-      const change = describeChange(summary, input.prompt, input.jobId, checksSection(checked.outcome));
-      const commitSha = await commitAndPush(turn, ws, change);
-      await reportDiff(turn, ws, commitSha);
-      const prLink = await openPullRequest(turn, ws, host, change, commitSha, input.draft || checked.outcome?.status === 'failed');
+      const draft = input.draft || checked.outcome?.status === 'failed';
+      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, checksSection(checked.outcome), draft);
       turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: checked.outcome?.status ?? 'off' }, 'agent run: finished');
       return { messages: checked.messages, summary, prLink, commitSha, usage: priced(turn, checked.usage) };
     } catch (err) {

@@ -1,4 +1,4 @@
-// Commit message and pull-request title/body from the agent's final summary. Pure.
+// Commit message and pull-request title from the agent's final summary (the body: pr-body.ts). Pure.
 
 const TITLE_MAX = 72;
 
@@ -27,11 +27,10 @@ export interface ChangeText {
   /** The summary without its title line. */
   body: string;
   commitMessage: string;
-  prBody: string;
 }
 
-/** Commit message and pull-request text; `checks` (the docs checks' section, or '') goes into the body. */
-export function describeChange(summary: string, prompt: string, jobId: string, checks = ''): ChangeText {
+/** Commit message and pull-request title. */
+export function describeChange(summary: string, prompt: string, jobId: string): ChangeText {
   const title = clipTitle(firstLine(summary) || firstLine(prompt) || 'Update documentation');
   const lines = summary.trim().split('\n');
   const titleIdx = lines.findIndex((l) => l.trim() !== '');
@@ -44,6 +43,5 @@ export function describeChange(summary: string, prompt: string, jobId: string, c
       : summary.trim();
   const body = rest.length > 20_000 ? `${rest.slice(0, 20_000)}…` : rest;
   const commitMessage = `${title}\n\n${body ? `${body}\n\n` : ''}Inkwell-Job: ${jobId}\n`;
-  const prBody = `${body || title}\n\n${checks ? `${checks}\n\n` : ''}---\nOpened by Inkwell (job \`${jobId}\`). Reply to the job to update this pull request.`;
-  return { title, body, commitMessage, prBody };
+  return { title, body, commitMessage };
 }

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, WaitBudget } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestRef, PullRequestWrite } from './types.ts';
 
 function describe(err: unknown): string {
   const e = err as { status?: number; message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string }> } } };
@@ -103,27 +103,43 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
     return pr ? { url: pr.html_url, number: pr.number } : null;
   }
 
+  /** `loc` of a GitHub repository with the token set, or the HostError saying why not. */
+  function locate(repository: string): { owner: string; repo: string } {
+    const loc = parseRepository(repository, config);
+    if (loc.kind !== 'github') throw new HostError(`not a GitHub repository: ${repository}`);
+    if (!token) throw new HostError('GITHUB_TOKEN is not set: it is needed to open pull requests on GitHub');
+    return { owner: loc.owner, repo: loc.repo };
+  }
+
+  /**
+   * Runs one step with a client whose rate-limit waits come out of one INKWELL_HOST_MAX_WAIT_MS budget; ends
+   * the moment the run stops; a failure is a HostError naming `what`.
+   */
+  async function perform<T>(what: string, signal: AbortSignal | undefined, step: (octokit: InstanceType<typeof GitHub>) => Promise<T>): Promise<T> {
+    const budget = new WaitBudget({ ...deps, host: 'GitHub', what, maxWaitMs: config.hosts.maxWaitMs, signal });
+    try {
+      // A retry of a 5xx waits in the retry plugin's timer: the step still ends the moment the run stops.
+      return await untilAborted(step(client(budget)), signal);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      // A rate-limit wait the budget refused ends the plugin's retries with the host's answer: say why instead.
+      const refusal = budget.refusal(primaryResetOf(err));
+      if (refusal) throw refusal;
+      if (err instanceof HostError) throw err;
+      throw new HostError(`GitHub ${what} failed: ${describe(err)}`);
+    }
+  }
+
   return {
     kind: 'github',
     async ensurePullRequest(input: EnsurePullRequestInput): Promise<PullRequestRef | null> {
-      const loc = parseRepository(input.repository, config);
-      if (loc.kind !== 'github') throw new HostError(`not a GitHub repository: ${input.repository}`);
-      if (!token) throw new HostError('GITHUB_TOKEN is not set: it is needed to open pull requests on GitHub');
-      const { owner, repo } = loc;
+      const { owner, repo } = locate(input.repository);
       const signal = input.signal;
-      const budget = new WaitBudget({
-        ...deps,
-        host: 'GitHub',
-        what: `pull request for ${owner}/${repo} branch ${input.branch}`,
-        maxWaitMs: config.hosts.maxWaitMs,
-        signal,
-      });
-      const octokit = client(budget);
       // Look up, else create. Each request is retried on its own; a create retried after its answer was lost
       // meets GitHub's 422 for the existing pull request, which the lookup then finds.
-      const step = async (): Promise<PullRequestRef> => {
+      return perform(`pull request for ${owner}/${repo} branch ${input.branch}`, signal, async (octokit) => {
         const existing = await findOpen(octokit, owner, repo, input.branch, signal);
-        if (existing) return existing;
+        if (existing) return { ...existing, created: false };
         try {
           const created = await octokit.rest.pulls.create({
             owner,
@@ -135,27 +151,28 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
             draft: input.draft ?? false,
             request: { signal },
           });
-          return { url: created.data.html_url, number: created.data.number };
+          return { url: created.data.html_url, number: created.data.number, created: true };
         } catch (err) {
           // Another run opened it between our lookup and create: reuse it.
           if ((err as { status?: number }).status === 422) {
             const again = await findOpen(octokit, owner, repo, input.branch, signal);
-            if (again) return again;
+            if (again) return { ...again, created: false };
           }
           throw err;
         }
-      };
-      try {
-        // A retry of a 5xx waits in the retry plugin's timer: the step still ends the moment the run stops.
-        return await untilAborted(step(), signal);
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason;
-        // A rate-limit wait the budget refused ends the plugin's retries with the host's answer: say why instead.
-        const refusal = budget.refusal(primaryResetOf(err));
-        if (refusal) throw refusal;
-        if (err instanceof HostError) throw err;
-        throw new HostError(`GitHub pull request for ${owner}/${repo} branch ${input.branch} failed: ${describe(err)}`);
-      }
+      });
+    },
+    async updatePullRequestBody(input: PullRequestWrite): Promise<void> {
+      const { owner, repo } = locate(input.repository);
+      await perform(`body of pull request ${owner}/${repo}#${input.number}`, input.signal, (octokit) =>
+        octokit.rest.pulls.update({ owner, repo, pull_number: input.number, body: input.body, request: { signal: input.signal } }),
+      );
+    },
+    async commentOnPullRequest(input: PullRequestWrite): Promise<void> {
+      const { owner, repo } = locate(input.repository);
+      await perform(`comment on pull request ${owner}/${repo}#${input.number}`, input.signal, (octokit) =>
+        octokit.rest.issues.createComment({ owner, repo, issue_number: input.number, body: input.body, request: { signal: input.signal } }),
+      );
     },
   };
 }

@@ -12,7 +12,7 @@ import { scrubSecrets } from '../lib/logger.ts';
 import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, type HostFailure, WaitBudget, withHostRetry } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestRef } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestRef, PullRequestWrite } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */
 export function isGitLabRepository(repository: string, config: Config): boolean {
@@ -138,43 +138,59 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
     return mr ? { url: mr.web_url, number: mr.iid } : null;
   }
 
+  /** The project path of a GitLab repository with the token set, or the HostError saying why not. */
+  function locate(repository: string): string {
+    const projectPath = gitlabProjectPath(repository, config);
+    if (!projectPath) throw new HostError(`not a GitLab repository: ${scrubSecrets(repository)}`);
+    if (!token) throw new HostError('GITLAB_TOKEN is not set: it is needed to open merge requests on GitLab');
+    return projectPath;
+  }
+
+  /** Runs `step` with withHostRetry under one INKWELL_HOST_MAX_WAIT_MS budget; a failure is a HostError naming `what`. */
+  async function perform<T>(what: string, signal: AbortSignal | undefined, step: () => Promise<T>): Promise<T> {
+    try {
+      const budget = new WaitBudget({ ...deps, host: 'GitLab', what, maxWaitMs: config.hosts.maxWaitMs, signal });
+      return await withHostRetry(step, budget, signal, gitlabFailure);
+    } catch (err) {
+      if (err instanceof HostError || signal?.aborted) throw err;
+      throw new HostError(`GitLab ${what} failed: ${describeGitLabError(err, token)}`);
+    }
+  }
+
   return {
     kind: 'gitlab',
     async ensurePullRequest(input: EnsurePullRequestInput): Promise<PullRequestRef | null> {
-      const projectPath = gitlabProjectPath(input.repository, config);
-      if (!projectPath) throw new HostError(`not a GitLab repository: ${scrubSecrets(input.repository)}`);
-      if (!token) throw new HostError('GITLAB_TOKEN is not set: it is needed to open merge requests on GitLab');
+      const projectPath = locate(input.repository);
       // Look up, else create — retried as a whole, so a create whose answer was lost is found, not repeated.
-      const step = async (): Promise<PullRequestRef> => {
+      return perform(`merge request for ${projectPath} branch ${input.branch}`, input.signal, async (): Promise<PullRequestRef> => {
         const existing = await findOpen(projectPath, input.branch);
-        if (existing) return existing;
+        if (existing) return { ...existing, created: false };
         try {
           const created = (await api.MergeRequests.create(projectPath, input.branch, input.base, mrTitle(input.title, input.draft), {
             description: input.body,
           })) as unknown as MergeRequestLike;
-          return { url: created.web_url, number: created.iid };
+          return { url: created.web_url, number: created.iid, created: true };
         } catch (err) {
           // GitLab answers 409 when an open merge request for the source branch appeared meanwhile: reuse it.
           if (statusOf(err) === 409) {
             const again = await findOpen(projectPath, input.branch);
-            if (again) return again;
+            if (again) return { ...again, created: false };
           }
           throw err;
         }
-      };
-      try {
-        const budget = new WaitBudget({
-          ...deps,
-          host: 'GitLab',
-          what: `merge request for ${projectPath} branch ${input.branch}`,
-          maxWaitMs: config.hosts.maxWaitMs,
-          signal: input.signal,
-        });
-        return await withHostRetry(step, budget, input.signal, gitlabFailure);
-      } catch (err) {
-        if (err instanceof HostError || input.signal?.aborted) throw err;
-        throw new HostError(`GitLab merge request for ${projectPath} branch ${input.branch} failed: ${describeGitLabError(err, token)}`);
-      }
+      });
+    },
+    async updatePullRequestBody(input: PullRequestWrite): Promise<void> {
+      const projectPath = locate(input.repository);
+      await perform(`description of merge request ${projectPath}!${input.number}`, input.signal, () =>
+        api.MergeRequests.edit(projectPath, input.number, { description: input.body }),
+      );
+    },
+    async commentOnPullRequest(input: PullRequestWrite): Promise<void> {
+      const projectPath = locate(input.repository);
+      await perform(`note on merge request ${projectPath}!${input.number}`, input.signal, () =>
+        api.MergeRequestNotes.create(projectPath, input.number, input.body),
+      );
     },
   };
 }

@@ -7,5 +7,7 @@ export function createLocalHost(): CodeHost {
     async ensurePullRequest() {
       return null;
     },
+    async updatePullRequestBody() {},
+    async commentOnPullRequest() {},
   };
 }

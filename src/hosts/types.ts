@@ -2,6 +2,8 @@
 export interface PullRequestRef {
   url: string;
   number: number;
+  /** True when this call opened it; false when it was open already (an earlier turn's). */
+  created?: boolean;
 }
 
 export interface EnsurePullRequestInput {
@@ -16,8 +18,22 @@ export interface EnsurePullRequestInput {
   signal?: AbortSignal;
 }
 
+/** One write to an open pull request (its body, or a comment on it). */
+export interface PullRequestWrite {
+  repository: string;
+  /** The pull request's number (GitLab: the merge request's iid). */
+  number: number;
+  /** Markdown: the new body, or the comment. */
+  body: string;
+  signal?: AbortSignal;
+}
+
 export interface CodeHost {
   readonly kind: 'github' | 'gitlab' | 'local';
   /** Returns the open pull request for the branch, creating one if none exists; null for hosts without pull requests (local). */
   ensurePullRequest(input: EnsurePullRequestInput): Promise<PullRequestRef | null>;
+  /** Replaces the pull request's body (GitLab: the merge request's description). */
+  updatePullRequestBody(input: PullRequestWrite): Promise<void>;
+  /** Adds a comment to the pull request (GitLab: a note on the merge request). */
+  commentOnPullRequest(input: PullRequestWrite): Promise<void>;
 }

@@ -119,7 +119,13 @@ for (const streaming of [true, false]) {
       expect(second.commitSha).not.toBe(first.commitSha);
       expect(second.prLink).toBe(first.prLink);
       expect(h.github.pulls).toHaveLength(1);
-      expect(h.github.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+      // One pull request created; the follow-up rewrote its body and commented once.
+      expect(h.github.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([
+        'POST /repos/acme/docs/pulls',
+        'PATCH /repos/acme/docs/pulls/1',
+        'POST /repos/acme/docs/issues/1/comments',
+      ]);
+      expect(h.github.pulls[0]!.body).toContain('docs/quickstart.mdx');
       // The conversation carried over: the follow-up request contains the first prompt and result.
       const followUp = requestText(h.model.requests[3]!);
       expect(followUp).toContain('Update the intro');
@@ -134,6 +140,7 @@ for (const streaming of [true, false]) {
       expect(third.prLink).toBe(first.prLink);
       expect(commitsBetween(h.repo, 'main', BRANCH)).toHaveLength(2);
       expect(h.github.pulls).toHaveLength(1);
+      expect(h.github.comments.map((c) => c.body.includes('This turn changed no files.'))).toEqual([false, true]);
     });
   });
 }

@@ -116,8 +116,6 @@ describe('describeChange', () => {
     expect(c.title).toBe('Fix the install guide');
     expect(c.body).toBe('Corrected the npm command.');
     expect(c.commitMessage).toBe('Fix the install guide\n\nCorrected the npm command.\n\nInkwell-Job: job_1\n');
-    expect(c.prBody).toContain('Corrected the npm command.');
-    expect(c.prBody).toContain('job_1');
   });
 
   it('clips long titles and falls back to the prompt', () => {

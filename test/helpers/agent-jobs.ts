@@ -7,7 +7,7 @@ import type { Seeded } from './app.ts';
 import type { DialectName } from './db.ts';
 import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, type RepoContent } from './git.ts';
 import { type GitHubServer, startGitHubServer } from './github-server.ts';
-import { type JobsTestApp, startJobsApp } from './jobs.ts';
+import { type JobsTestApp, startJobsApp, waitForStatus } from './jobs.ts';
 import { type ModelScriptEntry, type ModelServer, startModelServer } from './model-server.ts';
 
 export const GITHUB_URL = 'https://github.com/acme/docs';
@@ -65,5 +65,14 @@ export async function startAgentJobs(dialect: DialectName, opts: AgentJobsOption
       await github.close();
       repo.cleanup();
     },
+  };
+}
+
+/** The seeded project's job API as its admin, and a wait for a job to finish; `get` is the current stack. */
+export function jobApi(get: () => AgentJobs) {
+  return {
+    api: (method: string, p: string, body?: unknown) =>
+      get().t.request(method, `/v2/agent/${get().s.project.id}${p}`, { key: get().s.adminKey, ...(body ? { body } : {}) }),
+    settle: (id: string) => waitForStatus(get().t, get().s.adminKey, get().s.project.id, id, ['completed', 'failed']),
   };
 }

@@ -20,7 +20,7 @@ describe('GitHub host', () => {
     gh = await startGitHubServer({ token: TOKEN });
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
     const pr = await host.ensurePullRequest({ ...input, draft: true });
-    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1 });
+    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1, created: true });
     expect(gh.pulls[0]).toMatchObject({
       owner: 'acme',
       repo: 'docs',
@@ -55,7 +55,7 @@ describe('GitHub host', () => {
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
     const first = await host.ensurePullRequest(input);
     const again = await host.ensurePullRequest({ ...input, title: 'Other title' });
-    expect(again).toEqual(first);
+    expect(again).toEqual({ ...first, created: false });
     expect(gh.pulls).toHaveLength(1);
     gh.pulls[0]!.state = 'closed';
     const fresh = await host.ensurePullRequest(input);
@@ -67,7 +67,8 @@ describe('GitHub host', () => {
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
     // Both lookups happen before either create: one create wins, the other gets 422 and re-lists.
     const [a, b] = await Promise.all([host.ensurePullRequest(input), host.ensurePullRequest(input)]);
-    expect(a).toEqual(b);
+    expect([a?.created, b?.created].sort()).toEqual([false, true]);
+    expect(a?.url).toBe(b?.url);
     expect(gh.pulls).toHaveLength(1);
   });
 
@@ -85,7 +86,7 @@ describe('GitHub host', () => {
     gh = await startGitHubServer({ token: TOKEN });
     gh.failNext(503, 2);
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }), { sleep: async () => {} });
-    expect(await host.ensurePullRequest(input)).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1 });
+    expect(await host.ensurePullRequest(input)).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1, created: true });
   });
 
   it('GitHub Enterprise: API under /api/v3 and repositories on the API host', async () => {

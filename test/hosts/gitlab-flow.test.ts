@@ -92,7 +92,11 @@ describe('agent run on a GitLab repository', () => {
     expect(readBranchFile(s.repo, BRANCH, 'docs/more.md')).toBe('# More\n');
     expect(commitsBetween(s.repo, 'main', BRANCH)).toHaveLength(2);
     expect(s.gitlab.mergeRequests).toHaveLength(1);
-    expect(s.gitlab.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    // One merge request created; the follow-up rewrote its description and added a note.
+    const writes = s.gitlab.requests
+      .filter((r) => r.method !== 'GET')
+      .map((r) => `${r.method} ${decodeURIComponent(r.rawPath).replace(/^.*\/projects\/group\/sub\/docs/, '')}`);
+    expect(writes).toEqual(['POST /merge_requests', 'PUT /merge_requests/1', 'POST /merge_requests/1/notes']);
     expect(JSON.stringify(s.events)).not.toContain(TOKEN);
   });
 

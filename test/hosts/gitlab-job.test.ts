@@ -1,7 +1,8 @@
 // End to end over the HTTP API: a job on a GitLab repository runs through the real worker and agent
 // executor (scripted model server, git through url.<local>.insteadOf to a bare repository, local
 // GitLab API), completes with prLink = the merge request's web_url, and the project's webhook
-// receives a signed job.completed carrying the job as the API shows it.
+// receives a signed job.completed carrying the job as the API shows it. A follow-up turn rewrites the merge
+// request's description and adds a note.
 import crypto from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { createRunExecutor } from '../../src/agent/execute.ts';
@@ -11,7 +12,7 @@ import { describeEachDialect } from '../helpers/db.ts';
 import { applyEnv, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
 import { startGitLabServer } from '../helpers/gitlab-server.ts';
 import { startJobsApp, waitForStatus } from '../helpers/jobs.ts';
-import { startModelServer } from '../helpers/model-server.ts';
+import { type ModelScriptEntry, startModelServer } from '../helpers/model-server.ts';
 import { eventually, startReceiver } from '../webhooks/receiver.ts';
 
 const TOKEN = `glpat-${'J0bToken'.repeat(3)}`;
@@ -23,23 +24,31 @@ describeEachDialect('GitLab job end to end', (dialect) => {
     cleanups.length = 0;
   });
 
-  it('completes with prLink = the merge request web_url and notifies the webhook', async () => {
-    const repo = createBareRepo({ files: { 'README.md': '# Docs\n', 'docs/intro.md': 'Hello.\n' } });
+  const INTRO_TURN: ModelScriptEntry[] = [
+    { toolCalls: [{ name: 'edit_file', args: { path: 'docs/intro.md', old_string: 'Hello.', new_string: 'Welcome.' } }] },
+    { text: 'Friendlier intro\n\nThe intro greets readers.' },
+  ];
+
+  /** A bare repository with `files` reached as the GitLab fake's acme/docs, a scripted model, and its repository URL. */
+  async function stack(files: Record<string, string>, script: ModelScriptEntry[]) {
+    const repo = createBareRepo({ files: { 'README.md': '# Docs\n', 'docs/intro.md': 'Hello.\n', ...files } });
     cleanups.push(() => repo.cleanup());
     const gitlab = await startGitLabServer({ token: TOKEN });
     cleanups.push(() => gitlab.close());
-    const model = await startModelServer([
-      { toolCalls: [{ name: 'edit_file', args: { path: 'docs/intro.md', old_string: 'Hello.', new_string: 'Welcome.' } }] },
-      { text: 'Friendlier intro\n\nThe intro greets readers.' },
-    ]);
+    const model = await startModelServer(script);
     cleanups.push(() => model.close());
-    const receiver = await startReceiver([200]);
-    cleanups.push(() => receiver.close());
     const repository = `${gitlab.url}/acme/docs.git`;
     cleanups.push(applyEnv(insteadOfEnv({ [repository]: repo.dir })));
+    return { repo, gitlab, model, repository, env: { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, GITLAB_URL: gitlab.url, GITLAB_TOKEN: TOKEN } };
+  }
+
+  it('completes with prLink = the merge request web_url and notifies the webhook', async () => {
+    const { repo, gitlab, repository, env } = await stack({}, INTRO_TURN);
+    const receiver = await startReceiver([200]);
+    cleanups.push(() => receiver.close());
 
     const webhooks = { ...testConfig().webhooks, allowPrivate: true, pollIntervalMs: 20, retryScheduleMs: [100] };
-    const t = await startJobsApp(dialect, { webhooks }, { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, GITLAB_URL: gitlab.url, GITLAB_TOKEN: TOKEN });
+    const t = await startJobsApp(dialect, { webhooks }, env);
     cleanups.push(() => t.close());
     const { adminKey: key, project } = await t.seed({ repository, ref: 'main' });
     const { secret } = await createWebhookService(t.ctx).set(project.id, receiver.url);
@@ -72,5 +81,39 @@ describeEachDialect('GitLab job end to end', (dialect) => {
     expect(payload.data.job.prLink).toBe(job.prLink);
     await eventually(async () => (await createWebhookService(t.ctx).deliveries(project.id))[0]?.status === 'delivered');
     expect(JSON.stringify(now.body)).not.toContain(TOKEN);
+  });
+
+  it('a follow-up turn updates the merge request description (new file listed) and adds one note', async () => {
+    const { gitlab, repository, env } = await stack({ '.gitlab/merge_request_templates/Default.md': '- [ ] Reviewed\n' }, [
+      ...INTRO_TURN,
+      { toolCalls: [{ name: 'write_file', args: { path: 'docs/faq.md', content: '# FAQ\n' } }] },
+      { text: 'Add an FAQ\n\nA first FAQ page.' },
+    ]);
+    const t = await startJobsApp(dialect, {}, env);
+    cleanups.push(() => t.close());
+    const { adminKey: key, project } = await t.seed({ repository, ref: 'main' });
+    t.startWorker(createRunExecutor(t.ctx.config, t.ctx.logger));
+
+    const created = await t.request('POST', `/v2/agent/${project.id}/job`, { key, body: { prompt: 'Make the intro friendlier' } });
+    const job = await waitForStatus(t, key, project.id, created.body.id, ['completed', 'failed']);
+    expect(job).toMatchObject({ status: 'completed', error: null });
+    const first = gitlab.mergeRequests[0]!.description!;
+    expect(first).toContain('```text\nMake the intro friendlier\n```');
+    expect(first).toContain('- `docs/intro.md` (modified, +1 −1)');
+    expect(first).toContain('- [ ] Reviewed');
+    expect(gitlab.notes).toEqual([]);
+
+    await t.request('POST', `/v2/agent/${project.id}/job/${job.id}/message`, { key, body: { prompt: 'Add an FAQ' } });
+    const after = await waitForStatus(t, key, project.id, job.id, ['completed', 'failed']);
+    expect(after).toMatchObject({ status: 'completed', error: null, prLink: job.prLink });
+    expect(gitlab.mergeRequests).toHaveLength(1);
+    const updated = gitlab.mergeRequests[0]!.description!;
+    expect(updated).toContain('A first FAQ page.');
+    expect(updated).toContain('### Files changed (2)');
+    expect(updated).toContain('- `docs/faq.md` (added, +1 −0)');
+    expect(gitlab.notes).toHaveLength(1);
+    expect(gitlab.notes[0]).toMatchObject({ projectPath: 'acme/docs', noteable: 'merge_requests', iid: 1 });
+    expect(gitlab.notes[0]!.body).toContain('```text\nAdd an FAQ\n```');
+    expect(gitlab.notes[0]!.body).toContain('A first FAQ page.');
   });
 });

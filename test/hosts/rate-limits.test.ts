@@ -86,6 +86,23 @@ describe('GitHub rate limits', () => {
     });
   }
 
+  it('body updates and comments on a pull request wait out a secondary limit the same way, and refuse one beyond the budget', async () => {
+    const { server, host, time } = await github({ INKWELL_HOST_MAX_WAIT_MS: '60000' });
+    const pr = (await host.ensurePullRequest(ghInput))!;
+    const write = { repository: ghInput.repository, number: pr.number };
+    server.failNext(403, 1, { message: SECONDARY, headers: { 'retry-after': '30' }, method: 'PATCH' });
+    await host.updatePullRequestBody({ ...write, body: 'New body' });
+    expect(server.pulls[0]!.body).toBe('New body');
+    expect(time.slept).toEqual([30_000]);
+    server.failNext(429, 1, { message: SECONDARY, headers: { 'retry-after': '3600' }, method: 'POST' });
+    const err = await host.commentOnPullRequest({ ...write, body: 'A turn' }).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain(`comment on pull request acme/docs#${pr.number}`);
+    expect(server.comments).toEqual([]);
+    await host.commentOnPullRequest({ ...write, body: 'A turn' });
+    expect(server.comments).toMatchObject([{ number: pr.number, body: 'A turn' }]);
+  });
+
   it('secondary limit without retry-after: waits a minute each time it persists', async () => {
     const { server, host, time } = await github();
     server.failNext(403, 2, { message: SECONDARY });
@@ -172,7 +189,7 @@ describe('GitHub rate limits', () => {
     const { server, host } = await github();
     server.failNext(502, 1, { method: 'POST', afterHandling: true });
     const pr = await host.ensurePullRequest(ghInput);
-    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1 });
+    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1, created: false });
     expect(server.pulls).toHaveLength(1);
     // Lookup, create (502, created), create again (422: it exists), lookup finds it.
     expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'POST', 'GET']);
@@ -213,6 +230,23 @@ describe('GitLab rate limits', () => {
     expect(mr?.number).toBe(1);
     expect(time.slept).toEqual([30_000]);
     expect(server.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'POST']);
+  });
+
+  it('description updates and notes on a merge request wait out a 429 the same way, and refuse one beyond the budget', async () => {
+    const { server, host, time } = await gitlab({ INKWELL_HOST_MAX_WAIT_MS: '60000' });
+    const mr = (await host.ensurePullRequest(glInput(server)))!;
+    const write = { repository: glInput(server).repository, number: mr.number };
+    server.failNext(429, 1, { headers: { 'retry-after': '30' }, method: 'PUT' });
+    await host.updatePullRequestBody({ ...write, body: 'New description' });
+    expect(server.mergeRequests[0]!.description).toBe('New description');
+    expect(time.slept).toEqual([30_000]);
+    server.failNext(429, 1, { headers: { 'retry-after': '3600' }, method: 'POST' });
+    const err = await host.commentOnPullRequest({ ...write, body: 'A turn' }).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain('GitLab rate limit');
+    expect(server.notes).toEqual([]);
+    await host.commentOnPullRequest({ ...write, body: 'A turn' });
+    expect(server.notes).toMatchObject([{ noteable: 'merge_requests', iid: mr.number, body: 'A turn' }]);
   });
 
   it('429 with only RateLimit-Reset: waits until the reset', async () => {

@@ -1,10 +1,9 @@
 // The docs checks' repair loop end to end on both databases: HTTP API, queue and worker, the real executor,
 // a scripted model (real HTTP), a real bare repository (a Mintlify site) and the GitHub fake.
 import { afterEach, expect, it } from 'vitest';
-import { type AgentJobs, startAgentJobs } from '../helpers/agent-jobs.ts';
+import { type AgentJobs, jobApi, startAgentJobs } from '../helpers/agent-jobs.ts';
 import { describeEachDialect } from '../helpers/db.ts';
 import { readBranchFile } from '../helpers/git.ts';
-import { waitForStatus } from '../helpers/jobs.ts';
 import { type ModelScriptEntry, requestText } from '../helpers/model-server.ts';
 
 const TOKEN = `ghp_${'ChecksT0kenValue'.repeat(3)}`;
@@ -27,9 +26,7 @@ describeEachDialect('docs checks end to end', (dialect) => {
     a = null;
   });
 
-  const api = (method: string, p: string, body?: unknown) =>
-    a!.t.request(method, `/v2/agent/${a!.s.project.id}${p}`, { key: a!.s.adminKey, ...(body ? { body } : {}) });
-  const settle = (id: string) => waitForStatus(a!.t, a!.s.adminKey, a!.s.project.id, id, ['completed', 'failed']);
+  const { api, settle } = jobApi(() => a!);
   const checkEvents = async (id: string) =>
     ((await api('GET', `/job/${id}/events`)).body.events as Array<{ type: string; data: Record<string, any> }>)
       .filter((e) => e.type === 'check')
