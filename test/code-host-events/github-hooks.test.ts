@@ -5,68 +5,51 @@
 // access and bots create nothing.
 import crypto from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
-import { createRunExecutor } from '../../src/agent/execute.ts';
 import { OWN_MARKER } from '../../src/code-host-events/mention.ts';
 import { enableCodeHostHook } from '../../src/code-host-events/service.ts';
-import { releaseWorktree } from '../../src/git/workspace.ts';
+import { type AgentJobs, GITHUB_URL, startAgentJobs } from '../helpers/agent-jobs.ts';
 import type { Seeded } from '../helpers/app.ts';
 import { describeEachDialect } from '../helpers/db.ts';
-import { applyEnv, type BareRepo, createBareRepo, insteadOfEnv, readBranchFile } from '../helpers/git.ts';
-import { type GitHubServer, startGitHubServer } from '../helpers/github-server.ts';
-import { type JobsTestApp, startJobsApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
-import { type ModelScriptEntry, type ModelServer, requestText, startModelServer } from '../helpers/model-server.ts';
+import { type BareRepo, readBranchFile } from '../helpers/git.ts';
+import type { GitHubServer } from '../helpers/github-server.ts';
+import { type JobsTestApp, waitFor, waitForStatus } from '../helpers/jobs.ts';
+import { type ModelScriptEntry, type ModelServer, requestText } from '../helpers/model-server.ts';
 import { DRY_RUN_TURNS } from './scripts.ts';
 
-const GITHUB_URL = 'https://github.com/acme/docs';
 const TOKEN = `ghp_${'H00kT0kenValue'.repeat(3)}`;
 const repository = { full_name: 'acme/docs', html_url: GITHUB_URL };
 const writer = { login: 'octocat', type: 'User' };
 
 describeEachDialect('GitHub webhooks → jobs', (dialect) => {
+  let stack: AgentJobs | null = null;
   let t: JobsTestApp | null = null;
   let repo: BareRepo;
   let model: ModelServer;
   let github: GitHubServer;
-  let restoreEnv: () => void;
   let s: Seeded;
   let secret: string;
   let deliveries = 0;
 
   async function setup(script: ModelScriptEntry[]) {
-    repo = createBareRepo({ files: { 'README.md': '# Acme docs\n', 'docs/cli.md': '# CLI\n\nRun `acme build`.\n' } });
-    model = await startModelServer(script, { fallback: { text: 'Nothing to do.' } });
-    github = await startGitHubServer({ token: TOKEN });
+    stack = await startAgentJobs(dialect, {
+      files: { 'README.md': '# Acme docs\n', 'docs/cli.md': '# CLI\n\nRun `acme build`.\n' },
+      script,
+      fallback: { text: 'Nothing to do.' },
+      token: TOKEN,
+      env: { INKWELL_SECRET_KEY: 'k'.repeat(40), INKWELL_PUBLIC_URL: 'https://inkwell.acme.example' },
+    });
+    ({ t, repo, model, github, s } = stack);
     github.permissions.set('octocat', 'write');
     github.permissions.set('reader', 'read');
-    restoreEnv = applyEnv(insteadOfEnv({ [GITHUB_URL]: repo.dir }));
-    t = await startJobsApp(
-      dialect,
-      {},
-      {
-        OPENAI_COMPATIBLE_BASE_URL: model.baseUrl,
-        GITHUB_API_URL: github.apiUrl,
-        GITHUB_TOKEN: TOKEN,
-        INKWELL_SECRET_KEY: 'k'.repeat(40),
-        INKWELL_PUBLIC_URL: 'https://inkwell.acme.example',
-        INKWELL_POLL_INTERVAL_MS: '20',
-        INKWELL_LEASE_MS: '5000',
-      },
-    );
-    const config = t.ctx.config;
-    t.startWorker(createRunExecutor(config, t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(config, id) });
-    s = await t.seed({ repository: GITHUB_URL, ref: 'main' });
     const hook = await enableCodeHostHook(t.ctx, s.project.id);
     expect(hook.url).toBe(`https://inkwell.acme.example/v1/hooks/github/${s.project.id}`);
     secret = hook.secret;
   }
 
   afterEach(async () => {
-    await t?.close();
+    await stack?.close();
+    stack = null;
     t = null;
-    restoreEnv?.();
-    await model?.close();
-    await github?.close();
-    repo?.cleanup();
   });
 
   /** Posts a delivery signed with `key` (default: the project's secret); returns the response. */
