@@ -247,10 +247,34 @@ class Session {
   }
 }
 
-async function readAll(fh: fs.FileHandle, rel: string, maxBytes = MAX_READ_BYTES): Promise<Buffer> {
+/**
+ * Reads a whole file of at most `maxBytes`. The size from `stat` gives the early refusal with the exact size;
+ * the reads themselves never take more than `maxBytes + 1` bytes, so a file that grows between the stat and
+ * the read (a parallel write in the same step) is refused too instead of being read past the cap.
+ */
+/** What `readAll` needs of an open file (a `fs.FileHandle` is one). */
+export interface ReadableFile {
+  stat(): Promise<{ size: number }>;
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
+
+export async function readAll(fh: ReadableFile, rel: string, maxBytes = MAX_READ_BYTES): Promise<Buffer> {
   const st = await fh.stat();
   if (st.size > maxBytes) throw new TooLargeError(`"${rel}" is ${st.size} bytes; files over ${maxBytes} bytes cannot be read`, st.size);
-  return fh.readFile();
+  let buf = Buffer.allocUnsafe(st.size + 1);
+  let filled = 0;
+  for (;;) {
+    if (filled === buf.length) {
+      if (filled > maxBytes)
+        throw new TooLargeError(`"${rel}" grew past ${maxBytes} bytes while it was being read; files over ${maxBytes} bytes cannot be read`, filled);
+      const grown = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
+      buf.copy(grown, 0, 0, filled);
+      buf = grown;
+    }
+    const { bytesRead } = await fh.read(buf, filled, buf.length - filled, filled);
+    if (bytesRead === 0) return buf.subarray(0, filled);
+    filled += bytesRead;
+  }
 }
 
 /** Files under a directory, sorted per directory; `.git` skipped; linked directories not entered. */

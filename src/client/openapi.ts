@@ -8329,7 +8329,7 @@ export interface paths {
             };
           };
         };
-        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        /** @description `not_found`: the path holds a NUL byte */
         404: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -8343,7 +8343,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "project_not_found" | "not_found";
+              code: "not_found";
               details?: {
                   message: string;
                   path?: string;
@@ -8690,7 +8690,7 @@ export interface paths {
             };
           };
         };
-        /** @description `project_not_found`: no such project, or the key belongs to another one; `not_found`: the path holds a NUL byte */
+        /** @description `not_found`: the path holds a NUL byte */
         404: {
           headers: {
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
@@ -8704,7 +8704,7 @@ export interface paths {
                * @description Stable snake_case code
                * @enum {string}
                */
-              code: "project_not_found" | "not_found";
+              code: "not_found";
               details?: {
                   message: string;
                   path?: string;

@@ -113,9 +113,17 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
   const hosts: Record<CodeHostName, ThreadHost> = threadHosts(deps.config, deps);
   const writers = new Map<string, { canWrite: boolean; at: number }>();
 
-  function secretOf(project: ProjectWithSecret): string {
-    const hook = project.settings.codeHostHook;
-    if (!hook) throw new AppError('unauthorized', 'This project takes no code-host webhooks: run `inkwell project set --project ID --code-host-webhook`');
+  /**
+   * The project's hook secret, or null when the project is unknown or takes no code-host webhooks. Both answer
+   * exactly like a wrong signature (401, same text), so a caller without the secret learns nothing about which
+   * project ids exist or have hooks; the log says which it was.
+   */
+  function secretOf(projectId: string, project: ProjectWithSecret | undefined): string | null {
+    const hook = project?.settings.codeHostHook;
+    if (!project || !hook) {
+      deps.logger.info({ projectId, reason: project ? 'no code-host webhook set' : 'unknown project' }, 'code-host delivery refused');
+      return null;
+    }
     try {
       return hookSecret(serverSecret(deps.config), project.id, hook.generation);
     } catch (err) {
@@ -238,20 +246,15 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
     }
   }
 
-  async function projectOf(projectId: string): Promise<ProjectWithSecret> {
-    const project = await deps.projects.getProject(projectId);
-    if (!project) throw new AppError('project_not_found');
-    return project;
-  }
-
   return {
     /** For the worker: replies in the thread of a job started or continued from a comment when a turn of it ends. */
     onTurnEnded: createTurnReplies({ ...deps, hosts }),
 
     /** One GitHub delivery: verified, checked against the project's repositories, acted on once. */
     async receiveGitHub(projectId: string, d: GitHubDelivery): Promise<Receipt> {
-      const project = await projectOf(projectId);
-      if (!githubSignatureValid(secretOf(project), d.rawBody, d.signature)) {
+      const project = await deps.projects.getProject(projectId);
+      const secret = secretOf(projectId, project);
+      if (!project || secret === null || !githubSignatureValid(secret, d.rawBody, d.signature)) {
         throw new AppError('unauthorized', 'X-Hub-Signature-256 is missing or does not match the secret given to the repository');
       }
       if (!d.event) throw new AppError('invalid_request', 'X-GitHub-Event is missing', [{ message: 'required', path: 'x-github-event' }]);
@@ -265,8 +268,9 @@ export function createCodeHostEvents(deps: CodeHostEventsDeps) {
 
     /** One GitLab delivery: its X-Gitlab-Token checked, then as GitHub's. */
     async receiveGitLab(projectId: string, d: GitLabDelivery): Promise<Receipt> {
-      const project = await projectOf(projectId);
-      if (!gitlabTokenValid(secretOf(project), d.token)) {
+      const project = await deps.projects.getProject(projectId);
+      const secret = secretOf(projectId, project);
+      if (!project || secret === null || !gitlabTokenValid(secret, d.token)) {
         throw new AppError('unauthorized', 'X-Gitlab-Token is missing or is not the secret token given to the project');
       }
       if (!d.event) throw new AppError('invalid_request', 'X-Gitlab-Event is missing', [{ message: 'required', path: 'x-gitlab-event' }]);

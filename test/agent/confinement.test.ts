@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfinedTree, followLink, setProcFdUsableForTesting } from '../../src/agent/confined-fs.ts';
+import { ConfinedTree, followLink, readAll, setProcFdUsableForTesting, TooLargeError } from '../../src/agent/confined-fs.ts';
 import { createToolImplementations } from '../../src/agent/tools.ts';
 import { tempDir } from '../helpers/git.ts';
 
@@ -54,6 +54,46 @@ afterEach(() => {
 });
 
 const outsideState = () => snapshot(base, root);
+
+describe('readAll: the size cap holds for a file that grows during the read', () => {
+  // The file really grows on disk between the size check (stat) and the read: the stat below appends to it
+  // before it answers, as a parallel write in the same step could.
+  async function readGrowing(initial: number, grow: number, cap: number): Promise<Buffer> {
+    const file = path.join(tempDir(), 'page.md');
+    fs.writeFileSync(file, 'a'.repeat(initial));
+    const fh = await fs.promises.open(file, 'r');
+    try {
+      const growing = {
+        stat: async () => {
+          const st = await fh.stat();
+          fs.appendFileSync(file, 'b'.repeat(grow));
+          return st;
+        },
+        read: (buffer: Buffer, offset: number, length: number, position: number) => fh.read(buffer, offset, length, position),
+      };
+      return await readAll(growing, 'page.md', cap);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  it('refuses a file that grows past the cap after its size was checked, having read at most cap + 1 bytes', async () => {
+    const err = await readGrowing(10, 5_000, 100).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TooLargeError);
+    expect((err as TooLargeError).message).toBe('"page.md" grew past 100 bytes while it was being read; files over 100 bytes cannot be read');
+    expect((err as TooLargeError).size).toBe(101);
+  });
+
+  it('reads the whole file when it grows but stays within the cap', async () => {
+    const content = await readGrowing(10, 50, 100);
+    expect(content.toString()).toBe(`${'a'.repeat(10)}${'b'.repeat(50)}`);
+  });
+
+  it('reads a file of exactly the cap, and an empty file', async () => {
+    expect((await readGrowing(100, 0, 100)).length).toBe(100);
+    expect((await readGrowing(0, 0, 100)).length).toBe(0);
+  });
+});
 
 describe('followLink (pure)', () => {
   it('resolves relative targets against the link’s directory and refuses escapes, absolute targets and .git', () => {

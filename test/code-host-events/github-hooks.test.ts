@@ -175,7 +175,7 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
     const cases: [string, Promise<{ status: number; body: any }>, number, string | null][] = [
       ['unsigned', deliver('issue_comment', mention, { key: null }), 401, 'unauthorized'],
       ['wrong secret', deliver('issue_comment', mention, { key: 'not-the-secret' }), 401, 'unauthorized'],
-      ['another project', deliver('issue_comment', mention, { projectId: 'prj_nope' }), 404, 'project_not_found'],
+      ['another project', deliver('issue_comment', mention, { projectId: 'prj_nope' }), 401, 'unauthorized'],
       [
         'another repository',
         deliver('issue_comment', { ...mention, repository: { full_name: 'evil/docs', html_url: 'https://github.com/evil/docs' } }),
@@ -188,6 +188,12 @@ describeEachDialect('GitHub webhooks → jobs', (dialect) => {
       expect(r.status, what).toBe(status);
       expect(r.body.code, what).toBe(code);
     }
+    // An unknown project answers exactly like a wrong signature: nothing tells which project ids exist.
+    const [unknown, wrong] = await Promise.all([
+      deliver('issue_comment', mention, { projectId: 'prj_nope' }),
+      deliver('issue_comment', mention, { key: 'not-the-secret' }),
+    ]);
+    expect(unknown.body.message).toBe(wrong.body.message);
     const ignored: [string, unknown, RegExp][] = [
       ['reader', issueComment('@inkwell document it', { login: 'reader', type: 'User' }), /no write access/],
       ['stranger', issueComment('@inkwell document it', { login: 'stranger', type: 'User' }), /no write access/],

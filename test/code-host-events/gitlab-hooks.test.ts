@@ -159,7 +159,7 @@ describeEachDialect('GitLab webhooks → jobs', (dialect) => {
     const refusals: [string, Promise<{ status: number; body: any }>, number, string][] = [
       ['no token', deliver(mention, { token: null }), 401, 'unauthorized'],
       ['wrong token', deliver(mention, { token: 'not-the-secret' }), 401, 'unauthorized'],
-      ['unknown project', deliver(mention, { projectId: 'prj_nope' }), 404, 'project_not_found'],
+      ['unknown project', deliver(mention, { projectId: 'prj_nope' }), 401, 'unauthorized'],
       [
         'another project',
         deliver({ ...mention, project: { ...project(), path_with_namespace: 'evil/docs', web_url: 'https://gitlab.com/evil/docs' } }),
@@ -173,6 +173,9 @@ describeEachDialect('GitLab webhooks → jobs', (dialect) => {
       expect(r.status, what).toBe(status);
       expect(r.body.code, what).toBe(code);
     }
+    // An unknown project answers exactly like a wrong token: nothing tells which project ids exist.
+    const [unknown, wrong] = await Promise.all([deliver(mention, { projectId: 'prj_nope' }), deliver(mention, { token: 'not-the-secret' })]);
+    expect(unknown.body.message).toBe(wrong.body.message);
     const ignored: [string, unknown, RegExp][] = [
       ['reporter', issueNote('@inkwell document it', REPORTER), /no write access/],
       ['non-member', issueNote('@inkwell document it', { id: 99, username: 'stranger' }), /no write access/],

@@ -69,7 +69,7 @@ const GitLabPayload = Type.Object(
 
 const HOOK_RESPONSES = {
   202: Receipt,
-  ...errorResponses('invalid_request', 'invalid_json', 'unauthorized', 'repository_not_allowed', 'project_not_found', 'not_ready', 'code_host_unavailable'),
+  ...errorResponses('invalid_request', 'invalid_json', 'unauthorized', 'repository_not_allowed', 'not_ready', 'code_host_unavailable'),
 };
 
 /** A request header's value when it was sent once (a repeated header is treated as absent). */
