@@ -1,9 +1,10 @@
 // The pull request's body and a follow-up turn's comment, written from the run: what changed and why (the agent's
-// summary), the request that asked for it (quoted as data), the files touched with their line counts, the docs
-// checks, and the repository's own pull-request template checklist. Pure, but for reading the template.
+// summary), the request that asked for it (quoted as data), the files touched with their line counts and the docs
+// checks, fitted into the repository's own pull-request template (pr-template.ts). Pure, but for reading the template.
 import type { DiffFile } from '../git/diff.ts';
 import { inert } from '../lib/inert-text.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
+import { type BodySection, escapeQuickActions, fitTemplate, type SectionKind } from './pr-template.ts';
 
 /** Where repositories keep their pull-request (GitLab: merge-request) template, in the order looked at. */
 export const PR_TEMPLATE_PATHS = [
@@ -17,7 +18,6 @@ export const PR_TEMPLATE_PATHS = [
 export const MAX_TEMPLATE_BYTES = 64 * 1024;
 const MAX_REQUEST_CHARS = 2000;
 const MAX_FILES_LISTED = 50;
-const MAX_CHECKLIST_ITEMS = 30;
 
 /** The first pull-request template found in the worktree at `root` (read confined, size-capped), or null. */
 export async function readPullRequestTemplate(root: string): Promise<string | null> {
@@ -51,21 +51,16 @@ function fileLine(f: DiffFile): string {
 }
 
 /** The files the branch changes against its base, with their line counts. */
-export function filesSection(files: readonly DiffFile[]): string {
+export function filesSection(files: readonly DiffFile[]): BodySection {
   const shown = files.slice(0, MAX_FILES_LISTED).map(fileLine);
   const more = files.length > MAX_FILES_LISTED ? `\n- … ${files.length - MAX_FILES_LISTED} more` : '';
-  return `### Files changed (${files.length})\n\n${shown.join('\n')}${more}`;
+  return { kind: 'files', parts: [{ title: `Files changed (${files.length})`, text: `${shown.join('\n')}${more}` }] };
 }
 
-/** The template's checklist items, unchecked and inert (no @mention, no code span break-out); '' without one. */
-export function templateChecklist(template: string | null): string {
-  if (!template) return '';
-  const items: string[] = [];
-  for (const line of template.split('\n')) {
-    const m = /^\s*[-*]\s+\[[ xX]\]\s+(.+)$/.exec(line);
-    if (m && items.length < MAX_CHECKLIST_ITEMS) items.push(`- [ ] ${inert(m[1]!)}`);
-  }
-  return items.length > 0 ? `### Checklist (from the repository's pull request template)\n\n${items.join('\n')}` : '';
+/** A Markdown section written elsewhere (the docs checks'): its leading heading becomes the part's title. */
+export function markdownSection(kind: SectionKind, markdown: string): BodySection {
+  const m = /^#{1,6}[ \t]+(.+)\n+/.exec(markdown);
+  return { kind, parts: [m ? { title: m[1]!.trim(), text: markdown.slice(m[0].length) } : { title: null, text: markdown }] };
 }
 
 export interface PullRequestBodyInput {
@@ -79,25 +74,31 @@ export interface PullRequestBodyInput {
   files: readonly DiffFile[] | null;
   /** The docs checks' section, or ''. */
   checks: string;
+  /** The repository's pull-request template (see pr-template.ts), or null. */
   template: string | null;
   jobId: string;
 }
 
-/** The pull request's body for the branch's state after this turn. */
+/** The pull request's body for the branch's state after this turn, fitted into the repository's template. */
 export function pullRequestBody(input: PullRequestBodyInput): string {
-  const requests =
+  const request: BodySection =
     input.firstRequest !== null && input.firstRequest !== input.request
-      ? `### Request\n\n${quoteAsData(input.firstRequest)}\n\n### Latest follow-up\n\n${quoteAsData(input.request)}`
-      : `### Request\n\n${quoteAsData(input.request)}`;
-  const sections = [
-    input.summary,
-    requests,
-    input.files && input.files.length > 0 ? filesSection(input.files) : '',
-    input.checks,
-    templateChecklist(input.template),
+      ? {
+          kind: 'request',
+          parts: [
+            { title: 'Request', text: quoteAsData(input.firstRequest) },
+            { title: 'Latest follow-up', text: quoteAsData(input.request) },
+          ],
+        }
+      : { kind: 'request', parts: [{ title: 'Request', text: quoteAsData(input.request) }] };
+  const sections: BodySection[] = [
+    { kind: 'summary', parts: [{ title: null, text: escapeQuickActions(input.summary) }] },
+    request,
+    ...(input.files && input.files.length > 0 ? [filesSection(input.files)] : []),
+    ...(input.checks.trim() !== '' ? [markdownSection('checks', input.checks)] : []),
   ];
   const footer = `---\nOpened by Inkwell (job \`${input.jobId}\`). Reply to the job to update this pull request.`;
-  return [...sections.filter((s) => s.trim() !== ''), footer].join('\n\n');
+  return [...fitTemplate(input.template, sections), footer].join('\n\n');
 }
 
 /** The comment a follow-up turn adds to the pull request: its request, what it did, and its commit. */
@@ -105,7 +106,7 @@ export function followUpComment(input: { summary: string; request: string; commi
   const outcome = input.commitSha
     ? `Pushed \`${input.commitSha.slice(0, 12)}\`; the description above now lists every file the branch changes.`
     : 'This turn changed no files.';
-  return [`**Inkwell follow-up** (job \`${input.jobId}\`)`, `Request:\n\n${quoteAsData(input.request)}`, input.summary, outcome]
+  return [`**Inkwell follow-up** (job \`${input.jobId}\`)`, `Request:\n\n${quoteAsData(input.request)}`, escapeQuickActions(input.summary), outcome]
     .filter((s) => s.trim() !== '')
     .join('\n\n');
 }

@@ -8,7 +8,7 @@ import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { afterEach, describe, expect, it } from 'vitest';
-import { followUpComment, MAX_TEMPLATE_BYTES, pullRequestBody, quoteAsData, readPullRequestTemplate, templateChecklist } from '../../src/agent/pr-body.ts';
+import { followUpComment, MAX_TEMPLATE_BYTES, pullRequestBody, quoteAsData, readPullRequestTemplate } from '../../src/agent/pr-body.ts';
 import type { DiffFile } from '../../src/git/diff.ts';
 
 const parse = (md: string): Root => unified().use(remarkParse).use(remarkGfm).parse(md);
@@ -77,13 +77,21 @@ describe('pull request body', () => {
     expect(body).toContain('### Docs checks');
   });
 
-  it("appends the template's checklist unchecked and inert", () => {
-    const template = '## Description\n\n<!-- what -->\n\n## Checklist\n- [x] I ran `npm test`\n* [ ] Pinged @docs-team\nNot an item\n';
-    expect(templateChecklist(template)).toBe(
-      "### Checklist (from the repository's pull request template)\n\n- [ ] I ran 'npm test'\n- [ ] Pinged @\u200bdocs-team",
+  it("fits the sections into the repository's template and escapes GitLab quick actions in the summary", () => {
+    const template = '## What\n\n<!-- what -->\n\n## Checklist\n- [x] I ran `npm test`\n* [ ] Pinged @docs-team\n';
+    const body = pullRequestBody({
+      summary: 'Reworded.\n/merge\n```\n/usr/bin\n```',
+      firstRequest: null,
+      request: 'r',
+      files,
+      checks: '',
+      template,
+      jobId: 'j',
+    });
+    expect(body).toContain(
+      '## What\n\nReworded.\n\\/merge\n```\n/usr/bin\n```\n\n## Checklist\n\n- [ ] I ran `npm test`\n* [ ] Pinged @\u200bdocs-team\n\n### Request',
     );
-    expect(templateChecklist('## Only headings\n')).toBe('');
-    expect(templateChecklist(null)).toBe('');
+    expect(followUpComment({ summary: '/approve', request: 'r', commitSha: null, jobId: 'j' })).toContain('\\/approve');
   });
 });
 

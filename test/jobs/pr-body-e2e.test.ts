@@ -1,7 +1,7 @@
 // Pull requests that explain themselves, end to end on both databases: HTTP API, queue and worker, the real
 // executor with the scripted model, a real repository and the fake GitHub API. The first turn's body carries the
-// summary, the request quoted as data, the changed files with their counts, the docs checks and the repository's
-// template checklist; a follow-up turn rewrites the body and adds one comment; a host that refuses the rewrite
+// summary (under the repository's template's heading), the request quoted as data, the changed files with their
+// counts, the docs checks and the template's checklist; a follow-up turn rewrites the body and adds one comment; a host that refuses the rewrite
 // still completes the turn.
 import type { Root, RootContent } from 'mdast';
 import remarkGfm from 'remark-gfm';
@@ -54,11 +54,13 @@ describeEachDialect('pull request body and follow-up comment (GitHub)', (dialect
     expect(job).toMatchObject({ status: 'completed', error: null });
     const pr = a.github.pulls[0]!;
     const first = pr.body!;
-    expect(first).toContain('The intro now welcomes readers.');
+    // Fitted into the repository's template: the summary under its "What", its checklist kept unchecked.
+    expect(
+      first.startsWith('## What\n\nThe intro now welcomes readers.\n\n## Checklist\n\n- [ ] Previewed the site\n- [ ] Asked @\u200bdocs-team\n\n### Request'),
+    ).toBe(true);
     expect(codeBlocks(first)).toEqual([HOSTILE]);
     expect(first).toContain('### Files changed (1)\n\n- `docs/intro.mdx` (modified, +1 −1)');
     expect(first).toContain('### Docs checks');
-    expect(first).toContain("### Checklist (from the repository's pull request template)\n\n- [ ] Previewed the site\n- [ ] Asked @\u200bdocs-team");
     expect(a.github.comments).toEqual([]);
 
     expect((await api('POST', `/job/${job.id}/message`, { prompt: 'Add an FAQ page @octocat' })).status).toBe(200);
