@@ -177,6 +177,27 @@ function insights(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   };
 }
 
+// import.ts: `inkwell analytics import` of a combined log against GoAccess on the same log, same rounds.
+function importBench(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[systemName(s)] = {
+      linesPerSecond: num(s.linesPerSecond),
+      ratioToGoaccess: num(s.ratioToGoaccess),
+      wallMs: num(s.wallMs),
+      peakRssMb: num(s.peakRssMb),
+      cpuMs: num(s.cpuMs),
+      exact: typeof s.exact === 'boolean' ? s.exact : null,
+      reimportAddedNothing: typeof s.reimportAddedNothing === 'boolean' ? s.reimportAddedNothing : null,
+      ...(s.error ? { error: String(s.error) } : {}),
+    };
+  const g = r.goaccess ?? {};
+  return {
+    inkwell,
+    baseline: { goaccess: { linesPerSecond: num(g.linesPerSecond), wallMs: num(g.wallMs), peakRssMb: num(g.peakRssMb), cpuMs: num(g.cpuMs) } },
+  };
+}
+
 const NODE_ALONE = "node -e ''";
 
 function cliStartup(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
@@ -201,6 +222,7 @@ const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'bas
   drill,
   'cli-startup': cliStartup,
   insights,
+  import: importBench,
 };
 
 /** The history line for one result as the bench scripts write it; `name` is the file name prefix (`api`, `drill`, …). */
