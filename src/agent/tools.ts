@@ -258,9 +258,20 @@ function toolInput(schema: TObject) {
   });
 }
 
+const CHANGES_FILES: ReadonlySet<ToolName> = new Set(['write_file', 'edit_file', 'delete_file', 'move_file']);
+
 /** The AI SDK tool set over the worktree at `root` (a real path). */
 export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal, checker?: DocsChecker): ToolSet {
   const impl = createToolImplementations(root, signal, checker);
+  // The SDK runs a step's tool calls in parallel, and models send several edits of one file in one step: the
+  // calls that change files run one at a time, in the order they were sent, so each reads what the one before
+  // it wrote (two edit_file calls racing on one file would otherwise lose one of the edits).
+  let changing: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = changing.then(fn, fn);
+    changing = next.catch(() => {});
+    return next;
+  };
   const tools: ToolSet = {};
   for (const name of TOOL_NAMES) {
     tools[name] = tool({
@@ -272,7 +283,8 @@ export function createTools(root: string, sink: ToolEventSink, signal?: AbortSig
         abortSignal?.throwIfAborted();
         await sink.toolCall(toolCallId, name, summarizeArgs(name, args));
         try {
-          const out = await (impl[name] as (a: Record<string, unknown>) => Promise<Outcome>)(args);
+          const call = () => (impl[name] as (a: Record<string, unknown>) => Promise<Outcome>)(args);
+          const out = await (CHANGES_FILES.has(name) ? inTurn(call) : call());
           await sink.toolResult(toolCallId, name, true, out.summary);
           return out.output;
         } catch (err) {

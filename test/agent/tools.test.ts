@@ -85,6 +85,20 @@ describe('tools', () => {
     expect(props('check')).toEqual([]);
   });
 
+  it('run the calls that change files one at a time, in the order sent: parallel edits of one file all land', async () => {
+    // Models send several edits of one file in one step; the SDK runs a step's calls in parallel.
+    const results = await Promise.all([
+      run('edit_file', { path: 'docs/a.md', old_string: 'alpha', new_string: 'ALPHA' }),
+      run('edit_file', { path: 'docs/a.md', old_string: 'gamma', new_string: 'GAMMA' }),
+      run('write_file', { path: 'docs/c.md', content: 'one\n' }),
+      run('edit_file', { path: 'docs/c.md', old_string: 'one', new_string: 'two' }),
+      run('read_file', { path: 'README.md' }),
+    ]);
+    expect(results.slice(0, 4).map((r) => r.slice(0, 3))).toEqual(['OK:', 'OK:', 'OK:', 'OK:']);
+    expect(fs.readFileSync(path.join(root, 'docs', 'a.md'), 'utf8')).toBe('ALPHA\nbeta\nGAMMA\nbeta\n');
+    expect(fs.readFileSync(path.join(root, 'docs', 'c.md'), 'utf8')).toBe('two\n');
+  });
+
   it('give the model a JSON Schema and tell it what is wrong with a malformed call', async () => {
     const schema = asSchema(tools.read_file!.inputSchema);
     expect(schema.jsonSchema).toMatchObject({
