@@ -49,6 +49,51 @@ plugins = ["docker"]
 \`\`\`
 `;
 
+const MIGRATING = `---
+title: Migrating to v2
+---
+
+# Migrating to v2
+
+Orbit SDK 2.0 changes how clients are created and how events are published.
+
+## Create clients with \`createClient\`
+
+\`new Orbit(options)\` is replaced by \`createClient(options)\`:
+
+\`\`\`ts
+import { createClient } from 'orbit-sdk';
+
+const orbit = createClient({ key: process.env.ORBIT_KEY });
+\`\`\`
+
+## \`publish\` takes one object
+
+\`\`\`ts
+await orbit.publish({ channel: 'orders', event: { type: 'created', id: 'ord_42' } });
+\`\`\`
+
+See the [client reference](../api/client.md) for the other methods, which did not change.
+`;
+
+const TROUBLESHOOTING = `# Troubleshooting
+
+## connection refused
+
+pgmeter could not reach the server. Check the host and port in \`-dsn\` (or \`PGMETER_DSN\`) and that
+PostgreSQL listens on that address (\`listen_addresses\` in \`postgresql.conf\`).
+
+## permission denied for table
+
+The role in the connection string may not read the table the \`-query\` uses. Grant it:
+
+\`\`\`sql
+GRANT SELECT ON orders TO pgmeter;
+\`\`\`
+
+See [Configuration](configuration.md) for how the connection string is chosen.
+`;
+
 export const addPageTasks: EvalTask[] = [
   {
     name: 'mintlify/add-page-webhooks',
@@ -107,6 +152,69 @@ export const addPageTasks: EvalTask[] = [
       nav: { includes: ['guide/plugins.md'] },
       checks: {},
       changed: { allowed: ['docs/guide/plugins.md', 'mkdocs.yml'] },
+    },
+  },
+  {
+    name: 'docusaurus/add-page-migration',
+    kind: 'add-page',
+    fixture: 'docusaurus',
+    turns: [
+      {
+        prompt:
+          'We are releasing Orbit SDK 2.0. Add a migration guide at docs/guides/migrating-to-v2.md: `new Orbit(options)` becomes `createClient(options)`, and `publish(channel, event)` becomes `publish({ channel, event })`. Put it first in the Guides category of the sidebar.',
+        reference: [
+          calls(read('sidebars.js'), read('AGENTS.md'), read('docs/api/client.md')),
+          calls(
+            write('docs/guides/migrating-to-v2.md', MIGRATING),
+            edit(
+              'sidebars.js',
+              "items: ['guides/configuration', 'guides/deploying'],",
+              "items: ['guides/migrating-to-v2', 'guides/configuration', 'guides/deploying'],",
+            ),
+          ),
+          calls(check()),
+          done(
+            'Add a v2 migration guide',
+            'docs/guides/migrating-to-v2.md covers `createClient` and the new `publish` signature; it is first in the Guides category.',
+          ),
+        ],
+      },
+    ],
+    expect: {
+      files: { 'docs/guides/migrating-to-v2.md': { exists: true, contains: ['createClient'], matches: ['publish\\(\\{'] } },
+      nav: { includes: ['guides/migrating-to-v2'] },
+      checks: {},
+      changed: { allowed: ['docs/guides/migrating-to-v2.md', 'sidebars.js'] },
+    },
+  },
+  {
+    name: 'markdown/add-page-troubleshooting',
+    kind: 'add-page',
+    fixture: 'markdown',
+    turns: [
+      {
+        prompt:
+          'Add a troubleshooting page, docs/troubleshooting.md, for the two errors users hit most: "connection refused" (wrong host/port in the DSN, or PostgreSQL not listening) and "permission denied for table" (the role lacks SELECT). Link it from the docs index.',
+        reference: [
+          calls(read('docs/README.md'), read('docs/configuration.md')),
+          calls(
+            write('docs/troubleshooting.md', TROUBLESHOOTING),
+            edit('docs/README.md', '- [FAQ](faq.md)\n', '- [FAQ](faq.md)\n- [Troubleshooting](troubleshooting.md): common errors and their fixes.\n'),
+          ),
+          done(
+            'Add a troubleshooting page',
+            'docs/troubleshooting.md covers "connection refused" and "permission denied for table"; the docs index links to it.',
+          ),
+        ],
+      },
+    ],
+    expect: {
+      files: {
+        'docs/troubleshooting.md': { exists: true, matches: ['/connection refused/i', '/permission denied/i', '/GRANT|SELECT/'] },
+        'docs/README.md': { matches: ['\\]\\((\\./)?troubleshooting\\.md\\)'] },
+      },
+      checks: {},
+      changed: { allowed: ['docs/troubleshooting.md', 'docs/README.md'] },
     },
   },
 ];

@@ -1,9 +1,12 @@
 // The eval's pure parts: the checker on crafted outcomes, globs, the scripted responder, the report, the CLI
 // arguments, and the task list's own invariants.
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseEvalArgs, selectTasks, UsageError } from '../../eval/lib/cli.ts';
+import { EVAL_ROOT, parseEvalArgs, selectTasks, UsageError } from '../../eval/lib/cli.ts';
 import { globToRegExp, matchesGlob } from '../../eval/lib/glob.ts';
 import { navEntries } from '../../eval/lib/nav.ts';
+import { listTree } from '../../eval/lib/repo.ts';
 import { formatMarkdown, formatText, median, summarize } from '../../eval/lib/report.ts';
 import type { TaskResult } from '../../eval/lib/runner.ts';
 import { changedPaths, failedCriteria, patternOf, scoreTask } from '../../eval/lib/score.ts';
@@ -265,6 +268,26 @@ describe('the tasks', () => {
       // Every task checks the result: a refusal changes nothing; any other task checks files and what else changed.
       if (t.kind === 'refuse') expect(t.expect).toMatchObject({ changed: 'none', reply: { matches: expect.any(Array) } });
       else expect(t.expect.files && t.expect.checks && typeof t.expect.changed === 'object', t.name).toBeTruthy();
+    }
+  });
+
+  it('are at least 20, at least three of each kind, over every fixture', () => {
+    expect(ALL_TASKS.length).toBeGreaterThanOrEqual(20);
+    for (const kind of TASK_KINDS) expect(ALL_TASKS.filter((t) => t.kind === kind).length, kind).toBeGreaterThanOrEqual(3);
+    expect(new Set(ALL_TASKS.map((t) => t.fixture))).toEqual(new Set(fs.readdirSync(path.join(EVAL_ROOT, 'fixtures'))));
+  });
+
+  it('are not met by doing nothing: the repository as given fails a criterion of every task but the refusals', async () => {
+    for (const t of ALL_TASKS) {
+      const dir = path.join(EVAL_ROOT, 'fixtures', t.fixture);
+      const files = new Map<string, string>();
+      for (const f of await listTree(dir)) files.set(f, fs.readFileSync(path.join(dir, f), 'utf8'));
+      for (const [f, text] of Object.entries(t.files ?? {})) files.set(f, text);
+      const unchanged: Outcome = { files, changed: [], nav: await navEntries(files), checks: PASSING, reply: '', error: null };
+      const failed = failedCriteria(scoreTask(t.expect, unchanged));
+      // A refusal changes nothing: only its reply (none here) can fail it.
+      if (t.kind === 'refuse') expect(failed.length > 0 && failed.every((c) => c.startsWith('reply matches')), t.name).toBe(true);
+      else expect(failed.filter((c) => !c.startsWith('reply')).length, t.name).toBeGreaterThan(0);
     }
   });
 });
