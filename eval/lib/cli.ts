@@ -55,18 +55,18 @@ export function selectTasks(tasks: readonly EvalTask[], globs: readonly string[]
   return globs.length === 0 ? [...tasks] : tasks.filter((t) => matchesAny(t.name, globs));
 }
 
-/** Runs `fn` over `items` with at most `limit` at a time, results in input order. */
-async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+/** Runs `fn` over `items` with at most `limit` at a time, results in input order; none is started once `signal` aborts. */
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>, signal?: AbortSignal): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !signal?.aborted) {
       const i = next++;
       out[i] = await fn(items[i]!);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
+  return out.filter((r) => r !== undefined);
 }
 
 function commitOf(): string | null {
@@ -108,20 +108,26 @@ export async function runEval(options: EvalOptions, env: NodeJS.ProcessEnv, prin
   const pairs = options.models.flatMap((model) => tasks.map((task) => ({ model, task })));
   let done = 0;
   try {
-    const results = await pool(pairs, options.concurrency, async ({ model, task }) => {
-      const r = await runTask({
-        task,
-        model,
-        fixtureDir: path.join(EVAL_ROOT, 'fixtures', task.fixture),
-        config,
-        logger,
-        runId,
-        signal: signal ?? new AbortController().signal,
-      });
-      done++;
-      print(`[${done}/${pairs.length}] ${model} ${task.name}: ${r.success ? 'pass' : `FAIL (${r.failed.join('; ')})`} ${(r.wallMs / 1000).toFixed(1)} s`);
-      return r;
-    });
+    const results = await pool(
+      pairs,
+      options.concurrency,
+      async ({ model, task }) => {
+        const r = await runTask({
+          task,
+          model,
+          fixtureDir: path.join(EVAL_ROOT, 'fixtures', task.fixture),
+          config,
+          logger,
+          runId,
+          signal: signal ?? new AbortController().signal,
+        });
+        done++;
+        print(`[${done}/${pairs.length}] ${model} ${task.name}: ${r.success ? 'pass' : `FAIL (${r.failed.join('; ')})`} ${(r.wallMs / 1000).toFixed(1)} s`);
+        return r;
+      },
+      signal,
+    );
+    if (signal?.aborted) print(`interrupted: ${results.length} of ${pairs.length} task runs done; saving those`);
     print('');
     print(formatText(results));
     const meta: RunMeta = {

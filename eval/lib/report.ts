@@ -101,10 +101,26 @@ function mdTable(rows: string[][]): string {
   return [head!, head!.map(() => '---'), ...body].map((r) => `| ${r.map(mdCell).join(' | ')} |`).join('\n');
 }
 
-/** What the terminal shows: the summary table, then each task. */
+/** Tasks passed per kind and model: where a model is weak. */
+function kindRows(results: readonly TaskResult[]): string[][] {
+  const models = [...new Set(results.map((r) => r.model))];
+  const kinds = [...new Set(results.map((r) => r.kind))];
+  return [
+    ['kind', ...models],
+    ...kinds.map((kind) => [
+      kind,
+      ...models.map((m) => {
+        const rs = results.filter((r) => r.model === m && r.kind === kind);
+        return `${rs.filter((r) => r.success).length}/${rs.length}`;
+      }),
+    ]),
+  ];
+}
+
+/** What the terminal shows: the summary table, passes per kind, then each task. */
 export function formatText(results: readonly TaskResult[]): string {
   const multi = new Set(results.map((r) => r.model)).size > 1;
-  return `${textTable(summaryRows(summarize(results)))}\n\n${textTable(detailRows(results, multi))}\n`;
+  return `${textTable(summaryRows(summarize(results)))}\n\n${textTable(kindRows(results))}\n\n${textTable(detailRows(results, multi))}\n`;
 }
 
 export interface RunMeta {
@@ -126,6 +142,10 @@ export function formatMarkdown(results: readonly TaskResult[], meta: RunMeta): s
     `Inkwell ${meta.commit ?? '(commit unknown)'}, Node ${meta.node}, concurrency ${meta.concurrency}; finished ${meta.finishedAt}.`,
     '',
     mdTable(summaryRows(summarize(results))),
+    '',
+    '## By kind',
+    '',
+    mdTable(kindRows(results)),
     '',
     '## Tasks',
     '',

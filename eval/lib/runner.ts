@@ -98,10 +98,10 @@ export async function runTask(input: RunTaskInput): Promise<TaskResult> {
         summary = result.summary;
         addUsage(result.usage);
       } catch (err) {
-        if (!(err instanceof RunError)) throw err;
-        error = `${err.code}: ${err.message}`;
+        // A crash (not a RunError: a bug, a full disk) is this task's failure too; the other tasks go on.
+        error = err instanceof RunError ? `${err.code}: ${err.message}` : `crashed: ${String((err as Error)?.message ?? err).slice(0, 500)}`;
         steps = null;
-        addUsage(err.usage);
+        if (err instanceof RunError) addUsage(err.usage);
         break;
       }
     }

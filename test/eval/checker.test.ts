@@ -211,6 +211,7 @@ describe('report', () => {
     result({ task: 'a' }),
     result({
       task: 'b',
+      kind: 'refuse',
       success: false,
       failed: ['nav includes "x"'],
       criteria: [{ criterion: 'nav includes "x"', ok: false, detail: 'not in | the navigation' }],
@@ -235,11 +236,13 @@ describe('report', () => {
     expect(text).toMatch(
       /^model\s+passed\s+success\s+median steps\s+input tokens\s+output tokens\s+median wall\s+cost\nm\/a\s+2\/3\s+66\.7%\s+4\s+3,000\s+300\s+4\.0 s\s+\$0\.0400\n/,
     );
+    expect(text).toMatch(/\nkind\s+m\/a\s+m\/b\nadd-page\s+2\/2\s+1\/1\nrefuse\s+0\/1\s+0\/0\n/);
     expect(text).toMatch(/\nm\/a\s+b\s+FAIL\s+5\s+1,000\/100\s+4\.0 s\s+\$0\.0100\s+nav includes "x"\n/);
     const md = formatMarkdown(results, { startedAt: 'S', finishedAt: 'F', concurrency: 2, commit: 'abc123', node: '24' });
     expect(md).toContain('| m/b | 1/1 | 100% | 2 | 1,000 | 100 | 2.0 s | n/a |');
     expect(md).toContain('### b (m/a)\n\n- nav includes "x": not in | the navigation\n\nFinal reply:\n\n> Title\n> \n> Body');
     expect(md).toContain('| m/a | b | FAIL |');
+    expect(md).toContain('## By kind\n\n| kind | m/a | m/b |\n| --- | --- | --- |\n| add-page | 2/2 | 1/1 |\n| refuse | 0/1 | 0/0 |');
   });
 });
 
@@ -265,6 +268,12 @@ describe('the tasks', () => {
       expect(t.name.startsWith(`${t.fixture}/`), t.name).toBe(true);
       expect(t.turns.length, t.name).toBe(t.kind === 'follow-up' ? 2 : 1);
       for (const turn of t.turns) expect('text' in turn.reference.at(-1)! && !('toolCalls' in turn.reference.at(-1)!), t.name).toBe(true);
+      // Patterns compile.
+      const patterns = [
+        ...Object.values(t.expect.files ?? {}).flatMap((f) => [...(f.matches ?? []), ...(f.notMatches ?? [])]),
+        ...(t.expect.reply?.matches ?? []),
+      ];
+      for (const p of patterns) expect(() => patternOf(p), `${t.name}: ${p}`).not.toThrow();
       // Every task checks the result: a refusal changes nothing; any other task checks files and what else changed.
       if (t.kind === 'refuse') expect(t.expect).toMatchObject({ changed: 'none', reply: { matches: expect.any(Array) } });
       else expect(t.expect.files && t.expect.checks && typeof t.expect.changed === 'object', t.name).toBeTruthy();

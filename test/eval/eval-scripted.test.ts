@@ -1,10 +1,12 @@
 // The eval end to end with the scripted model: every task's reference script, replayed by a real
 // OpenAI-compatible HTTP server, through the worker's executor on a real bare repository, passes its criteria;
 // deliberately wrong scripts fail and name the criterion they fail.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runEval } from '../../eval/lib/cli.ts';
+import { EVAL_ROOT, runEval } from '../../eval/lib/cli.ts';
 import type { TaskResult } from '../../eval/lib/runner.ts';
 import { scriptedResponder } from '../../eval/lib/scripted.ts';
 import type { ScriptStep } from '../../eval/lib/types.ts';
@@ -146,5 +148,45 @@ describe('eval with wrong scripts', () => {
     } finally {
       fs.rmSync(run.out, { recursive: true, force: true });
     }
+  });
+});
+
+describe('npm run eval (eval/run.ts)', () => {
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(EVAL_ROOT, 'run.ts'), ...args], {
+      cwd: path.dirname(EVAL_ROOT),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+
+  it('runs the selected tasks against the model it is pointed at and writes the results where --out says', async () => {
+    const server = await startModelServer([]);
+    const respond = scriptedResponder(ALL_TASKS);
+    server.setFallback((req) => respond(req.body?.messages));
+    const out = tempDir('inkwell-eval-cli-');
+    try {
+      const r = await cli(['--model', MODEL, '--task', 'markdown/refuse-*', '--out', out], { OPENAI_COMPATIBLE_BASE_URL: server.baseUrl });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`${MODEL}\\s+1/1\\s+100%`));
+      expect(r.stdout).toMatch(/markdown\/refuse-outside-repo\s+pass/);
+      expect(fs.readdirSync(out).sort()).toEqual([
+        expect.stringMatching(/-openai-compatible_scripted\.json$/),
+        expect.stringMatching(/-openai-compatible_scripted\.md$/),
+      ]);
+    } finally {
+      await server.close();
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a missing flag, an unconfigured provider and a glob that matches no task with exit code 2 and the reason', async () => {
+    expect(await cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('--model is required') });
+    expect(await cli(['--model', 'openai-compatible/x'])).toMatchObject({ code: 2, stderr: expect.stringContaining('OPENAI_COMPATIBLE_BASE_URL') });
+    expect(await cli(['--model', 'anthropic/x', '--task', 'nothing/*'], { ANTHROPIC_API_KEY: 'k' })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no task matches nothing/*'),
+    });
   });
 });
