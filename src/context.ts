@@ -36,6 +36,19 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
   };
 }
 
+/**
+ * The analytics service over this deployment's analytics store (today the SQL one, on the context's database).
+ * `onBackgroundError` hears failures of background work, which never throws.
+ */
+export async function wireAnalytics(ctx: AppContext, onBackgroundError?: (err: unknown) => void): Promise<AnalyticsService> {
+  const [{ createAnalyticsService }, { createSqlAnalyticsStore }] = await Promise.all([
+    import('./analytics/service.ts'),
+    import('./analytics/store/sql-analytics-store.ts'),
+  ]);
+  const store = createSqlAnalyticsStore({ ...ctx, ...(onBackgroundError ? { onBackgroundError } : {}) });
+  return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
+}
+
 /** The services the API routes and the worker share. */
 export interface Services {
   jobs: {
@@ -58,7 +71,6 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     { createJobService },
     { modelConfigError },
     { priceOf },
-    { createAnalyticsService },
     { createCodeHostEvents },
     { createDeliveriesStore },
     { createBudgetSource },
@@ -68,7 +80,6 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     import('./jobs/service.ts'),
     import('./agent/models.ts'),
     import('./agent/prices.ts'),
-    import('./analytics/service.ts'),
     import('./code-host-events/service.ts'),
     import('./code-host-events/store.ts'),
     import('./jobs/budgets.ts'),
@@ -84,10 +95,7 @@ export async function wireServices(ctx: AppContext): Promise<Services> {
     repositoryScope: (projectId) => ctx.projects.getProject(projectId),
     now: ctx.now,
   });
-  const analytics = createAnalyticsService({
-    ...ctx,
-    onBackgroundError: (err) => ctx.logger.error({ err }, 'analytics background work failed'),
-  });
+  const analytics = await wireAnalytics(ctx, (err) => ctx.logger.error({ err }, 'analytics background work failed'));
   const codeHostEvents = createCodeHostEvents({ ...ctx, jobs: service, store: createDeliveriesStore(ctx.db.kysely) });
   const budgets = createBudgetSource({
     store,

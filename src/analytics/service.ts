@@ -1,134 +1,35 @@
-// The analytics service: ingest, the exports, and reclassification, built from the shared context.
-import type { Config } from '../config.ts';
-import type { Database } from '../db/index.ts';
+// The analytics service: ingest (preparing events for the store) in front of one analytics store
+// (src/analytics/store/analytics-store.ts), which answers everything else. Built in the composition root.
 import type { ProjectService } from '../projects/service.ts';
-import { classify, RULES_VERSION } from './classify/classify.ts';
-import { isQualifyingView } from './classify/qualify.ts';
-import { createDaySetService } from './export/dayset-service.ts';
-import { createExportService } from './export/export.ts';
-import { createFacetService } from './export/facet-service.ts';
-import { createInsightsService } from './export/insights.ts';
 import { createIngestService } from './ingest/ingest.ts';
-import { daysetStore } from './store/dayset-store.ts';
-import { type EventRow, analyticsStore as store } from './store/store.ts';
+import type { AnalyticsStore } from './store/analytics-store.ts';
 
-export interface AnalyticsDeps {
-  config: Pick<Config, 'analytics'>;
-  db: Database;
+export type { ReclassifyResult } from './store/analytics-store.ts';
+
+export interface AnalyticsDeps<S extends AnalyticsStore> {
+  store: S;
   projects: Pick<ProjectService, 'getProject'>;
   now: () => number;
-  /** Errors of background work (day-set sealing), which never throws. */
-  onBackgroundError?: (err: unknown) => void;
 }
 
-export interface ReclassifyResult {
-  scanned: number;
-  changed: number;
-}
-
-const RECLASSIFY_PAGE = 5000;
-
-export function createAnalyticsService(deps: AnalyticsDeps) {
-  const ingest = createIngestService({
-    db: deps.db,
-    getProject: (id) => deps.projects.getProject(id),
-    now: deps.now,
-    cacheEntries: deps.config.analytics.dictionaryCacheEntries,
-    worker: deps.config.analytics.ingestWorker,
-    onWorkerFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),
-  });
-  const daySets = createDaySetService({
-    db: deps.db,
-    cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
-    ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
-  });
-  const exporter = createExportService({
-    db: deps.db,
-    now: deps.now,
-    snapshotMs: deps.config.analytics.snapshotMs,
-    resultEntries: deps.config.analytics.resultCacheEntries,
-    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
-  });
-  const facets = createFacetService({ db: deps.db });
-  const insights = createInsightsService({
-    db: deps.db,
-    facets,
-    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
-  });
-
-  /**
-   * Re-derives class, category, rule and the qualifying flag of every stored event of a project from its
-   * stored user agent, path, Accept, method and status with the current rules, then rebuilds the
-   * project's daily visits and facets from the raw events (one transaction) and bumps its data version.
-   */
-  async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
-    const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
-    if (ord === undefined) return { scanned: 0, changed: 0 };
-    const total = await store.countEvents(deps.db.kysely, ord);
-    let scanned = 0;
-    let changed = 0;
-    let afterId = 0;
-    onProgress?.(0, total);
-    for (;;) {
-      const rows = await store.selectEventsForReclassify(deps.db.kysely, ord, afterId, RECLASSIFY_PAGE);
-      if (rows.length === 0) break;
-      const groups = new Map<string, { values: Parameters<typeof store.updateEventClass>[2]; ids: number[] }>();
-      for (const r of rows) {
-        const c = classify({ userAgent: r.user_agent, path: r.raw_path, accept: r.accept });
-        const qualifying = isQualifyingView({ method: r.method, status: r.status, path: r.path, class: c.class }) ? 1 : 0;
-        if (c.class === r.class && c.category === r.category && c.rule === r.rule && r.rules_version === RULES_VERSION && qualifying === r.qualifying) continue;
-        const values = { class: c.class as EventRow['class'], category: c.category, rule: c.rule, rules_version: RULES_VERSION, qualifying };
-        const key = JSON.stringify(values);
-        let g = groups.get(key);
-        if (!g) {
-          g = { values, ids: [] };
-          groups.set(key, g);
-        }
-        g.ids.push(r.id);
-      }
-      if (groups.size > 0) {
-        await deps.db.kysely.transaction().execute(async (trx) => {
-          for (const g of groups.values()) {
-            for (let i = 0; i < g.ids.length; i += 1000) await store.updateEventClass(trx, g.ids.slice(i, i + 1000), g.values);
-            changed += g.ids.length;
-          }
-        });
-      }
-      scanned += rows.length;
-      afterId = (rows[rows.length - 1] as { id: number }).id;
-      onProgress?.(scanned, Math.max(total, scanned));
-    }
-    // Version bump first: it takes the project's write lock, so ingest batches wait (as they take it first too).
-    await deps.db.kysely.transaction().execute(async (trx) => {
-      await store.bumpVersion(trx, ord);
-      await store.deleteVisits(trx, ord);
-      await store.rebuildVisits(trx, ord);
-      // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
-      await daysetStore.bumpAllDayVersions(trx, ord);
-      await daysetStore.insertMissingDayVersions(trx, ord);
-      // The agents and referrers breakdowns follow the new classes too.
-      await facets.rebuildIn(trx, ord);
-    });
-    return { scanned, changed };
-  }
-
+export function createAnalyticsService<S extends AnalyticsStore>(deps: AnalyticsDeps<S>) {
+  const { store } = deps;
+  const ingest = createIngestService({ store, getProject: (id) => deps.projects.getProject(id), now: deps.now });
   return {
+    /** Validates, prepares and appends events (routes, log import). */
     ingest,
-    exporter,
-    insights,
-    facets,
-    reclassify,
-    daySets,
-    /** Starts persisting changed days' visitor sets in the background (API processes). */
+    /** Every read and reclassification. */
+    store,
+    /** Starts the store's background upkeep (API processes). */
     startBackground(): void {
-      daySets.startSealer(deps.config.analytics.sealIntervalMs);
+      store.startBackground();
     },
-    /** Stops background work (waits for a running step). */
+    /** Waits for the batches being ingested, then closes the store. */
     async close(): Promise<void> {
-      await daySets.stop();
       await ingest.close();
+      await store.close();
     },
   };
 }
 
-export type AnalyticsService = ReturnType<typeof createAnalyticsService>;
+export type AnalyticsService<S extends AnalyticsStore = AnalyticsStore> = ReturnType<typeof createAnalyticsService<S>>;

@@ -210,10 +210,10 @@ export function registerAnalyticsCommands(program: Command): void {
         }
         if (!st.isFile()) fail(`${f} is not a file`);
       }
-      const [{ createAnalyticsService }, { importFile }] = await Promise.all([import('../analytics/service.ts'), import('../analytics/ingest/import.ts')]);
+      const [{ wireAnalytics }, { importFile }] = await Promise.all([import('../context.ts'), import('../analytics/ingest/import.ts')]);
       const results = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
-        const svc = createAnalyticsService(ctx);
+        const svc = await wireAnalytics(ctx);
         const out: { file: string; stats: ImportStats }[] = [];
         for (const file of files) {
           const startedAt = Date.now();
@@ -250,13 +250,13 @@ export function registerAnalyticsCommands(program: Command): void {
     .requiredOption('--project <id>', 'project id')
     .option('--json', 'print one JSON object')
     .action(async (opts: { project: string; json?: boolean }) => {
-      const { createAnalyticsService } = await import('../analytics/service.ts');
+      const { wireAnalytics } = await import('../context.ts');
       const result = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
-        const svc = createAnalyticsService(ctx);
+        const svc = await wireAnalytics(ctx);
         const bar = await progress('reclassify', 'events');
         try {
-          return await svc.reclassify(opts.project, (done, total) => bar.update(done, total, `${done} of ${total} events`));
+          return await svc.store.reclassify(opts.project, (done, total) => bar.update(done, total, `${done} of ${total} events`));
         } finally {
           bar.stop();
         }

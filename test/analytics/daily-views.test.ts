@@ -92,7 +92,7 @@ describeEachDialect('analytics daily view counts', (dialect) => {
     await svc.ingest.ingest(p.id, events(400, 7), { source: 'api' });
     const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
     const fromDay = Math.floor(Date.parse('2026-06-02T00:00:00Z') / 86_400_000);
-    const page = await svc.exporter.views({ projectId: p.id, walkId: 'w', fromDay, toDay: fromDay + 2, offset: 0, limit: 100 });
+    const page = await svc.store.views({ projectId: p.id, walkId: 'w', fromDay, toDay: fromDay + 2, offset: 0, limit: 100 });
     const raw = await sql<{ path: string; human: number; ai: number }>`select p.path as path,
         sum(case when e.class = 'human' then 1 else 0 end) as human, sum(case when e.class = 'ai' then 1 else 0 end) as ai
       from analytics_events e join analytics_paths p on p.id = e.path_id
@@ -117,7 +117,7 @@ describeEachDialect('analytics daily view counts', (dialect) => {
     // Counts gone wrong (a bug, a manual edit): reclassify puts them back.
     await sql`update analytics_daily_views set human = human + 5, ai = 0 where project_ord = ${ord}`.execute(t.db.kysely);
     expect(await stored(t.db)).not.toEqual(right);
-    await svc.reclassify(p.id);
+    await svc.store.reclassify(p.id);
     expect(await stored(t.db)).toEqual(right);
     await svc.close();
   });

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
 import { sortRows } from '../../src/analytics/export/rows.ts';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { daysetStore } from '../../src/analytics/store/dayset-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';
@@ -12,6 +11,7 @@ import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { DAY_MS, START_MS } from './dataset.ts';
+import { sqlAnalyticsService } from './services.ts';
 
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
@@ -35,7 +35,7 @@ const wire = (e: Ev) => ({
 /** One process's analytics service over its own database handle. */
 function serviceOn(db: Database) {
   const projects = createProjectService(createProjectsStore(db.kysely));
-  const svc = createAnalyticsService({ config: { analytics: { ...testConfig().analytics, sealIntervalMs: 0 } }, db, projects, now: Date.now });
+  const svc = sqlAnalyticsService({ config: { analytics: { ...testConfig().analytics, sealIntervalMs: 0 } }, db, projects, now: Date.now });
   return { projects, svc };
 }
 
@@ -83,11 +83,11 @@ describeEachDialect('analytics day sets', (dialect) => {
             [null, null],
             [fromDay, fromDay + span],
           ];
-          for (const [f, to] of windows) expect(await a.svc.exporter.visitors(all(p.id, 'x', f, to))).toEqual(await sqlAnswer(t.db, p.id, f, to));
+          for (const [f, to] of windows) expect(await a.svc.store.visitors(all(p.id, 'x', f, to))).toEqual(await sqlAnswer(t.db, p.id, f, to));
           // More events (on days already cached): the answer follows.
           if (second.length > 0) {
             await a.svc.ingest.ingest(p.id, second.map(wire), { source: 'api' });
-            for (const [f, to] of windows) expect(await a.svc.exporter.visitors(all(p.id, 'y', f, to))).toEqual(await sqlAnswer(t.db, p.id, f, to));
+            for (const [f, to] of windows) expect(await a.svc.store.visitors(all(p.id, 'y', f, to))).toEqual(await sqlAnswer(t.db, p.id, f, to));
           }
         },
       ),
@@ -102,9 +102,9 @@ describeEachDialect('analytics day sets', (dialect) => {
     await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
 
     const b = serviceOn(t.reopen());
-    const first = await b.svc.exporter.visitors(all(p.id, 'b1'));
+    const first = await b.svc.store.visitors(all(p.id, 'b1'));
     expect(first).toEqual(await sqlAnswer(t.db, p.id, null, null));
-    expect(b.svc.daySets.stats.rebuilt).toBe(4);
+    expect(b.svc.store.daySets.stats.rebuilt).toBe(4);
 
     // New visitors on day 1 (old, cached in b) through process a.
     await a.svc.ingest.ingest(
@@ -115,9 +115,9 @@ describeEachDialect('analytics day sets', (dialect) => {
       ].map((e) => wire(e as Ev)),
       { source: 'api' },
     );
-    const rebuiltBefore = b.svc.daySets.stats.rebuilt;
-    const second = await b.svc.exporter.visitors(all(p.id, 'b2'));
-    expect(b.svc.daySets.stats.rebuilt - rebuiltBefore).toBe(1);
+    const rebuiltBefore = b.svc.store.daySets.stats.rebuilt;
+    const second = await b.svc.store.visitors(all(p.id, 'b2'));
+    expect(b.svc.store.daySets.stats.rebuilt - rebuiltBefore).toBe(1);
     expect(second.totals.total).toBe(first.totals.total + 2);
     expect(second.rows.find((r) => r.path === '/p99')).toEqual({ path: '/p99', human: 0, ai: 1, total: 1 });
     expect(second).toEqual(await sqlAnswer(t.db, p.id, null, null));
@@ -129,18 +129,18 @@ describeEachDialect('analytics day sets', (dialect) => {
     expect(await daysetStore.selectDayVersions(t.db.kysely, ord, { fromDay: null, toDay: null })).toEqual(versions);
 
     // Sealing: nothing on the first look (a day must keep its version for a whole interval), then every day.
-    expect(await b.svc.daySets.sealOnce()).toBe(0);
+    expect(await b.svc.store.daySets.sealOnce()).toBe(0);
     let sealed = 0;
-    for (let n = await b.svc.daySets.sealOnce(); n > 0; n = await b.svc.daySets.sealOnce()) sealed += n;
+    for (let n = await b.svc.store.daySets.sealOnce(); n > 0; n = await b.svc.store.daySets.sealOnce()) sealed += n;
     expect(sealed).toBeGreaterThanOrEqual(4);
     expect((await daysetStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord)).toEqual([]);
 
     // A new process reads the persisted sets (no visit rows) and answers the same.
     const c = serviceOn(t.reopen());
-    const third = await c.svc.exporter.visitors(all(p.id, 'c1'));
+    const third = await c.svc.store.visitors(all(p.id, 'c1'));
     expect(third).toEqual(second);
-    expect(c.svc.daySets.stats.rebuilt).toBe(0);
-    expect(c.svc.daySets.stats.fromBlob).toBe(4);
+    expect(c.svc.store.daySets.stats.rebuilt).toBe(0);
+    expect(c.svc.store.daySets.stats.fromBlob).toBe(4);
     await c.svc.close();
     await b.svc.close();
   });
@@ -161,7 +161,7 @@ describeEachDialect('analytics day sets', (dialect) => {
       [0, 2, 3].map((d) => ({ day: DAY0 + d, version: 1 })),
     );
     const fresh = serviceOn(t.reopen());
-    expect(await fresh.svc.exporter.visitors(all(p.id, 'm'))).toEqual(await sqlAnswer(t.db, p.id, null, null));
+    expect(await fresh.svc.store.visitors(all(p.id, 'm'))).toEqual(await sqlAnswer(t.db, p.id, null, null));
   });
 
   it('visitor ordinals beyond 32 bits fall back to the SQL count (same answer), and sealing skips those days', async () => {
@@ -183,13 +183,13 @@ describeEachDialect('analytics day sets', (dialect) => {
       .execute();
     await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 2, visitor: 77, ua: 0 })], { source: 'api' });
     const b = serviceOn(t.reopen());
-    const page = await b.svc.exporter.visitors(all(p.id, 'h'));
+    const page = await b.svc.store.visitors(all(p.id, 'h'));
     expect(page.totals.total).toBe(2);
     expect(page).toEqual(await sqlAnswer(t.db, p.id, null, null));
     // Day 1 has only small ids (a visitor known before): it is sealed; day 0 is skipped (no error).
     await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 2, visitor: 1, ua: 1 })], { source: 'api' });
-    await b.svc.daySets.sealOnce();
-    for (let i = 0; i < 50 && (await b.svc.daySets.sealOnce()) > 0; i++);
+    await b.svc.store.daySets.sealOnce();
+    for (let i = 0; i < 50 && (await b.svc.store.daySets.sealOnce()) > 0; i++);
     expect((await daysetStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord).map((d) => d.day)).toEqual([DAY0]);
   });
 
@@ -207,10 +207,10 @@ describeEachDialect('analytics day sets', (dialect) => {
     expect([...((await daysetStore.selectDaySets(t.db.kysely, ord, [DAY0]))[0]?.data ?? [])]).toEqual([1, 2, 3]);
 
     const before = await daysetStore.selectDayVersions(t.db.kysely, ord, { fromDay: null, toDay: null });
-    await a.svc.reclassify(p.id);
+    await a.svc.store.reclassify(p.id);
     const after = await daysetStore.selectDayVersions(t.db.kysely, ord, { fromDay: null, toDay: null });
     expect(after.map((v) => v.day)).toEqual(before.map((v) => v.day));
     for (let i = 0; i < after.length; i++) expect(after[i]?.version).toBe((before[i]?.version as number) + 1);
-    expect(await a.svc.exporter.visitors(all(p.id, 'r'))).toEqual(await sqlAnswer(t.db, p.id, null, null));
+    expect(await a.svc.store.visitors(all(p.id, 'r'))).toEqual(await sqlAnswer(t.db, p.id, null, null));
   });
 });

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFile, OccurrenceCounter } from '../../src/analytics/ingest/import.ts';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
 import { sendEvents, walk } from './api.ts';
 import { expectedViews, expectedVisitors, type GenEvent, generate } from './dataset.ts';
+import { sqlAnalyticsService } from './services.ts';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '../../bin/inkwell.js');
@@ -81,7 +81,7 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
   });
 
   it('a log that grew since the last import adds only its new lines; JSON lines import too', async () => {
-    const svc = createAnalyticsService(t.ctx);
+    const svc = sqlAnalyticsService(t.ctx);
     const p = await t.seed({ name: 'growing' });
     const more = generate({ seed: 12, events: 120, days: 3 });
     const file = path.join(dir, 'grow.log');
@@ -122,7 +122,7 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
   });
 
   it('reclassify restores classes and daily visits after stored classes went wrong', async () => {
-    const svc = createAnalyticsService(t.ctx);
+    const svc = sqlAnalyticsService(t.ctx);
     const before = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', {}, 250);
     const beforeViews = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
     // Simulate a rules change: every stored event becomes a "human" qualifying view, and the daily visits and view
@@ -144,13 +144,13 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
     const broken = await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250);
     expect(broken).not.toEqual(beforeViews);
 
-    const result = await svc.reclassify(viaImport.project.id);
+    const result = await svc.store.reclassify(viaImport.project.id);
     expect(result.scanned).toBe(data.length);
     expect(result.changed).toBe(data.length);
     expect(await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', {}, 250)).toEqual(before);
     expect(await walk(t, viaImport.adminKey, viaImport.project.id, 'views', {}, 250)).toEqual(beforeViews);
     // Nothing left to change.
-    expect((await svc.reclassify(viaImport.project.id)).changed).toBe(0);
+    expect((await svc.store.reclassify(viaImport.project.id)).changed).toBe(0);
   });
 });
 

@@ -120,11 +120,11 @@ describeEachDialect('analytics raw event storage', (dialect) => {
       dedup_key: null,
     }));
     await store.insertEvents(t.db.kysely, legacyRows);
-    const viewsBefore = await svc.exporter.views({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const viewsBefore = await svc.store.views({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
 
     // Every stored class goes wrong; reclassify must restore exactly what classify() says for the stored inputs.
     await t.db.kysely.updateTable('analytics_events').set({ class: 'crawler', category: 'other', rule: 'broken', qualifying: 0 }).execute();
-    const result = await svc.reclassify(p.id);
+    const result = await svc.store.reclassify(p.id);
     expect(result.scanned).toBe(EVENTS.length + legacy.length);
     const stored = await storedEvents(t.db, p.id);
     const want = [
@@ -137,7 +137,7 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     expect(stored).toEqual(want);
     // The legacy Markdown fetch by a browser UA is an AI read; the Googlebot one a crawler.
     expect(stored.slice(-3).map((s) => s.cls)).toEqual(['ai', 'crawler', 'human']);
-    const viewsAfter = await svc.exporter.views({ projectId: p.id, walkId: 'w2', fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const viewsAfter = await svc.store.views({ projectId: p.id, walkId: 'w2', fromDay: null, toDay: null, offset: 0, limit: 250 });
     expect(viewsAfter.totals.total).toBe(want.filter((w) => w.qualifying === 1).length);
     expect(viewsAfter.totals.total).not.toBe(viewsBefore.totals.total);
     await svc.close();

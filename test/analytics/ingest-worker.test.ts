@@ -9,17 +9,17 @@ import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-cli
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
+import { sqlAnalyticsService } from './services.ts';
 
 function services(db: Database, ingestWorker = true) {
   const projects = createProjectService(createProjectsStore(db.kysely));
   const config = testConfig();
-  return { projects, svc: createAnalyticsService({ config: { analytics: { ...config.analytics, ingestWorker } }, db, projects, now: Date.now }) };
+  return { projects, svc: sqlAnalyticsService({ config: { analytics: { ...config.analytics, ingestWorker } }, db, projects, now: Date.now }) };
 }
 
 const batch = (n: number, offset: number) =>
@@ -49,7 +49,7 @@ describe('analytics ingest worker (SQLite file)', () => {
 
   it('writes from a worker thread; every acknowledged batch is visible to another connection at once', async () => {
     const { projects, svc } = services(t.db);
-    expect(svc.ingest.writerMode).toBe('worker');
+    expect(svc.store.writerMode).toBe('worker');
     const p = await projects.createProject({ name: 'd', repository: 'r' });
     await svc.ingest.warmUp();
     const other = t.reopen();
@@ -109,7 +109,7 @@ describe('analytics ingest worker (SQLite file)', () => {
       .executeTakeFirstOrThrow();
     expect(Number(joined.n)).toBe(16 * 150);
     const c = services(t.reopen());
-    const page = await c.svc.exporter.visitors({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const page = await c.svc.store.visitors({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
     expect(page.totals.total).toBe(101);
     await c.svc.close();
   });
@@ -217,7 +217,7 @@ describe('analytics ingest worker (SQLite file)', () => {
   it('INKWELL_ANALYTICS_INGEST_WORKER=0 keeps the writer in the calling thread, with the same results', async () => {
     expect(testConfig({}, { INKWELL_ANALYTICS_INGEST_WORKER: '0' }).analytics.ingestWorker).toBe(false);
     const { projects, svc } = services(t.db, false);
-    expect(svc.ingest.writerMode).toBe('thread');
+    expect(svc.store.writerMode).toBe('thread');
     const p = await projects.createProject({ name: 'd', repository: 'r' });
     const r = await svc.ingest.ingest(p.id, batch(300, 0), { source: 'api' });
     expect(r).toEqual({ accepted: 300, inserted: 300, rejected: [] });

@@ -1,17 +1,17 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { DAY_MS, expectedVisitors, generate, START_MS } from './dataset.ts';
+import { sqlAnalyticsService } from './services.ts';
 
 function services(db: Database, dictionaryCacheEntries = 200_000) {
   const projects = createProjectService(createProjectsStore(db.kysely));
   const config = testConfig();
-  return { projects, svc: createAnalyticsService({ config: { analytics: { ...config.analytics, dictionaryCacheEntries } }, db, projects, now: Date.now }) };
+  return { projects, svc: sqlAnalyticsService({ config: { analytics: { ...config.analytics, dictionaryCacheEntries } }, db, projects, now: Date.now }) };
 }
 
 const all = { walkId: 't', fromDay: null, toDay: null, offset: 0, limit: 250 };
@@ -42,7 +42,7 @@ describeEachDialect('analytics ingest', (dialect) => {
       .executeTakeFirstOrThrow();
     expect(Number(seen.n)).toBe(300);
     const fresh = services(other).svc;
-    const page = await fresh.exporter.visitors({ projectId: p.id, ...all });
+    const page = await fresh.store.visitors({ projectId: p.id, ...all });
     const expected = expectedVisitors(
       data.map((d) => d.truth),
       null,
@@ -82,7 +82,7 @@ describeEachDialect('analytics ingest', (dialect) => {
     );
     const rows = [];
     for (let offset = 0; ; offset += 250) {
-      const page = await a.svc.exporter.visitors({ projectId: p.id, ...all, offset });
+      const page = await a.svc.store.visitors({ projectId: p.id, ...all, offset });
       expect(page.totals).toEqual(expected.totals);
       rows.push(...page.rows);
       if (!page.hasMore) break;
@@ -116,7 +116,7 @@ describeEachDialect('analytics ingest', (dialect) => {
     expect(await t.db.kysely.selectFrom('analytics_events').selectAll().execute()).toEqual([]);
     const r = await svc.ingest.ingest(p.id, [ev], { source: 'api' });
     expect(r.inserted).toBe(1);
-    const page = await svc.exporter.visitors({ projectId: p.id, ...all });
+    const page = await svc.store.visitors({ projectId: p.id, ...all });
     expect(page.rows).toEqual([{ path: '/brand-new', human: 1, ai: 0, total: 1 }]);
   });
 
@@ -134,9 +134,9 @@ describeEachDialect('analytics ingest', (dialect) => {
       [0, 2],
       [1, 1],
     ]);
-    const page = await svc.exporter.visitors({ projectId: p.id, ...all });
+    const page = await svc.store.visitors({ projectId: p.id, ...all });
     expect(page.rows).toEqual([{ path: '/p', human: 1, ai: 1, total: 1 }]);
-    const views = await svc.exporter.views({ projectId: p.id, ...all });
+    const views = await svc.store.views({ projectId: p.id, ...all });
     expect(views.rows).toEqual([{ path: '/p', human: 6, ai: 1, total: 7 }]);
   });
 
@@ -154,10 +154,10 @@ describeEachDialect('analytics ingest', (dialect) => {
     expect(results[0]!.inserted + results[1]!.inserted).toBe(100);
     for (const r of results.slice(2)) expect(r.inserted).toBe(100);
     const truths = data.filter((_, i) => i < 100 || i >= 200).map((d) => d.truth);
-    const page = await svc.exporter.views({ projectId: p.id, ...all });
+    const page = await svc.store.views({ projectId: p.id, ...all });
     const expectedViewsTotal = truths.filter((x) => x.qualifying).length;
     expect(page.totals.total).toBe(expectedViewsTotal);
-    expect((await svc.exporter.visitors({ projectId: p.id, ...all })).totals).toEqual(expectedVisitors(truths, null, null).totals);
+    expect((await svc.store.visitors({ projectId: p.id, ...all })).totals).toEqual(expectedVisitors(truths, null, null).totals);
   });
 
   it('refuses NUL characters per event (PostgreSQL text cannot store them)', async () => {

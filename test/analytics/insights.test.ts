@@ -6,7 +6,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
 import { countFacet, type DayFacets } from '../../src/analytics/export/facet-service.ts';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { createAnalyticsClient } from '../../src/client/analytics.ts';
 import { testConfig } from '../../src/config.ts';
 import { migrate } from '../../src/db/index.ts';
@@ -14,7 +13,7 @@ import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { sendEvents } from './api.ts';
 import { DAY_MS, type GenEvent, generate, START_MS, type WireEvent } from './dataset.ts';
-import { services } from './services.ts';
+import { services, sqlAnalyticsService } from './services.ts';
 
 const iso = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const START_DAY = START_MS / DAY_MS;
@@ -292,14 +291,14 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
     const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
     const right = await facetRows(ord);
     expect(right.length).toBeGreaterThan(10);
-    const agents = await svc.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const agents = await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
     // Rows gone wrong (a bug, a manual edit): reclassify puts them back, and the answers follow.
     await sql`update analytics_daily_facets set requests = requests + 7 where project_ord = ${ord}`.execute(t.db.kysely);
     await sql`delete from analytics_daily_facets where project_ord = ${ord} and facet = 2`.execute(t.db.kysely);
     expect(await facetRows(ord)).not.toEqual(right);
-    await svc.reclassify(p.id);
+    await svc.store.reclassify(p.id);
     expect(await facetRows(ord)).toEqual(right);
-    expect(await svc.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
+    expect(await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
     await svc.close();
   });
 
@@ -311,7 +310,7 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
       generate({ seed: 4, events: 300, days: 4 }).map((d) => d.wire),
       { source: 'api' },
     );
-    const agents = await svc.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const agents = await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
     await svc.close();
     const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
     const right = await facetRows(ord);
@@ -323,7 +322,7 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
     expect(await migrate(t.db)).toEqual(['0010_analytics_daily_facets']);
     expect(await facetRows(ord)).toEqual(right);
     const again = services(t.db).svc;
-    expect(await again.insights.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
+    expect(await again.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
     await again.close();
   });
 
@@ -336,7 +335,7 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
       { source: 'api' },
     );
     const config = testConfig();
-    const sqlEngine = createAnalyticsService({
+    const sqlEngine = sqlAnalyticsService({
       config: { analytics: { ...config.analytics, visitorsEngine: 'sql' } },
       db: t.db,
       projects,
@@ -344,9 +343,9 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
     });
     for (const interval of ['day', 'week', 'month'] as const) {
       const q = { fromDay: START_DAY - 3, toDay: START_DAY + 25, interval };
-      const fromSets = await svc.insights.series(p.id, q);
+      const fromSets = await svc.store.series(p.id, q);
       expect(fromSets.series.length).toBeGreaterThan(0);
-      expect(await sqlEngine.insights.series(p.id, q)).toEqual(fromSets);
+      expect(await sqlEngine.store.series(p.id, q)).toEqual(fromSets);
     }
     await svc.close();
     await sqlEngine.close();

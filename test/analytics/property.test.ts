@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createAnalyticsService } from '../../src/analytics/service.ts';
 import { testConfig } from '../../src/config.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { DAY_MS, expectedVisitors, START_MS, type Truth } from './dataset.ts';
+import { sqlAnalyticsService } from './services.ts';
 
 const UAS: { ua: string; cls: 'human' | 'ai' | 'crawler' }[] = [
   { ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36', cls: 'human' },
@@ -30,12 +30,12 @@ const eventArb = fc.record({
 describeEachDialect('analytics export properties', (dialect) => {
   let t: TestDb;
   let projects: ReturnType<typeof createProjectService>;
-  let svc: ReturnType<typeof createAnalyticsService>;
+  let svc: ReturnType<typeof sqlAnalyticsService>;
 
   beforeAll(async () => {
     t = await openTestDb(dialect);
     projects = createProjectService(createProjectsStore(t.db.kysely));
-    svc = createAnalyticsService({ config: testConfig(), db: t.db, projects, now: Date.now });
+    svc = sqlAnalyticsService({ config: testConfig(), db: t.db, projects, now: Date.now });
   });
   afterAll(async () => {
     await t?.cleanup();
@@ -76,7 +76,7 @@ describeEachDialect('analytics export properties', (dialect) => {
           expect(r.rejected).toEqual([]);
           const fromDay = Math.floor(START_MS / DAY_MS) + from;
           const toDay = fromDay + span;
-          const page = await svc.exporter.visitors({ projectId: p.id, walkId: 'prop', fromDay, toDay, offset: 0, limit: 250 });
+          const page = await svc.store.visitors({ projectId: p.id, walkId: 'prop', fromDay, toDay, offset: 0, limit: 250 });
           const { totals, rows } = page;
           expect(totals.total).toBeGreaterThanOrEqual(Math.max(totals.human, totals.ai));
           expect(totals.total).toBeLessThanOrEqual(totals.human + totals.ai);

@@ -3,12 +3,17 @@
 // calling thread otherwise (PostgreSQL, an in-memory SQLite database).
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createIngestService } from '../../src/analytics/ingest/ingest.ts';
+import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
+import { testConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
 
 const ingestOver = (db: Database, worker?: boolean) =>
-  createIngestService({ db, getProject: async () => undefined, now: Date.now, ...(worker === undefined ? {} : { worker }) });
+  createSqlAnalyticsStore({
+    config: { analytics: { ...testConfig().analytics, ...(worker === undefined ? {} : { ingestWorker: worker }) } },
+    db,
+    now: Date.now,
+  });
 
 describeEachDialect('ingest writer placement', (dialect) => {
   let t: TestDb;

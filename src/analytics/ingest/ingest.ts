@@ -1,15 +1,10 @@
-// Ingest: validate → normalise → classify → identify (prepare.ts, in the caller's thread) → store
-// (ingest-writer.ts: group commit, one transaction per group, acknowledged after the commit).
-//
-// On the embedded database (a SQLite file) the writer runs in a worker thread with its own connection
-// (ingest-worker-client.ts), so the thread that parses and validates requests never waits for inserts or
-// for the commit's fsync; on PostgreSQL (asynchronous I/O) it runs in this thread. Either way `ingest`
-// resolves only after the batch's transaction committed: accepted events are durable when the 202 is sent.
-import type { Database } from '../../db/index.ts';
+// Ingest: validate → normalise → classify → identify (prepare.ts, in the caller's thread) → the analytics store's
+// `append` (src/analytics/store/analytics-store.ts), which resolves only once the batch is durable: accepted
+// events are durable when the 202 is sent. This part is the same for every store; how and where a batch is
+// written (the SQL store's group-committing writer, in a worker thread on a SQLite file) is the store's.
 import type { ProjectWithSecret } from '../../projects/service.ts';
-import { DictionaryMirror } from './dictionary-mirror.ts';
-import { createWorkerWriter } from './ingest-worker-client.ts';
-import { createGroupWriter, type IngestSource, type IngestWriter } from './ingest-writer.ts';
+import type { AnalyticsStore } from '../store/analytics-store.ts';
+import type { IngestSource } from './ingest-writer.ts';
 import { createEventPreparer } from './prepare.ts';
 import { packEvents, type WriteEvent } from './write-batch.ts';
 
@@ -32,15 +27,10 @@ export interface IngestResult {
 }
 
 export interface IngestDeps {
-  db: Database;
+  /** Where prepared batches go. */
+  store: Pick<AnalyticsStore, 'append' | 'warmUp' | 'clearCaches'>;
   getProject(id: string): Promise<ProjectWithSecret | undefined>;
   now: () => number;
-  /** Dictionary cache bound per project (paths and visitors each). */
-  cacheEntries?: number;
-  /** Write through a worker thread when the database is a SQLite file (default true). */
-  worker?: boolean;
-  /** Told when the worker thread cannot start and the writer runs in this thread instead. */
-  onWorkerFallback?: (err: Error) => void;
 }
 
 export class UnknownProjectError extends Error {}
@@ -48,32 +38,8 @@ export class UnknownProjectError extends Error {}
 /** How long a project's settings are reused by ingest (a rotation change applies within this time). */
 export const PROJECT_CACHE_MS = 5000;
 
-/**
- * The writer for this database: a worker thread where writes would hold up this thread and the database has
- * a file the worker's own connection can open (unless disabled), else in this thread. With a worker, `mirror`
- * (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
- */
-function createWriter(deps: IngestDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
-  const cacheEntries = deps.cacheEntries ?? 100_000;
-  const inThread = () => createGroupWriter(deps.db, { cacheEntries });
-  const file = deps.db.caps.writerThread && deps.worker !== false ? deps.db.file : undefined;
-  if (file !== undefined) {
-    const mirror = new DictionaryMirror(cacheEntries);
-    const writer = createWorkerWriter(
-      { sqlitePath: file, cacheEntries },
-      {
-        fallback: inThread,
-        onLearned: (projectId, learned) => mirror.learn(projectId, learned),
-        ...(deps.onWorkerFallback ? { onFallback: deps.onWorkerFallback } : {}),
-      },
-    );
-    return { writer, mirror };
-  }
-  return { writer: inThread(), mirror: null };
-}
-
 export function createIngestService(deps: IngestDeps) {
-  const { writer, mirror } = createWriter(deps);
+  const { store } = deps;
   const preparer = createEventPreparer();
   const inFlight = new Set<Promise<IngestResult>>();
   let closing = false;
@@ -97,11 +63,6 @@ export function createIngestService(deps: IngestDeps) {
   }
 
   const service = {
-    /** Where batches are written: a worker thread (SQLite file) or this thread. */
-    get writerMode(): 'worker' | 'thread' {
-      return writer.mode;
-    },
-
     /**
      * Ingests a batch for a project. Invalid events are rejected one by one; the rest are stored durably
      * before this resolves. Throws UnknownProjectError for a project that does not exist.
@@ -117,22 +78,20 @@ export function createIngestService(deps: IngestDeps) {
 
     /** Forgets cached dictionary entries (tests; after a restore). */
     clearCaches(): void {
-      writer.clearCaches();
-      mirror?.clear();
+      store.clearCaches();
       preparer.clear();
       projectCache.clear();
     },
 
-    /** Starts the writer's worker thread now (API processes), so the first batches do not wait for it. */
+    /** Gets the store ready to append now (API processes), so the first batches do not wait for it. */
     warmUp(): Promise<void> {
-      return writer.warmUp();
+      return store.warmUp();
     },
 
-    /** Waits for the batches being ingested, then stops the writer (its worker thread). */
+    /** Refuses new batches and waits for those being ingested (the store is closed by its owner). */
     async close(): Promise<void> {
       closing = true;
       await Promise.allSettled([...inFlight]);
-      await writer.close();
     },
   };
 
@@ -153,9 +112,7 @@ export function createIngestService(deps: IngestDeps) {
       else ok.push(r);
     }
     if (ok.length === 0) return { accepted: 0, inserted: 0, rejected };
-    const batch = packEvents(ok);
-    mirror?.fill(projectId, batch);
-    const inserted = await writer.write(projectId, opts.source, batch);
+    const inserted = await store.append(projectId, opts.source, packEvents(ok));
     return { accepted: ok.length, inserted, rejected };
   }
 }

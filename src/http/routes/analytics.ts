@@ -405,7 +405,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
       ok: VisitorsResponse,
     },
     async (projectId, q, walkId) => {
-      const page = await analytics.exporter.visitors({ projectId, walkId, ...q });
+      const page = await analytics.store.visitors({ projectId, walkId, ...q });
       return { totals: page.totals, visitors: page.rows, hasMore: page.hasMore };
     },
   );
@@ -419,7 +419,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
       ok: ViewsResponse,
     },
     async (projectId, q, walkId) => {
-      const page = await analytics.exporter.views({ projectId, walkId, ...q });
+      const page = await analytics.store.views({ projectId, walkId, ...q });
       return { totals: page.totals, views: page.rows, hasMore: page.hasMore };
     },
   );
@@ -435,7 +435,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
     },
     async (projectId, q) => {
       try {
-        return await analytics.insights.series(projectId, q);
+        return await analytics.store.series(projectId, q);
       } catch (err) {
         if (err instanceof SeriesTooLongError) throw new AppError('invalid_request', err.message, [{ path: 'interval', message: err.message }]);
         throw err;
@@ -453,7 +453,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
       ok: AgentsResponse,
     },
     async (projectId, q) => {
-      const page = await analytics.insights.agents(projectId, q);
+      const page = await analytics.store.agents(projectId, q);
       return { agents: page.rows, hasMore: page.hasMore };
     },
   );
@@ -468,7 +468,7 @@ export async function analyticsRoutes(app: App, ctx: AppContext, analytics: Anal
       ok: ReferrersResponse,
     },
     async (projectId, q) => {
-      const page = await analytics.insights.referrers(projectId, q);
+      const page = await analytics.store.referrers(projectId, q);
       return { referrers: page.rows, hasMore: page.hasMore };
     },
   );

@@ -1,0 +1,178 @@
+// The analytics store over the SQL database (SQLite or PostgreSQL, the dialect differences inside src/db): raw
+// events, dictionaries and daily rows written by the group-committing ingest writer, exports from per-day
+// visitor sets, the dashboard's reads from daily facets. See analytics-store.ts for the contract.
+import type { Config } from '../../config.ts';
+import type { Database } from '../../db/index.ts';
+import { ping } from '../../db/index.ts';
+import { classify, RULES_VERSION } from '../classify/classify.ts';
+import { isQualifyingView } from '../classify/qualify.ts';
+import { createDaySetService } from '../export/dayset-service.ts';
+import { createExportService } from '../export/export.ts';
+import { createFacetService } from '../export/facet-service.ts';
+import { createInsightsService } from '../export/insights.ts';
+import { DictionaryMirror } from '../ingest/dictionary-mirror.ts';
+import { createWorkerWriter } from '../ingest/ingest-worker-client.ts';
+import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
+import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
+import { daysetStore } from './dayset-store.ts';
+import { type EventRow, analyticsStore as store } from './store.ts';
+
+export interface SqlAnalyticsStoreDeps {
+  config: Pick<Config, 'analytics'>;
+  db: Database;
+  now: () => number;
+  /** Errors of background work (day-set sealing, a writer thread that cannot start), which never throws. */
+  onBackgroundError?: (err: unknown) => void;
+}
+
+const RECLASSIFY_PAGE = 5000;
+
+/**
+ * The writer for this database: a worker thread where writes would hold up this thread and the database has
+ * a file the worker's own connection can open (unless disabled), else in this thread. With a worker, `mirror`
+ * (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
+ */
+function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
+  const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
+  const inThread = () => createGroupWriter(deps.db, { cacheEntries });
+  const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
+  if (file !== undefined) {
+    const mirror = new DictionaryMirror(cacheEntries);
+    const writer = createWorkerWriter(
+      { sqlitePath: file, cacheEntries },
+      {
+        fallback: inThread,
+        onLearned: (projectId, learned) => mirror.learn(projectId, learned),
+        onFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),
+      },
+    );
+    return { writer, mirror };
+  }
+  return { writer: inThread(), mirror: null };
+}
+
+export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
+  const { writer, mirror } = createWriter(deps);
+  const daySets = createDaySetService({
+    db: deps.db,
+    cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
+    ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
+  });
+  const exporter = createExportService({
+    db: deps.db,
+    now: deps.now,
+    snapshotMs: deps.config.analytics.snapshotMs,
+    resultEntries: deps.config.analytics.resultCacheEntries,
+    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
+  });
+  const facets = createFacetService({ db: deps.db });
+  const insights = createInsightsService({
+    db: deps.db,
+    facets,
+    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
+  });
+
+  /**
+   * Re-derives class, category, rule and the qualifying flag of every stored event of a project from its
+   * stored user agent, path, Accept, method and status with the current rules, then rebuilds the
+   * project's daily visits and facets from the raw events (one transaction) and bumps its data version.
+   */
+  async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
+    const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
+    if (ord === undefined) return { scanned: 0, changed: 0 };
+    const total = await store.countEvents(deps.db.kysely, ord);
+    let scanned = 0;
+    let changed = 0;
+    let afterId = 0;
+    onProgress?.(0, total);
+    for (;;) {
+      const rows = await store.selectEventsForReclassify(deps.db.kysely, ord, afterId, RECLASSIFY_PAGE);
+      if (rows.length === 0) break;
+      const groups = new Map<string, { values: Parameters<typeof store.updateEventClass>[2]; ids: number[] }>();
+      for (const r of rows) {
+        const c = classify({ userAgent: r.user_agent, path: r.raw_path, accept: r.accept });
+        const qualifying = isQualifyingView({ method: r.method, status: r.status, path: r.path, class: c.class }) ? 1 : 0;
+        if (c.class === r.class && c.category === r.category && c.rule === r.rule && r.rules_version === RULES_VERSION && qualifying === r.qualifying) continue;
+        const values = { class: c.class as EventRow['class'], category: c.category, rule: c.rule, rules_version: RULES_VERSION, qualifying };
+        const key = JSON.stringify(values);
+        let g = groups.get(key);
+        if (!g) {
+          g = { values, ids: [] };
+          groups.set(key, g);
+        }
+        g.ids.push(r.id);
+      }
+      if (groups.size > 0) {
+        await deps.db.kysely.transaction().execute(async (trx) => {
+          for (const g of groups.values()) {
+            for (let i = 0; i < g.ids.length; i += 1000) await store.updateEventClass(trx, g.ids.slice(i, i + 1000), g.values);
+            changed += g.ids.length;
+          }
+        });
+      }
+      scanned += rows.length;
+      afterId = (rows[rows.length - 1] as { id: number }).id;
+      onProgress?.(scanned, Math.max(total, scanned));
+    }
+    // Version bump first: it takes the project's write lock, so ingest batches wait (as they take it first too).
+    await deps.db.kysely.transaction().execute(async (trx) => {
+      await store.bumpVersion(trx, ord);
+      await store.deleteVisits(trx, ord);
+      await store.rebuildVisits(trx, ord);
+      // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
+      await daysetStore.bumpAllDayVersions(trx, ord);
+      await daysetStore.insertMissingDayVersions(trx, ord);
+      // The agents and referrers breakdowns follow the new classes too.
+      await facets.rebuildIn(trx, ord);
+    });
+    return { scanned, changed };
+  }
+
+  const analytics = {
+    append(projectId, source, batch) {
+      mirror?.fill(projectId, batch);
+      return writer.write(projectId, source, batch);
+    },
+    visitors: (q) => exporter.visitors(q),
+    views: (q) => exporter.views(q),
+    series: (projectId, q) => insights.series(projectId, q),
+    agents: (projectId, q) => insights.agents(projectId, q),
+    referrers: (projectId, q) => insights.referrers(projectId, q),
+    reclassify,
+    async health() {
+      try {
+        await ping(deps.db);
+        return { ok: true };
+      } catch (err) {
+        return { ok: false, reason: `database is not reachable: ${(err as Error).message}` };
+      }
+    },
+    warmUp: () => writer.warmUp(),
+    startBackground(): void {
+      daySets.startSealer(deps.config.analytics.sealIntervalMs);
+    },
+    clearCaches(): void {
+      writer.clearCaches();
+      mirror?.clear();
+    },
+    async close(): Promise<void> {
+      await daySets.stop();
+      await writer.close();
+    },
+  } satisfies AnalyticsStore;
+
+  return {
+    ...analytics,
+    // The parts of this implementation, for its own tests and benchmarks (not part of AnalyticsStore).
+    /** Where batches are written: a worker thread (SQLite file) or this thread. */
+    get writerMode(): 'worker' | 'thread' {
+      return writer.mode;
+    },
+    exporter,
+    insights,
+    facets,
+    daySets,
+  };
+}
+
+export type SqlAnalyticsStore = ReturnType<typeof createSqlAnalyticsStore>;
