@@ -34,6 +34,7 @@ import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
   type EventClass,
+  type IngestSource,
   type Learned,
   type LearnedIds,
   NO_STATUS,
@@ -55,9 +56,7 @@ import {
   type WriteBatch,
 } from './write-batch.ts';
 
-export type IngestSource = 'api' | 'collect' | 'import';
-
-export type { WriteEvent } from './write-batch.ts';
+export type { IngestSource, WriteEvent } from './write-batch.ts';
 
 /** Events written in one transaction at most (several batches). */
 export const GROUP_MAX_EVENTS = 10_000;

@@ -29,6 +29,9 @@ export type WriteEvent = [
   dedupKey: string | null,
 ];
 
+/** Where a batch came from (stored with each event). */
+export type IngestSource = 'api' | 'collect' | 'import';
+
 /** Events' classes as stored (`class` column). */
 export type EventClass = 'human' | 'ai' | 'crawler';
 

@@ -23,14 +23,12 @@ import type { ExportQuery } from '../export/export.ts';
 import type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/insights.ts';
 import type { Page } from '../export/rows.ts';
 import type { Interval } from '../export/series.ts';
-import type { IngestSource } from '../ingest/ingest-writer.ts';
-import type { WriteBatch } from '../ingest/write-batch.ts';
+import type { IngestSource, WriteBatch } from '../ingest/write-batch.ts';
 
 export type { ExportQuery } from '../export/export.ts';
 export type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/insights.ts';
 export type { Page } from '../export/rows.ts';
-export type { IngestSource } from '../ingest/ingest-writer.ts';
-export type { WriteBatch } from '../ingest/write-batch.ts';
+export type { IngestSource, WriteBatch } from '../ingest/write-batch.ts';
 
 export interface ReclassifyResult {
   /** Stored events looked at. */
