@@ -7,19 +7,19 @@ import type { Config } from '../config.ts';
 import { infraFault } from '../db/errors.ts';
 import { type BranchDiff, branchDiff } from '../git/diff.ts';
 import { GitError } from '../git/run.ts';
-import { commitAll, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
+import { commitAll, commitMessageOf, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
 import type { CodeHost, PullRequestRef } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
-import { checkAndRepair, checksSection, createDocsChecker, type DocsChecker } from './checks.ts';
+import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, type DocsChecker } from './checks.ts';
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
 import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { RunError } from './run-error.ts';
-import { type ChangeText, describeChange } from './summary.ts';
+import { commitMessage, commitTurn, describeChange } from './summary.ts';
 import { createTools } from './tools.ts';
 
 export { RunError, type RunErrorCode } from './run-error.ts';
@@ -44,6 +44,8 @@ export interface RunInput {
   history: ModelMessage[];
   /** This turn's user message. */
   prompt: string;
+  /** This turn's number in the job (1 for the first); default: the history's user messages plus one. */
+  turn?: number;
   /** Abort = archive or shutdown: stops the model call and tools promptly (RunError 'aborted'). */
   signal: AbortSignal;
   onEvent: (e: RunEvent) => void | Promise<void>;
@@ -265,26 +267,42 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
   return loop;
 }
 
-/** Commits the worktree's changes and pushes the branch; the new commit, or null when nothing changed. */
-async function commitAndPush(turn: Turn, ws: Workspace, change: ChangeText): Promise<string | null> {
+/** This turn's number: the worker's, else the history's user messages plus one. */
+function turnNumber(input: RunInput): number {
+  return input.turn ?? input.history.filter((m) => m.role === 'user').length + 1;
+}
+
+/**
+ * Commits the worktree's changes as the turn's one commit and pushes the branch; the turn's commit, or null when
+ * it changed nothing. A retried turn (its earlier attempt pushed and stopped before its outcome was stored) finds
+ * its commit at the branch's tip by the `Inkwell-Job`/`Inkwell-Turn` trailers: changing nothing more, that commit
+ * is the turn's; changing more, the commit is replaced (same parent, pushed with a lease on exactly that commit),
+ * so a turn never leaves two commits.
+ */
+async function commitAndPush(turn: Turn, ws: Workspace, message: string, title: string): Promise<string | null> {
   const { input, config, log } = turn;
   const restoredBefore = ws.mirrorConfigRestored;
+  const tip = ws.remoteBranchExists ? commitTurn(await commitMessageOf(ws, ws.startSha)) : null;
+  const retried = tip !== null && tip.jobId === input.jobId && tip.turn === turnNumber(input);
   const commitSha = await commitAll(ws, {
-    message: change.commitMessage,
+    message,
     authorName: config.agent.gitAuthorName,
     authorEmail: config.agent.gitAuthorEmail,
+    amend: retried,
   });
   if (ws.mirrorConfigRestored && !restoredBefore) {
     log.warn({ repository: input.repository }, 'agent run: the mirror’s git config or hooks changed during the turn; restored Inkwell’s before committing');
   }
   turn.phase('commit');
   if (commitSha) {
-    await pushBranch(ws, input.branch, turn.signal);
-    await turn.emit('commit', { sha: commitSha, branch: input.branch, message: change.title });
-    log.info({ commitSha }, 'agent run: pushed');
+    await pushBranch(ws, input.branch, turn.signal, retried ? { replacing: ws.startSha } : {});
+    await turn.emit('commit', { sha: commitSha, branch: input.branch, message: title });
+    log.info({ commitSha, replaced: retried ? ws.startSha : undefined }, 'agent run: pushed');
+  } else if (retried) {
+    log.info({ commitSha: ws.startSha }, 'agent run: the turn’s commit was pushed by an earlier attempt');
   }
   turn.phase('push');
-  return commitSha;
+  return commitSha ?? (retried ? ws.startSha : null);
 }
 
 /**
@@ -337,7 +355,13 @@ async function openPullRequest(
  * follow-up turn a comment summarising the turn. The push and the pull request already happened: a host that
  * refuses either is logged and the turn goes on.
  */
-async function refreshPullRequest(turn: Turn, host: CodeHost, pr: PullRequestRef, body: string, comment: string | null): Promise<void> {
+async function refreshPullRequest(
+  turn: Turn,
+  host: CodeHost,
+  pr: PullRequestRef,
+  body: string,
+  comment: { body: string; marker: string } | null,
+): Promise<void> {
   const { input, log } = turn;
   const write = { repository: input.repository, number: pr.number, signal: turn.signal };
   const attempt = async (what: string, fn: () => Promise<void>) => {
@@ -349,7 +373,8 @@ async function refreshPullRequest(turn: Turn, host: CodeHost, pr: PullRequestRef
     }
   };
   await attempt('update the pull request body', () => host.updatePullRequestBody({ ...write, body }));
-  if (comment) await attempt('comment on the pull request', () => host.commentOnPullRequest({ ...write, body: comment }));
+  // Once per turn: a retried turn whose earlier attempt commented finds that comment by its marker.
+  if (comment) await attempt('comment on the pull request', async () => void (await host.commentOnPullRequest({ ...write, ...comment })));
   turn.phase('pullRequestUpdate');
 }
 
@@ -362,10 +387,12 @@ function firstRequest(history: readonly ModelMessage[]): string | null {
 }
 
 /** Commit, push, diff, then the pull request: opened with the body written from the run, or brought up to date. */
-async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, summary: string, checks: string, draft: boolean) {
+async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, summary: string, outcome: CheckOutcome | null, draft: boolean) {
   const { input } = turn;
-  const change = describeChange(summary, input.prompt, input.jobId);
-  const commitSha = await commitAndPush(turn, ws, change);
+  const change = describeChange(summary, input.prompt);
+  const message = commitMessage({ change, request: input.prompt, checks: outcome, jobId: input.jobId, turn: turnNumber(input) });
+  const commitSha = await commitAndPush(turn, ws, message, change.title);
+  const checks = checksSection(outcome);
   const diff = await reportDiff(turn, ws, commitSha);
   const template = host.kind === 'local' ? null : await readPullRequestTemplate(root);
   const body = pullRequestBody({
@@ -379,7 +406,10 @@ async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, 
   });
   const pr = await openPullRequest(turn, ws, host, { title: change.title, body, draft }, commitSha);
   if (pr && pr.created === false) {
-    const comment = input.history.length > 0 ? followUpComment({ summary: summary.trim(), request: input.prompt, commitSha, jobId: input.jobId }) : null;
+    const comment =
+      input.history.length > 0
+        ? followUpComment({ summary: summary.trim(), request: input.prompt, commitSha, jobId: input.jobId, turn: turnNumber(input) })
+        : null;
     await refreshPullRequest(turn, host, pr, body, comment);
   }
   return { commitSha, prLink: pr?.url ?? null };
@@ -460,7 +490,7 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       turn.phase('checks');
       const summary = checked.summary;
       const draft = input.draft || checked.outcome?.status === 'failed';
-      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, checksSection(checked.outcome), draft);
+      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, checked.outcome, draft);
       turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: checked.outcome?.status ?? 'off' }, 'agent run: finished');
       return { messages: checked.messages, summary, prLink, commitSha, usage: priced(turn, checked.usage) };
     } catch (err) {

@@ -101,12 +101,28 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
   return [...fitTemplate(input.template, sections), footer].join('\n\n');
 }
 
-/** The comment a follow-up turn adds to the pull request: its request, what it did, and its commit. */
-export function followUpComment(input: { summary: string; request: string; commitSha: string | null; jobId: string }): string {
+/** The hidden marker of a turn's comment, by which a retried turn finds the comment it posted already. */
+export function turnMarker(jobId: string, turn: number): string {
+  return `<!-- inkwell:turn:${jobId}:${turn} -->`;
+}
+
+/** The comment a follow-up turn adds to the pull request (its request, what it did, its commit) and its marker. */
+export function followUpComment(input: { summary: string; request: string; commitSha: string | null; jobId: string; turn: number }): {
+  body: string;
+  marker: string;
+} {
   const outcome = input.commitSha
     ? `Pushed \`${input.commitSha.slice(0, 12)}\`; the description above now lists every file the branch changes.`
     : 'This turn changed no files.';
-  return [`**Inkwell follow-up** (job \`${input.jobId}\`)`, `Request:\n\n${quoteAsData(input.request)}`, escapeQuickActions(input.summary), outcome]
+  const marker = turnMarker(input.jobId, input.turn);
+  const body = [
+    `**Inkwell follow-up** (job \`${input.jobId}\`, turn ${input.turn})`,
+    `Request:\n\n${quoteAsData(input.request)}`,
+    escapeQuickActions(input.summary),
+    outcome,
+    marker,
+  ]
     .filter((s) => s.trim() !== '')
     .join('\n\n');
+  return { body, marker };
 }

@@ -317,6 +317,8 @@ export interface CommitInput {
   message: string;
   authorName: string;
   authorEmail: string;
+  /** Replace the worktree's HEAD commit (same parent) instead of adding one on top of it. */
+  amend?: boolean;
 }
 
 /**
@@ -334,7 +336,8 @@ export async function commitAll(ws: Workspace, input: CommitInput): Promise<stri
   const diff = await ws.git(['diff', '--cached', '--quiet', '--no-ext-diff', '--no-textconv'], { cwd: ws.dir, okCodes: [1] });
   if (diff.code === 0) return null;
   const who = { name: input.authorName, email: input.authorEmail };
-  await ws.git(['commit', '--quiet', '--no-verify', '-m', input.message], {
+  const amend = input.amend ? ['--amend', '--allow-empty'] : [];
+  await ws.git(['commit', '--quiet', '--no-verify', '--cleanup=verbatim', ...amend, '-m', input.message], {
     cwd: ws.dir,
     env: { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email },
   });
@@ -342,11 +345,18 @@ export async function commitAll(ws: Workspace, input: CommitInput): Promise<stri
 }
 
 /**
- * Pushes the worktree's HEAD to refs/heads/<branch> on the remote (a fast-forward; never forced).
- * Under the mirror lock: the push updates the mirror's remote-tracking ref.
+ * Pushes the worktree's HEAD to refs/heads/<branch> on the remote: a fast-forward, or with `replacing`, in place
+ * of exactly that commit (`--force-with-lease` naming it: a branch that moved meanwhile is left alone and the
+ * push fails). Under the mirror lock: the push updates the mirror's remote-tracking ref.
  */
-export async function pushBranch(ws: Workspace, branch: string, signal?: AbortSignal): Promise<void> {
-  await withLock(ws.mirror, () => ws.git(['push', '--quiet', '--no-verify', 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir }), { signal });
+export async function pushBranch(ws: Workspace, branch: string, signal?: AbortSignal, opts: { replacing?: string } = {}): Promise<void> {
+  const lease = opts.replacing ? [`--force-with-lease=refs/heads/${branch}:${opts.replacing}`] : [];
+  await withLock(ws.mirror, () => ws.git(['push', '--quiet', '--no-verify', ...lease, 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir }), { signal });
+}
+
+/** The full message of commit `sha`. */
+export async function commitMessageOf(ws: Workspace, sha: string): Promise<string> {
+  return (await ws.git(['log', '-1', '--no-show-signature', '--format=%B', sha, '--'], { cwd: ws.dir })).stdout;
 }
 
 /** Number of commits the pushed branch has on top of the base ref (0 when the branch does not exist). */

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, WaitBudget } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestRef, PullRequestWrite } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestWrite } from './types.ts';
 
 function describe(err: unknown): string {
   const e = err as { status?: number; message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string }> } } };
@@ -51,6 +51,9 @@ function primaryResetOf(err: unknown): Date | undefined {
   const reset = Number(headers?.['x-ratelimit-reset']);
   return String(headers?.['x-ratelimit-remaining']) === '0' && reset > 0 ? new Date(reset * 1000 + 1000) : undefined;
 }
+
+/** Pages of 100 comments looked through for a comment's marker (a pull request with more is not a docs change). */
+const MAX_COMMENT_PAGES = 10;
 
 /** 5xx and network failures: retried twice, after (n + 1)² × this (0.5 s, then 2 s). */
 const RETRY_BASE_MS = 500;
@@ -101,6 +104,24 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
     const res = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 10, request: { signal } });
     const pr = res.data.find((p) => p.head?.ref === branch) ?? res.data[0];
     return pr ? { url: pr.html_url, number: pr.number } : null;
+  }
+
+  /** True when a comment on the pull request carries `marker` (its first MAX_COMMENT_PAGES pages of 100). */
+  async function hasComment(
+    octokit: InstanceType<typeof GitHub>,
+    owner: string,
+    repo: string,
+    number: number,
+    marker: string,
+    signal: AbortSignal | undefined,
+  ) {
+    let pages = 0;
+    const list = octokit.paginate.iterator(octokit.rest.issues.listComments, { owner, repo, issue_number: number, per_page: 100, request: { signal } });
+    for await (const page of list) {
+      if (page.data.some((c) => c.body?.includes(marker))) return true;
+      if (++pages >= MAX_COMMENT_PAGES) break;
+    }
+    return false;
   }
 
   /** `loc` of a GitHub repository with the token set, or the HostError saying why not. */
@@ -168,11 +189,13 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
         octokit.rest.pulls.update({ owner, repo, pull_number: input.number, body: input.body, request: { signal: input.signal } }),
       );
     },
-    async commentOnPullRequest(input: PullRequestWrite): Promise<void> {
+    async commentOnPullRequest(input: PullRequestComment): Promise<boolean> {
       const { owner, repo } = locate(input.repository);
-      await perform(`comment on pull request ${owner}/${repo}#${input.number}`, input.signal, (octokit) =>
-        octokit.rest.issues.createComment({ owner, repo, issue_number: input.number, body: input.body, request: { signal: input.signal } }),
-      );
+      return perform(`comment on pull request ${owner}/${repo}#${input.number}`, input.signal, async (octokit) => {
+        if (input.marker && (await hasComment(octokit, owner, repo, input.number, input.marker, input.signal))) return false;
+        await octokit.rest.issues.createComment({ owner, repo, issue_number: input.number, body: input.body, request: { signal: input.signal } });
+        return true;
+      });
     },
   };
 }

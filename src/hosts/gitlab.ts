@@ -12,7 +12,7 @@ import { scrubSecrets } from '../lib/logger.ts';
 import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, type HostFailure, WaitBudget, withHostRetry } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestRef, PullRequestWrite } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestWrite } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */
 export function isGitLabRepository(repository: string, config: Config): boolean {
@@ -32,6 +32,8 @@ interface MergeRequestLike {
 }
 
 const DRAFT_PREFIX = 'Draft: ';
+/** Pages of the newest 100 notes looked through for a note's marker. */
+const MAX_NOTE_PAGES = 3;
 
 function mrTitle(title: string, draft: boolean | undefined): string {
   const t = title.trim() || 'Inkwell changes';
@@ -186,11 +188,22 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
         api.MergeRequests.edit(projectPath, input.number, { description: input.body }),
       );
     },
-    async commentOnPullRequest(input: PullRequestWrite): Promise<void> {
+    async commentOnPullRequest(input: PullRequestComment): Promise<boolean> {
       const projectPath = locate(input.repository);
-      await perform(`note on merge request ${projectPath}!${input.number}`, input.signal, () =>
-        api.MergeRequestNotes.create(projectPath, input.number, input.body),
-      );
+      // Look up, else post — retried as a whole, so a note whose answer was lost is found, not posted twice.
+      return perform(`note on merge request ${projectPath}!${input.number}`, input.signal, async () => {
+        if (input.marker) {
+          const notes = (await api.MergeRequestNotes.all(projectPath, input.number, {
+            sort: 'desc',
+            orderBy: 'created_at',
+            perPage: 100,
+            maxPages: MAX_NOTE_PAGES,
+          })) as unknown as { body?: string }[];
+          if (notes.some((n) => n.body?.includes(input.marker!))) return false;
+        }
+        await api.MergeRequestNotes.create(projectPath, input.number, input.body);
+        return true;
+      });
     },
   };
 }

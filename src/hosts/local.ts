@@ -8,6 +8,8 @@ export function createLocalHost(): CodeHost {
       return null;
     },
     async updatePullRequestBody() {},
-    async commentOnPullRequest() {},
+    async commentOnPullRequest() {
+      return false;
+    },
   };
 }

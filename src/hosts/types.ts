@@ -28,12 +28,24 @@ export interface PullRequestWrite {
   signal?: AbortSignal;
 }
 
+/** A comment on an open pull request, posted once per marker. */
+export interface PullRequestComment extends PullRequestWrite {
+  /**
+   * Text the comment carries (an HTML comment, invisible when rendered): when a comment on the pull request
+   * already carries it, nothing is posted (a retried turn that commented before its outcome was stored).
+   */
+  marker?: string;
+}
+
 export interface CodeHost {
   readonly kind: 'github' | 'gitlab' | 'local';
   /** Returns the open pull request for the branch, creating one if none exists; null for hosts without pull requests (local). */
   ensurePullRequest(input: EnsurePullRequestInput): Promise<PullRequestRef | null>;
   /** Replaces the pull request's body (GitLab: the merge request's description). */
   updatePullRequestBody(input: PullRequestWrite): Promise<void>;
-  /** Adds a comment to the pull request (GitLab: a note on the merge request). */
-  commentOnPullRequest(input: PullRequestWrite): Promise<void>;
+  /**
+   * Adds a comment to the pull request (GitLab: a note on the merge request), unless one already carries
+   * `marker`; true when it posted one.
+   */
+  commentOnPullRequest(input: PullRequestComment): Promise<boolean>;
 }

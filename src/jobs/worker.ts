@@ -215,6 +215,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         draft: job.draft === 1,
         history,
         prompt: turn.prompt,
+        turn: turn.turn_no,
         signal: run.signal,
         onEvent: (e) => recordEvent(run, e),
         onDiff: (diff) => recordDiff(run, diff),

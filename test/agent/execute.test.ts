@@ -205,10 +205,32 @@ describe('agent run outcomes', () => {
     // The worker calls execute again with the same input; the worktree starts from the pushed branch.
     h.model.push({ text: 'b.md is already there; nothing else to do.' });
     const again = await h.execute();
-    expect(again.commitSha).toBeNull();
+    // The same turn again: its commit, pushed by the first attempt, is the turn's (found by its trailers).
+    expect(again.commitSha).toBe(commitsBetween(h.repo, 'main', BRANCH)[0]!.sha);
     expect(again.prLink).toBe('https://github.com/acme/docs/pull/1');
     expect(h.github.pulls).toHaveLength(1);
     expect(commitsBetween(h.repo, 'main', BRANCH)).toHaveLength(1);
+  });
+
+  it('a retried turn that changes more replaces its own pushed commit (same parent): one commit per turn', async () => {
+    h = await startHarness({ script: [{ toolCalls: [{ name: 'write_file', args: { path: 'b.md', content: 'b\n' } }] }, { text: 'Add b' }] });
+    h.github.failNext(502, 3);
+    expect(await h.execute().catch((e) => e)).toBeInstanceOf(RunError);
+    const [pushed] = commitsBetween(h.repo, 'main', BRANCH);
+    expect(pushed!.body).toMatch(/Inkwell-Job: job_test1\nInkwell-Turn: 1$/);
+    h.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'c.md', content: 'c\n' } }] }, { text: 'Add b and c' });
+    const again = await h.execute();
+    const commits = commitsBetween(h.repo, 'main', BRANCH);
+    expect(commits).toHaveLength(1);
+    expect(again.commitSha).toBe(commits[0]!.sha);
+    expect(again.commitSha).not.toBe(pushed!.sha);
+    expect(commits[0]!.subject).toBe('Add b and c');
+    expect(readBranchFile(h.repo, BRANCH, 'b.md')).toBe('b\n');
+    expect(readBranchFile(h.repo, BRANCH, 'c.md')).toBe('c\n');
+    // The next turn is a turn of its own: a commit on top.
+    h.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'd.md', content: 'd\n' } }] }, { text: 'Add d' });
+    await h.execute({ history: again.messages, prompt: 'add d' });
+    expect(commitsBetween(h.repo, 'main', BRANCH).map((c) => c.subject)).toEqual(['Add d', 'Add b and c']);
   });
 
   it('a branch moved on the remote between turns: the next turn starts from the pushed state', async () => {

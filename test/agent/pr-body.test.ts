@@ -52,9 +52,16 @@ describe('pull request body', () => {
         .filter((n) => n.type === 'heading')
         .map((h) => (h as { children: { value?: string }[] }).children[0]?.value),
     ).toEqual(['Request', 'Files changed (3)']);
-    const comment = parse(followUpComment({ summary: 'Done.', request: prompt, commitSha: 'a'.repeat(40), jobId: 'job_1' }));
+    const followUp = followUpComment({ summary: 'Done.', request: prompt, commitSha: 'a'.repeat(40), jobId: 'job_1', turn: 2 });
+    expect(followUp.marker).toBe('<!-- inkwell:turn:job_1:2 -->');
+    const comment = parse(followUp.body);
     expect(nodes(comment).filter((n) => n.type === 'code')).toHaveLength(1);
-    expect(nodes(comment).filter((n) => ['html', 'link', 'image'].includes(n.type))).toEqual([]);
+    // Only the marker, an HTML comment (rendered as nothing), is HTML.
+    expect(
+      nodes(comment)
+        .filter((n) => ['html', 'link', 'image'].includes(n.type))
+        .map((n) => (n as { value?: string }).value),
+    ).toEqual([followUp.marker]);
   });
 
   it('clips a long request and lists the files with their counts, inert', () => {
@@ -91,7 +98,7 @@ describe('pull request body', () => {
     expect(body).toContain(
       '## What\n\nReworded.\n\\/merge\n```\n/usr/bin\n```\n\n## Checklist\n\n- [ ] I ran `npm test`\n* [ ] Pinged @\u200bdocs-team\n\n### Request',
     );
-    expect(followUpComment({ summary: '/approve', request: 'r', commitSha: null, jobId: 'j' })).toContain('\\/approve');
+    expect(followUpComment({ summary: '/approve', request: 'r', commitSha: null, jobId: 'j', turn: 2 }).body).toContain('\\/approve');
   });
 });
 

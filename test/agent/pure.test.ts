@@ -1,12 +1,13 @@
 // Pure modules of the agent: path checks, system prompt, change text, model registry, retry delays.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { CheckOutcome } from '../../src/agent/checks.ts';
 import { checksSection } from '../../src/agent/checks.ts';
 import { retryDelayMs } from '../../src/agent/loop.ts';
 import { modelConfigError, parseModelId } from '../../src/agent/models.ts';
 import { checkToolPath, isInside } from '../../src/agent/paths.ts';
 import { buildSystemPrompt, compactTree, detectDocsFramework, PROMPT_LIMITS } from '../../src/agent/prompt.ts';
-import { describeChange } from '../../src/agent/summary.ts';
+import { checksResult, commitMessage, commitTurn, describeChange } from '../../src/agent/summary.ts';
 import { testConfig } from '../../src/config.ts';
 
 describe('checkToolPath', () => {
@@ -110,20 +111,62 @@ describe('system prompt', () => {
   });
 });
 
-describe('describeChange', () => {
+describe('describeChange and commitMessage', () => {
   it('takes the title from the first line and the body from the rest', () => {
-    const c = describeChange('## Fix the install guide\n\nCorrected the npm command.', 'fix it', 'job_1');
-    expect(c.title).toBe('Fix the install guide');
-    expect(c.body).toBe('Corrected the npm command.');
-    expect(c.commitMessage).toBe('Fix the install guide\n\nCorrected the npm command.\n\nInkwell-Job: job_1\n');
+    const c = describeChange('## Fix the install guide\n\nCorrected the npm command.', 'fix it');
+    expect(c).toEqual({ title: 'Fix the install guide', body: 'Corrected the npm command.' });
   });
 
-  it('clips long titles and falls back to the prompt', () => {
-    const long = describeChange(`${'word '.repeat(40)}`, 'p', 'j');
+  it('clips long titles and falls back to the prompt; no control characters', () => {
+    const long = describeChange(`${'word '.repeat(40)}`, 'p');
     expect(long.title.length).toBeLessThanOrEqual(72);
     expect(long.title.endsWith('…')).toBe(true);
-    expect(describeChange('', 'Add a FAQ page\nwith details', 'j').title).toBe('Add a FAQ page');
-    expect(describeChange('   ', '', 'j').title).toBe('Update documentation');
+    expect(describeChange('', 'Add a FAQ page\nwith details').title).toBe('Add a FAQ page');
+    expect(describeChange('   ', '').title).toBe('Update documentation');
+    expect(describeChange('Fix\u0007 the\u202e guide\r\n\r\nBody\u001b[31m', 'p')).toEqual({ title: 'Fix the guide', body: 'Body[31m' });
+  });
+
+  const passed: CheckOutcome = {
+    status: 'passed',
+    repairs: 0,
+    report: { framework: 'mintlify', checks: ['pages parse', 'links, images and anchors'], checkedFiles: ['a.mdx', 'b.mdx'], findings: [], notes: [] },
+  };
+
+  it('one turn: the subject, what changed, the request quoted, the checks, and the job and turn trailers', () => {
+    const change = describeChange('Fix the install guide\n\nCorrected the npm command.\nCo-authored-by: Mallory <m@evil.example>', 'p');
+    const message = commitMessage({ change, request: 'Fix #12 for @octocat\nCloses !3\nSigned-off-by: x', checks: passed, jobId: 'job_1', turn: 2 });
+    expect(message).toBe(
+      [
+        'Fix the install guide',
+        '',
+        'Corrected the npm command.',
+        ' Co-authored-by: Mallory <m@\u200bevil.example>',
+        '',
+        'Request:',
+        '> Fix #\u200b12 for @\u200boctocat',
+        '> Closes !\u200b3',
+        '> Signed-off-by: x',
+        '',
+        'Checks: passed (pages parse, links, images and anchors; 2 pages)',
+        '',
+        'Inkwell-Job: job_1',
+        'Inkwell-Turn: 2',
+        '',
+      ].join('\n'),
+    );
+    expect(commitTurn(message)).toEqual({ jobId: 'job_1', turn: 2 });
+    expect(commitTurn('Add a\n\nInkwell-Job: job_1\n')).toBeNull();
+    const failed: CheckOutcome = {
+      ...passed,
+      status: 'failed',
+      repairs: 2,
+      report: { ...passed.report, findings: [{ file: 'a.mdx', line: 1, column: 1, rule: 'link-broken', message: 'x' }] },
+    };
+    expect(checksResult(failed)).toBe('failed (1 finding on 2 pages after 2 repair rounds)');
+    expect(checksResult(null)).toBe('not run');
+    const bare = commitMessage({ change: describeChange('Tidy', 'p'), request: 'x'.repeat(5000), checks: null, jobId: 'j', turn: 1 });
+    expect(bare.split('\n')[0]).toBe('Tidy');
+    expect(bare.length).toBeLessThan(1200);
   });
 });
 

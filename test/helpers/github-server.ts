@@ -4,6 +4,7 @@
 //   GET  /repos/{owner}/{repo}/pulls/{number}
 //   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}
 //   GET  /repos/{owner}/{repo}/collaborators/{user}/permission  (from `permissions`; 404 for anyone else)
+//   GET  /repos/{owner}/{repo}/issues/{number}/comments?per_page=&page=  (oldest first, `Link: rel="next"` paging)
 //   POST /repos/{owner}/{repo}/issues/{number}/comments {body}  → 201, recorded in `comments`
 //   POST /repos/{owner}/{repo}/issues/comments/{id}/reactions {content}  → 201, recorded in `reactions`
 //   GET  /repos/{owner}/{repo}/pulls/{number}/reviews/{id}/comments  (from `reviewComments`)
@@ -67,6 +68,11 @@ export interface GitHubServer {
   requests: RecordedGitHubRequest[];
   /** The next `count` requests answer with this status (default 1), with these headers and message. */
   failNext(status: number, count?: number, opts?: FailureOptions): void;
+  /**
+   * The next request with this method and a path matching `path` is handled as usual, but its answer is held
+   * back until `release()` (a write that happened while its caller stopped before hearing of it).
+   */
+  hold(method: string, path: RegExp): { arrived: Promise<void>; release(): void };
   htmlUrl(pull: Pick<FakePull, 'owner' | 'repo' | 'number'>): string;
   close(): Promise<void>;
 }
@@ -122,7 +128,30 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     res.end(text);
   };
 
+  const holds: { method: string; path: RegExp; arrived: () => void; released: Promise<void> }[] = [];
+
   function handle(req: RecordedGitHubRequest, res: http.ServerResponse): undefined {
+    const held = holds.findIndex((h) => h.method === req.method && h.path.test(req.path));
+    if (held >= 0) {
+      const [h] = holds.splice(held, 1) as [(typeof holds)[number]];
+      let answer: { status: number; headers: http.OutgoingHttpHeaders; text: string } = { status: 500, headers: {}, text: '' };
+      const capture = {
+        writeHead: (status: number, headers: http.OutgoingHttpHeaders) => {
+          answer = { ...answer, status, headers };
+        },
+        end: (text: string) => {
+          answer.text = text;
+        },
+      } as unknown as http.ServerResponse;
+      handleNormally(req, capture);
+      h.arrived();
+      void h.released.then(() => {
+        if (res.destroyed || res.headersSent) return;
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.text);
+      });
+      return;
+    }
     const at = failures.findIndex((f) => f.method === undefined || f.method === req.method);
     const failure = at >= 0 ? failures.splice(at, 1)[0] : undefined;
     if (failure !== undefined) {
@@ -217,6 +246,27 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
       return send(res, 200, { permission: level === 'maintain' ? 'write' : level, role_name: level, user: { login: permission[3] } });
     }
     const comment = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(rest);
+    if (comment && req.method === 'GET') {
+      const [, owner, repo, n] = comment as unknown as [string, string, string, string];
+      const all = comments.map((c, i) => ({ c, id: 5001 + i })).filter(({ c }) => c.owner === owner && c.repo === repo && c.number === Number(n));
+      const perPage = Math.min(100, Math.max(1, Number(req.query.per_page ?? 30) || 30));
+      const page = Math.max(1, Number(req.query.page ?? 1) || 1);
+      const shown = all.slice((page - 1) * perPage, page * perPage);
+      const last = Math.max(1, Math.ceil(all.length / perPage));
+      const link = (p: number) => `<${apiUrl}/repos/${owner}/${repo}/issues/${n}/comments?per_page=${perPage}&page=${p}>`;
+      const headers: Record<string, string> = page < last ? { link: `${link(page + 1)}; rel="next", ${link(last)}; rel="last"` } : {};
+      return send(
+        res,
+        200,
+        shown.map(({ c, id }) => ({
+          id,
+          body: c.body,
+          user: { login: 'inkwell-bot' },
+          html_url: `https://${htmlHost}/${owner}/${repo}/issues/${n}#issuecomment-${id}`,
+        })),
+        headers,
+      );
+    }
     if (comment && req.method === 'POST') {
       const [, owner, repo, n] = comment as unknown as [string, string, string, string];
       comments.push({ owner, repo, number: Number(n), body: String(req.body?.body ?? '') });
@@ -278,6 +328,18 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
     requests,
     failNext: (status, count = 1, opts = {}) => {
       for (let i = 0; i < count; i++) failures.push({ ...opts, status });
+    },
+    hold: (method, path) => {
+      let arrived!: () => void;
+      let release!: () => void;
+      const arrivedP = new Promise<void>((r) => {
+        arrived = r;
+      });
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      holds.push({ method, path, arrived, released });
+      return { arrived: arrivedP, release };
     },
     htmlUrl,
     close: async () => {

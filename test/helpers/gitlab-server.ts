@@ -5,6 +5,8 @@
 //   GET  /api/v4/projects/:id/merge_requests/:iid
 //   PUT  /api/v4/projects/:id/merge_requests/:iid {state_event?: close|reopen, title?, description?}
 //   GET  /api/v4/projects/:id/members/all/:user_id  (from `members`: user id → access level; 404 for anyone else)
+//   GET  /api/v4/projects/:id/(issues|merge_requests)/:iid/notes?sort=asc|desc&order_by=created_at&per_page=&page=
+//        (x-page, x-total-pages, x-next-page and `Link: rel="next"` headers)
 //   POST /api/v4/projects/:id/(issues|merge_requests)/:iid/notes {body}  → 201, recorded in `notes`
 //   POST /api/v4/projects/:id/(issues|merge_requests)/:iid/notes/:note_id/award_emoji {name}  → 201, in `awards`
 // `:id` is a numeric id or the URL-encoded project path (`group%2Fsub%2Frepo`). Requests must carry
@@ -159,7 +161,7 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
           return;
         }
       }
-      if (!m && project && threadRoutes(req.method ?? 'GET', rawPath, project, body, send)) return;
+      if (!m && project && threadRoutes(req.method ?? 'GET', rawPath, project, body, send, query)) return;
       if (!m) {
         send(404, { error: '404 Not Found' });
         return;
@@ -232,7 +234,14 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
     });
   });
   /** The thread endpoints (membership, notes, award emoji); false when the path is none of them. */
-  function threadRoutes(method: string, rawPath: string, project: string, body: any, send: (status: number, value: unknown) => void): boolean {
+  function threadRoutes(
+    method: string,
+    rawPath: string,
+    project: string,
+    body: any,
+    send: (status: number, value: unknown, headers?: Record<string, string>) => void,
+    query: Record<string, string> = {},
+  ): boolean {
     const rest = rawPath.replace(new RegExp(`^${prefix}/api/v4/projects/[^/]+`), '');
     const member = /^\/members\/all\/(\d+)$/.exec(rest);
     if (member && method === 'GET') {
@@ -242,6 +251,25 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
       return true;
     }
     const note = /^\/(issues|merge_requests)\/(\d+)\/notes$/.exec(rest);
+    if (note && method === 'GET') {
+      const mine = notes
+        .map((n, i) => ({ n, id: 7001 + i }))
+        .filter(({ n }) => n.projectPath === project && n.noteable === note[1] && n.iid === Number(note[2]));
+      if (query.sort === 'desc') mine.reverse();
+      const perPage = Math.min(100, Math.max(1, Number(query.per_page ?? 20) || 20));
+      const page = Math.max(1, Number(query.page ?? 1) || 1);
+      const pages = Math.max(1, Math.ceil(mine.length / perPage));
+      const shown = mine.slice((page - 1) * perPage, page * perPage).map(({ n, id }) => ({ id, body: n.body, system: false, noteable_iid: n.iid }));
+      send(200, shown, {
+        'x-page': String(page),
+        'x-per-page': String(perPage),
+        'x-total': String(mine.length),
+        'x-total-pages': String(pages),
+        'x-next-page': page < pages ? String(page + 1) : '',
+        ...(page < pages ? { link: `<${origin}${rawPath}?${new URLSearchParams({ ...query, page: String(page + 1) })}>; rel="next"` } : {}),
+      });
+      return true;
+    }
     if (note && method === 'POST') {
       notes.push({ projectPath: project, noteable: note[1] as FakeNote['noteable'], iid: Number(note[2]), body: String(body?.body ?? '') });
       send(201, { id: 7000 + notes.length, body: body?.body, noteable_type: note[1] === 'issues' ? 'Issue' : 'MergeRequest' });

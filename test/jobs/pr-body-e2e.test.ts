@@ -8,8 +8,11 @@ import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { afterEach, expect, it } from 'vitest';
+import { createRunExecutor } from '../../src/agent/execute.ts';
+import { releaseWorktree } from '../../src/git/workspace.ts';
 import { type AgentJobs, jobApi, startAgentJobs } from '../helpers/agent-jobs.ts';
 import { describeEachDialect } from '../helpers/db.ts';
+import { commitsBetween, gitSync } from '../helpers/git.ts';
 import type { ModelScriptEntry } from '../helpers/model-server.ts';
 
 const TOKEN = `ghp_${'PrB0dyToken'.repeat(3)}`;
@@ -31,6 +34,15 @@ function codeBlocks(md: string): string[] {
   };
   walk(unified().use(remarkParse).use(remarkGfm).parse(md) as Root);
   return out;
+}
+
+/** The trailers of each commit on `branch` past main, newest first, as [key, value, …]. */
+function trailers(a: AgentJobs, branch: string): string[][] {
+  return gitSync(['log', '--format=%(trailers:separator=%x1f,key_value_separator=%x1f)%x1e', `main..${branch}`], a.repo.dir)
+    .split('\x1e')
+    .map((r) => r.trim())
+    .filter(Boolean)
+    .map((r) => r.split('\x1f'));
 }
 
 const TURNS: ModelScriptEntry[] = [
@@ -77,8 +89,53 @@ describeEachDialect('pull request body and follow-up comment (GitHub)', (dialect
     const comment = a.github.comments[0]!;
     expect(comment).toMatchObject({ owner: 'acme', repo: 'docs', number: pr.number });
     expect(comment.body).toContain('A short FAQ page.');
-    expect(codeBlocks(comment.body)).toEqual(['Add an FAQ page @octocat']);
+    // The one HTML node is the turn's marker, an HTML comment (rendered as nothing).
+    expect(codeBlocks(comment.body)).toEqual(['Add an FAQ page @octocat', 'RENDERED html']);
     expect(a.github.requests.filter((r) => r.method === 'PATCH').map((r) => r.path)).toEqual([`/repos/acme/docs/pulls/${pr.number}`]);
+    expect(comment.body).toContain(`<!-- inkwell:turn:${job.id}:2 -->`);
+
+    // One commit per turn, read back from the repository: the summary's title as the subject, what changed, the
+    // request quoted (inert), the checks' result, and the job and turn trailers.
+    const commits = commitsBetween(a.repo, 'main', job.branch).reverse();
+    expect(commits.map((c) => c.subject)).toEqual(['Reword the intro greeting', 'Add an FAQ page']);
+    expect(commits[0]!.body).toContain(
+      'The intro now welcomes readers.\n\nRequest:\n> Reword the intro\n> ```\n> </details><img src=x onerror=alert(1)>\n> @\u200boctocat',
+    );
+    expect(commits[0]!.body).toMatch(/\n\nChecks: passed \(pages parse, front matter, links, images and anchors, navigation; 1 page\)\n/);
+    expect(commits[1]!.body).toContain('A short FAQ page.\n\nRequest:\n> Add an FAQ page @\u200boctocat\n\nChecks: passed');
+    expect(trailers(a, job.branch)).toEqual([
+      ['Inkwell-Job', job.id, 'Inkwell-Turn', '2'],
+      ['Inkwell-Job', job.id, 'Inkwell-Turn', '1'],
+    ]);
+  });
+
+  it('a follow-up retried after it commented (its worker stopped before storing the outcome) comments once and leaves one commit', async () => {
+    a = await startAgentJobs(dialect, { files: FILES, script: TURNS, token: TOKEN });
+    const job = await settle((await api('POST', '/job', { prompt: 'Reword the intro' })).body.id);
+    expect(job.status).toBe('completed');
+    // The comment is posted, but its answer never reaches the worker: the worker stops meanwhile (SIGTERM hands
+    // the turn back), as a crash between the code host's write and the database's would leave it.
+    const held = a.github.hold('POST', /\/issues\/\d+\/comments$/);
+    await api('POST', `/job/${job.id}/message`, { prompt: 'Add an FAQ page' });
+    await held.arrived;
+    expect(a.github.comments).toHaveLength(1);
+    await a.t.workers[0]!.stop();
+    held.release();
+    // Another worker runs the turn again (the model does the same work; the page is already there).
+    a.model.push(TURNS[2]!, TURNS[3]!);
+    const config = a.t.ctx.config;
+    a.t.startWorker(createRunExecutor(config, a.t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(config, id) });
+    const after = await settle(job.id);
+    expect(after).toMatchObject({ status: 'completed', error: null, prLink: job.prLink });
+    expect(a.model.requests).toHaveLength(6);
+    expect(a.github.comments).toHaveLength(1);
+    expect(a.github.comments[0]!.body).toContain(`<!-- inkwell:turn:${job.id}:2 -->`);
+    const commits = commitsBetween(a.repo, 'main', job.branch);
+    expect(commits.map((c) => c.subject)).toEqual(['Add an FAQ page', 'Reword the intro greeting']);
+    expect(trailers(a, job.branch)[0]).toEqual(['Inkwell-Job', job.id, 'Inkwell-Turn', '2']);
+    // Both attempts' turn ended with the same commit; the retry's comment lookup read the comments.
+    const lookups = a.github.requests.filter((r) => r.method === 'GET' && /\/issues\/\d+\/comments$/.test(r.path));
+    expect(lookups).toHaveLength(2);
   });
 
   it('a host that refuses the body update still completes the follow-up turn (and still comments)', async () => {
