@@ -265,39 +265,56 @@ export function createTools(root: string, sink: ToolEventSink, signal?: AbortSig
   const impl = createToolImplementations(root, signal, checker);
   // The SDK runs a step's tool calls in parallel, and models send several edits of one file in one step: the
   // calls that change files run one at a time, in the order they were sent, so each reads what the one before
-  // it wrote (two edit_file calls racing on one file would otherwise lose one of the edits).
-  let changing: Promise<unknown> = Promise.resolve();
-  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = changing.then(fn, fn);
-    changing = next.catch(() => {});
-    return next;
+  // it wrote (two edit_file calls racing on one file would otherwise lose one of the edits). A call takes its
+  // place in line synchronously, before its first await, so the order is the order the SDK called `execute`
+  // in (the model's), whatever the event sink's writes take.
+  let tail: Promise<void> = Promise.resolve();
+  const takePlace = (): { ready: Promise<void>; leave: () => void } => {
+    const ready = tail;
+    let leave = () => {};
+    tail = new Promise<void>((resolve) => {
+      leave = resolve;
+    });
+    return { ready, leave };
   };
+  async function runCall(name: ToolName, args: Record<string, unknown>, toolCallId: string, abortSignal: AbortSignal | undefined, turn?: Promise<void>) {
+    // A stopped run does not touch files any more.
+    signal?.throwIfAborted();
+    abortSignal?.throwIfAborted();
+    await sink.toolCall(toolCallId, name, summarizeArgs(name, args));
+    if (turn) {
+      await turn;
+      signal?.throwIfAborted();
+      abortSignal?.throwIfAborted();
+    }
+    try {
+      const out = await (impl[name] as (a: Record<string, unknown>) => Promise<Outcome>)(args);
+      await sink.toolResult(toolCallId, name, true, out.summary);
+      return out.output;
+    } catch (err) {
+      if (!(err instanceof ToolFailure)) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const message = `${name} failed${code ? ` (${code})` : ''}: ${String((err as Error).message ?? err)
+          .replaceAll(root, '<repo>')
+          .replace(/\/proc\/self\/fd\/\d+/g, '<repo>')}`;
+        await sink.toolResult(toolCallId, name, false, clip(message));
+        return `Error: ${message}`;
+      }
+      await sink.toolResult(toolCallId, name, false, clip(err.message));
+      return `Error: ${err.message}`;
+    }
+  }
   const tools: ToolSet = {};
   for (const name of TOOL_NAMES) {
     tools[name] = tool({
       description: descriptions[name],
       inputSchema: toolInput(schemas[name]),
       execute: async (args: Record<string, unknown>, { toolCallId, abortSignal }) => {
-        // A stopped run does not touch files any more.
-        signal?.throwIfAborted();
-        abortSignal?.throwIfAborted();
-        await sink.toolCall(toolCallId, name, summarizeArgs(name, args));
+        const place = CHANGES_FILES.has(name) ? takePlace() : null;
         try {
-          const call = () => (impl[name] as (a: Record<string, unknown>) => Promise<Outcome>)(args);
-          const out = await (CHANGES_FILES.has(name) ? inTurn(call) : call());
-          await sink.toolResult(toolCallId, name, true, out.summary);
-          return out.output;
-        } catch (err) {
-          if (!(err instanceof ToolFailure)) {
-            const code = (err as NodeJS.ErrnoException).code;
-            const message = `${name} failed${code ? ` (${code})` : ''}: ${String((err as Error).message ?? err)
-              .replaceAll(root, '<repo>')
-              .replace(/\/proc\/self\/fd\/\d+/g, '<repo>')}`;
-            await sink.toolResult(toolCallId, name, false, clip(message));
-            return `Error: ${message}`;
-          }
-          await sink.toolResult(toolCallId, name, false, clip(err.message));
-          return `Error: ${err.message}`;
+          return await runCall(name, args, toolCallId, abortSignal, place?.ready);
+        } finally {
+          place?.leave();
         }
       },
     });

@@ -99,6 +99,33 @@ describe('tools', () => {
     expect(fs.readFileSync(path.join(root, 'docs', 'c.md'), 'utf8')).toBe('two\n');
   });
 
+  it('keep the order the calls were made in when recording the first call takes longer than the second', async () => {
+    // The first call's event write is held until after the second call has been made: the second still waits.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    const slowFirst = createTools(root, {
+      toolCall: async () => {
+        if (first) {
+          first = false;
+          await held;
+        }
+      },
+      toolResult: async () => {},
+    });
+    const call = (name: ToolName, args: Record<string, unknown>, id: string) =>
+      (slowFirst[name]!.execute as (a: unknown, o: unknown) => Promise<string>)(args, { toolCallId: id, messages: [] });
+    const write = call('write_file', { path: 'docs/d.md', content: 'one\n' }, 'w');
+    const edit = call('edit_file', { path: 'docs/d.md', old_string: 'one', new_string: 'two' }, 'e');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    expect((await write).slice(0, 3)).toBe('OK:');
+    expect((await edit).slice(0, 3)).toBe('OK:');
+    expect(fs.readFileSync(path.join(root, 'docs', 'd.md'), 'utf8')).toBe('two\n');
+  });
+
   it('give the model a JSON Schema and tell it what is wrong with a malformed call', async () => {
     const schema = asSchema(tools.read_file!.inputSchema);
     expect(schema.jsonSchema).toMatchObject({
