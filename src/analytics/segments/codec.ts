@@ -205,71 +205,81 @@ type WellFormed = string & { isWellFormed(): boolean };
 
 const indexWidth = (k: number): number => (k <= 1 ? 0 : k <= 0x100 ? 1 : k <= 0x1_0000 ? 2 : k <= 0x100_0000 ? 3 : 4);
 
-/** Values of one column, in event order, into a dict column. */
-function writeDict<T extends string | number | null>(w: ByteWriter, n: number, valueAt: (i: number) => T): void {
-  const ids = new Map<T, number>();
-  const values: T[] = [];
-  const index = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const v = valueAt(i);
-    let id = ids.get(v);
-    if (id === undefined) {
-      id = values.length;
-      ids.set(v, id);
-      values.push(v);
-    }
-    index[i] = id;
-  }
-  w.varint(values.length);
-  for (const v of values) {
-    if (v === null) w.varint(0);
-    else if (typeof v === 'number') w.varint(v + 1);
-    else {
-      const b = utf8.encode(v as string);
-      w.varint(b.length + 1);
-      w.bytes(b);
-    }
-  }
-  const width = indexWidth(values.length);
-  if (width > 0) for (let i = 0; i < n; i++) w.fixed(index[i] as number, width);
+const bad = (i: number, field: string, why: string): never => {
+  throw new SegmentInputError(`event ${i}: ${field} ${why}`);
+};
+
+/** The value of an id-like field (path, visitor, user agent, status), checked. */
+function checkId(v: number | null, i: number, field: string, nullable: boolean): number | null {
+  if (v === null) return nullable ? null : bad(i, field, 'must not be null');
+  if (!Number.isInteger(v) || v < 0 || v > MAX_ID) bad(i, field, `must be an integer from 0 to ${MAX_ID}`);
+  return v;
 }
 
-function checkEvent(e: SegmentEvent, i: number): void {
-  const bad = (field: string, why: string): never => {
-    throw new SegmentInputError(`event ${i}: ${field} ${why}`);
-  };
-  const id = (field: string, v: number | null, nullable: boolean) => {
-    if (v === null) {
-      if (!nullable) bad(field, 'must not be null');
+/**
+ * One dict column being built. Values are checked when first seen (a string once per segment, not once per
+ * event), and a run of one value (rules version, source, method) costs a comparison, not a map lookup
+ * (encode throughput: bench/segments.ts).
+ */
+class DictBuilder<T extends string | number | null> {
+  readonly values: T[] = [];
+  readonly index: Uint32Array;
+  private readonly ids = new Map<T, number>();
+  private last: T | undefined = undefined;
+  private lastId = 0;
+
+  constructor(
+    n: number,
+    private readonly field: string,
+    private readonly check: (v: T, i: number, field: string) => void,
+  ) {
+    this.index = new Uint32Array(n);
+  }
+
+  add(k: number, v: T, i: number): void {
+    if (v === this.last) {
+      this.index[k] = this.lastId;
       return;
     }
-    if (!Number.isInteger(v) || v < 0 || v > MAX_ID) bad(field, `must be an integer from 0 to ${MAX_ID}`);
-  };
-  const text = (field: string, v: string | null, nullable: boolean) => {
-    if (v === null) {
-      if (!nullable) bad(field, 'must not be null');
-      return;
+    let id = this.ids.get(v);
+    if (id === undefined) {
+      this.check(v, i, this.field);
+      id = this.values.length;
+      this.ids.set(v, id);
+      this.values.push(v);
     }
-    if (typeof v !== 'string') bad(field, 'must be a string');
-    if (!(v as WellFormed).isWellFormed()) bad(field, 'must be well-formed Unicode (it has a lone UTF-16 surrogate)');
-  };
-  if (!Number.isInteger(e.ts) || e.ts < 0 || e.ts > MAX_TS) bad('ts', `must be an integer from 0 to ${MAX_TS}`);
-  id('pathId', e.pathId, false);
-  id('visitor', e.visitor, false);
-  id('uaId', e.uaId, true);
-  id('status', e.status, true);
-  text('rawPath', e.rawPath, true);
-  text('accept', e.accept, true);
-  text('method', e.method, true);
-  text('referrer', e.referrer, true);
-  text('rule', e.rule, true);
-  text('rulesVersion', e.rulesVersion, false);
-  text('source', e.source, false);
-  if (!CLASSES.includes(e.cls)) bad('cls', 'must be human, ai or crawler');
-  if (!CATEGORIES.includes(e.category)) bad('category', 'must be search, training, other or null');
-  if (typeof e.qualifying !== 'boolean') bad('qualifying', 'must be a boolean');
-  if (e.dedup !== null && (typeof e.dedup !== 'bigint' || e.dedup < 0n || e.dedup >= 1n << 64n)) bad('dedup', 'must be an unsigned 64-bit bigint or null');
+    this.index[k] = id;
+    this.last = v;
+    this.lastId = id;
+  }
+
+  write(w: ByteWriter): void {
+    w.varint(this.values.length);
+    for (const v of this.values) {
+      if (v === null) w.varint(0);
+      else if (typeof v === 'number') w.varint(v + 1);
+      else {
+        const b = utf8.encode(v as string);
+        w.varint(b.length + 1);
+        w.bytes(b);
+      }
+    }
+    const width = indexWidth(this.values.length);
+    if (width === 0) return;
+    const index = this.index;
+    for (let k = 0; k < index.length; k++) w.fixed(index[k] as number, width);
+  }
 }
+
+const idCheck = (nullable: boolean) => (v: number | null, i: number, field: string) => void checkId(v, i, field, nullable);
+const textCheck = (nullable: boolean) => (v: string | null, i: number, field: string) => {
+  if (v === null) {
+    if (!nullable) bad(i, field, 'must not be null');
+    return;
+  }
+  if (typeof v !== 'string') bad(i, field, 'must be a string');
+  if (!(v as WellFormed).isWellFormed()) bad(i, field, 'must be well-formed Unicode (it has a lone UTF-16 surrogate)');
+};
 
 /** The events' positions sorted by (ts, position): stable, and cheap on the nearly sorted input ingest gives. */
 function sortedOrder(events: readonly SegmentEvent[]): number[] {
@@ -278,7 +288,9 @@ function sortedOrder(events: readonly SegmentEvent[]): number[] {
   let sorted = true;
   for (let i = 0; i < n; i++) {
     order[i] = i;
-    if (i > 0 && (events[i] as SegmentEvent).ts < (events[i - 1] as SegmentEvent).ts) sorted = false;
+    const ts = (events[i] as SegmentEvent).ts;
+    if (!Number.isInteger(ts) || ts < 0 || ts > MAX_TS) bad(i, 'ts', `must be an integer from 0 to ${MAX_TS}`);
+    if (i > 0 && ts < (events[i - 1] as SegmentEvent).ts) sorted = false;
   }
   if (!sorted) order.sort((a, b) => (events[a] as SegmentEvent).ts - (events[b] as SegmentEvent).ts || a - b);
   return order;
@@ -287,7 +299,51 @@ function sortedOrder(events: readonly SegmentEvent[]): number[] {
 function encodeBody(events: readonly SegmentEvent[]): Uint8Array {
   const n = events.length;
   const order = sortedOrder(events);
-  const at = (i: number) => events[order[i] as number] as SegmentEvent;
+  // One pass gathers and checks every field into columns (in stored order); the columns are written after.
+  const ts = new Float64Array(n);
+  const visitor = new Uint32Array(n);
+  const flags = new Uint8Array(n);
+  const dedup: (bigint | null)[] = new Array(n);
+  let keyed = 0;
+  const path = new DictBuilder<number>(n, 'pathId', idCheck(false));
+  const rawPath = new DictBuilder<string | null>(n, 'rawPath', textCheck(true));
+  const ua = new DictBuilder<number | null>(n, 'uaId', idCheck(true));
+  const accept = new DictBuilder<string | null>(n, 'accept', textCheck(true));
+  const method = new DictBuilder<string | null>(n, 'method', textCheck(true));
+  const status = new DictBuilder<number | null>(n, 'status', idCheck(true));
+  const referrer = new DictBuilder<string | null>(n, 'referrer', textCheck(true));
+  const rule = new DictBuilder<string | null>(n, 'rule', textCheck(true));
+  const rulesVersion = new DictBuilder<string>(n, 'rulesVersion', textCheck(false));
+  const source = new DictBuilder<string>(n, 'source', textCheck(false));
+  for (let k = 0; k < n; k++) {
+    const i = order[k] as number;
+    const e = events[i] as SegmentEvent;
+    ts[k] = e.ts;
+    visitor[k] = checkId(e.visitor, i, 'visitor', false) as number;
+    path.add(k, e.pathId, i);
+    rawPath.add(k, e.rawPath, i);
+    ua.add(k, e.uaId, i);
+    accept.add(k, e.accept, i);
+    method.add(k, e.method, i);
+    status.add(k, e.status, i);
+    referrer.add(k, e.referrer, i);
+    rule.add(k, e.rule, i);
+    rulesVersion.add(k, e.rulesVersion, i);
+    source.add(k, e.source, i);
+    const cls = CLASSES.indexOf(e.cls);
+    if (cls < 0) bad(i, 'cls', 'must be human, ai or crawler');
+    const category = CATEGORIES.indexOf(e.category);
+    if (category < 0) bad(i, 'category', 'must be search, training, other or null');
+    if (typeof e.qualifying !== 'boolean') bad(i, 'qualifying', 'must be a boolean');
+    flags[k] = cls | (category << 2) | (e.qualifying ? FLAG_QUALIFYING : 0);
+    const h = e.dedup;
+    if (h !== null) {
+      if (typeof h !== 'bigint' || h < 0n || h >= 1n << 64n) bad(i, 'dedup', 'must be an unsigned 64-bit bigint or null');
+      keyed++;
+    }
+    dedup[k] = h;
+  }
+
   const cols: [number, Uint8Array][] = [];
   const column = (id: number, write: (w: ByteWriter) => void, capacity = n * 2) => {
     const w = new ByteWriter(capacity + 16);
@@ -296,55 +352,48 @@ function encodeBody(events: readonly SegmentEvent[]): Uint8Array {
   };
   column(C_TS, (w) => {
     let prev = 0;
-    for (let i = 0; i < n; i++) {
-      const ts = at(i).ts;
-      w.varint(ts - prev);
-      prev = ts;
+    for (let k = 0; k < n; k++) {
+      const t = ts[k] as number;
+      w.varint(t - prev);
+      prev = t;
     }
   });
-  column(C_PATH, (w) => writeDict(w, n, (i) => at(i).pathId));
-  column(C_RAW_PATH, (w) => writeDict(w, n, (i) => at(i).rawPath));
+  column(C_PATH, (w) => path.write(w));
+  column(C_RAW_PATH, (w) => rawPath.write(w));
   column(C_VISITOR, (w) => {
-    for (let i = 0; i < n; i++) w.varint(at(i).visitor);
+    for (let k = 0; k < n; k++) w.varint(visitor[k] as number);
   });
-  column(C_UA, (w) => writeDict(w, n, (i) => at(i).uaId));
-  column(C_ACCEPT, (w) => writeDict(w, n, (i) => at(i).accept));
-  column(C_METHOD, (w) => writeDict(w, n, (i) => at(i).method));
-  column(C_STATUS, (w) => writeDict(w, n, (i) => at(i).status));
-  column(C_REFERRER, (w) => writeDict(w, n, (i) => at(i).referrer));
-  column(C_FLAGS, (w) => {
-    for (let i = 0; i < n; i++) {
-      const e = at(i);
-      w.u8(CLASSES.indexOf(e.cls) | (CATEGORIES.indexOf(e.category) << 2) | (e.qualifying ? FLAG_QUALIFYING : 0));
-    }
-  });
-  column(C_RULE, (w) => writeDict(w, n, (i) => at(i).rule));
-  column(C_RULES_VERSION, (w) => writeDict(w, n, (i) => at(i).rulesVersion));
-  column(C_SOURCE, (w) => writeDict(w, n, (i) => at(i).source));
+  column(C_UA, (w) => ua.write(w));
+  column(C_ACCEPT, (w) => accept.write(w));
+  column(C_METHOD, (w) => method.write(w));
+  column(C_STATUS, (w) => status.write(w));
+  column(C_REFERRER, (w) => referrer.write(w));
+  column(C_FLAGS, (w) => w.bytes(flags), n);
+  column(C_RULE, (w) => rule.write(w));
+  column(C_RULES_VERSION, (w) => rulesVersion.write(w));
+  column(C_SOURCE, (w) => source.write(w));
   column(
     C_DEDUP,
     (w) => {
-      let m = 0;
-      for (let i = 0; i < n; i++) if (at(i).dedup !== null) m++;
-      w.varint(m);
-      if (m === 0) return;
-      if (m < n) {
+      w.varint(keyed);
+      if (keyed === 0) return;
+      if (keyed < n) {
         const bitmap = new Uint8Array((n + 7) >> 3);
-        for (let i = 0; i < n; i++) if (at(i).dedup !== null) bitmap[i >> 3] = (bitmap[i >> 3] as number) | (1 << (i & 7));
+        for (let k = 0; k < n; k++) if (dedup[k] !== null) bitmap[k >> 3] = (bitmap[k >> 3] as number) | (1 << (k & 7));
         w.bytes(bitmap);
       }
-      const hashes = new Uint8Array(m * DEDUP_HASH_BYTES);
+      const hashes = new Uint8Array(keyed * DEDUP_HASH_BYTES);
       const view = new DataView(hashes.buffer);
-      let k = 0;
-      for (let i = 0; i < n; i++) {
-        const h = at(i).dedup;
-        if (h === null) continue;
-        view.setBigUint64(k * DEDUP_HASH_BYTES, h, false);
-        k++;
+      let j = 0;
+      for (let k = 0; k < n; k++) {
+        const h = dedup[k];
+        if (h === null || h === undefined) continue;
+        view.setBigUint64(j * DEDUP_HASH_BYTES, h, false);
+        j++;
       }
       w.bytes(hashes);
     },
-    0,
+    keyed * DEDUP_HASH_BYTES + n / 8,
   );
 
   const body = new ByteWriter(cols.reduce((a, [, b]) => a + b.length, 64));
@@ -363,7 +412,6 @@ function encodeBody(events: readonly SegmentEvent[]): Uint8Array {
 /** Encodes one (project, day)'s events (any order; stored sorted by ts, stably) into a segment. */
 export function encodeSegment(events: readonly SegmentEvent[], options: EncodeOptions = {}): Uint8Array {
   if (events.length > MAX_SEGMENT_EVENTS) throw new SegmentTooLargeError(`${events.length} events: a segment holds at most ${MAX_SEGMENT_EVENTS}`);
-  for (let i = 0; i < events.length; i++) checkEvent(events[i] as SegmentEvent, i);
   const level = options.compression ?? DEFAULT_LEVEL;
   if (level !== 'none' && !(Number.isInteger(level) && level >= 1 && level <= MAX_LEVEL))
     throw new SegmentInputError(`compression must be 'none' or a zstd level from 1 to ${MAX_LEVEL}`);
