@@ -211,6 +211,24 @@ function cliStartup(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   return { inkwell, baseline };
 }
 
+// segments.ts: the codec alone; the baselines are the dataset's CSV and its rows compressed with zstd in the same run.
+function segments(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const i = r.inkwell ?? {};
+  return {
+    inkwell: {
+      segments: {
+        liveBytesPerEvent: num(i.liveBytesPerEvent),
+        compactedBytesPerEvent: num(i.compactedBytesPerEvent),
+        importedCompactedBytesPerEvent: num(i.importedCompactedBytesPerEvent),
+        dedupBytesPerEvent: num(i.dedupBytesPerEvent),
+        encodeEventsPerSecond: num(i.encodeEventsPerSecond),
+        decodeColumnsEventsPerSecond: num(i.decodeColumnsEventsPerSecond),
+      },
+    },
+    baseline: { csv: { bytesPerEvent: num(r.baseline?.csv?.bytesPerEvent) }, csvZstd: { bytesPerEvent: num(r.baseline?.csvZstd?.bytesPerEvent) } },
+  };
+}
+
 const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'baseline'>> = {
   analytics,
   ingest,
@@ -223,6 +241,7 @@ const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'bas
   'cli-startup': cliStartup,
   insights,
   import: importBench,
+  segments,
 };
 
 /** The history line for one result as the bench scripts write it; `name` is the file name prefix (`api`, `drill`, …). */
