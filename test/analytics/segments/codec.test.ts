@@ -87,6 +87,16 @@ describe('segment round trip', () => {
     }
   });
 
+  it('decodes a segment that sits at any offset of a larger buffer', () => {
+    const events = [event({ dedup: 9n }), event({ ts: event().ts + 1, referrer: 'x' })];
+    for (const compression of [3, 'none'] as const) {
+      const bytes = encodeSegment(events, { compression });
+      const host = new Uint8Array(bytes.length + 13);
+      host.set(bytes, 7);
+      expect(segmentEvents(decodeSegment(host.subarray(7, 7 + bytes.length)))).toEqual(events);
+    }
+  });
+
   it('exposes the flags as class, category and qualifying', () => {
     const e = event({ cls: 'crawler', category: 'training', qualifying: false });
     const s = decodeSegment(encodeSegment([e, event({ cls: 'ai', qualifying: true })]));
@@ -143,6 +153,16 @@ describe('appending and compaction', () => {
     const merged = mergeSegments(flushes, { maxEvents: 1_000 });
     expect(merged.map((s) => readSegmentHeader(s).events)).toEqual([1_000, 1_000, 500]);
     expect(readDay(merged)).toEqual(byTime(events));
+  });
+
+  it('splits a merge whose body would pass MAX_BODY_BYTES', () => {
+    // 40 distinct 2 MiB referrers: 80 MiB of text, more than one body holds.
+    const big = 'r'.repeat(2 << 20);
+    const events = Array.from({ length: 40 }, (_, i) => event({ ts: event().ts + i, referrer: `${big}${i}` }));
+    expect(() => encodeSegment(events)).toThrow(SegmentTooLargeError);
+    const merged = mergeSegments([encodeSegment(events.slice(0, 20)), encodeSegment(events.slice(20))]);
+    expect(merged.length).toBeGreaterThan(1);
+    expect(readDay(merged)).toEqual(events);
   });
 
   it('refuses more events than a segment holds, as too large (the caller splits)', () => {
