@@ -179,6 +179,13 @@ export const ConfigSchema = Type.Object({
     maxOutputTokens: OptionalBudget('INKWELL_MAX_OUTPUT_TOKENS', BUDGET_FIELDS.maxOutputTokens, 'Output tokens a job may use over all its turns.'),
     maxTurnMs: OptionalBudget('INKWELL_MAX_TURN_MS', BUDGET_FIELDS.maxTurnMs, 'Wall time of one turn (workspace and model loop).'),
     maxCostUsd: OptionalBudget('INKWELL_MAX_COST_USD', BUDGET_FIELDS.maxCostUsd, "USD a job may spend, where its model's price is known."),
+    maxChangedFiles: Int(
+      'INKWELL_MAX_CHANGED_FILES',
+      25,
+      BUDGET_FIELDS.maxChangedFiles.minimum,
+      BUDGET_FIELDS.maxChangedFiles.maximum,
+      'Files a branch may change before its pull request opens as a draft (a project default or a job budget wins).',
+    ),
     projectDailyTokens: OptionalBudget(
       'INKWELL_PROJECT_DAILY_TOKENS',
       DAILY_TOKENS_RULE,

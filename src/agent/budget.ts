@@ -8,6 +8,8 @@ export interface BudgetLimits {
   maxOutputTokens?: number;
   maxTurnMs?: number;
   maxCostUsd?: number;
+  /** Not a stop: a branch that changes more files opens its pull request as a draft (src/agent/scope.ts). */
+  maxChangedFiles?: number;
 }
 
 export type BudgetField = keyof BudgetLimits;
@@ -35,6 +37,14 @@ export const BUDGET_FIELDS: Record<BudgetField, FieldRule> = {
     minimum: 0.000001,
     maximum: 1_000_000,
     description: "Spend over the whole job in US dollars (only where the model's price is known).",
+  },
+  maxChangedFiles: {
+    name: 'changed files',
+    integer: true,
+    minimum: 1,
+    maximum: 100_000,
+    description:
+      'Files the branch may change against its base (out-of-scope files reverted); not a stop: a turn that ends over it opens its pull request as a draft.',
   },
 };
 

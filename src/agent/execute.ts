@@ -12,20 +12,22 @@ import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../ho
 import type { CodeHost, PullRequestRef } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
-import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, type DocsChecker } from './checks.ts';
+import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, type DocsChecker, docsOutcome, withScope } from './checks.ts';
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
 import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
+import type { BodySection } from './pr-template.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
 import { RunError } from './run-error.ts';
+import { justificationsFrom, type ScopeOutcome, scopeEventData, scopeSection, TurnScope } from './scope.ts';
 import { commitMessage, commitTurn, describeChange } from './summary.ts';
 import { createTools } from './tools.ts';
 
 export { RunError, type RunErrorCode } from './run-error.ts';
 
 export type RunEvent = {
-  type: 'assistant_message' | 'tool_call' | 'tool_result' | 'check' | 'commit' | 'pull_request' | 'error';
+  type: 'assistant_message' | 'tool_call' | 'tool_result' | 'check' | 'scope' | 'commit' | 'pull_request' | 'error';
   data: Record<string, unknown>;
 };
 
@@ -198,7 +200,8 @@ async function openWorkspace(turn: Turn): Promise<{ ws: Workspace; root: string;
   const root = await fs.realpath(ws.dir);
   const context = await gatherRepoContext(root);
   turn.phase('context');
-  return { ws, root, system: buildSystemPrompt({ ref: input.ref, branch: input.branch, context }) };
+  const maxChangedFiles = turn.budget.limits.maxChangedFiles ?? config.budget.maxChangedFiles;
+  return { ws, root, system: buildSystemPrompt({ ref: input.ref, branch: input.branch, context, maxChangedFiles }) };
 }
 
 /** A loop's step-limit or budget error with the turn's tokens (its earlier loops included), not the loop's own. */
@@ -213,7 +216,15 @@ function withTurnTokens(err: unknown, before: LoopResult['usage']): unknown {
  * One model loop over `messages` with the tools over `root`; every tool call and assistant text becomes an event.
  * A turn may run several (the docs checks' repair rounds): the token budgets count the turn's earlier loops too.
  */
-async function converse(turn: Turn, model: ProviderModel, root: string, system: string, messages: ModelMessage[], checker: DocsChecker): Promise<LoopResult> {
+async function converse(
+  turn: Turn,
+  model: ProviderModel,
+  root: string,
+  system: string,
+  messages: ModelMessage[],
+  checker: DocsChecker,
+  scope: TurnScope,
+): Promise<LoopResult> {
   const { config, emit } = turn;
   const signal = turn.work;
   const before = turn.usage ?? { inputTokens: 0, outputTokens: 0 };
@@ -234,6 +245,7 @@ async function converse(turn: Turn, model: ProviderModel, root: string, system: 
     },
     signal,
     checker,
+    scope,
   );
   const loop = await runLoop({
     model,
@@ -387,7 +399,16 @@ function firstRequest(history: readonly ModelMessage[]): string | null {
 }
 
 /** Commit, push, diff, then the pull request: opened with the body written from the run, or brought up to date. */
-async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, summary: string, outcome: CheckOutcome | null, draft: boolean) {
+async function publish(
+  turn: Turn,
+  ws: Workspace,
+  root: string,
+  host: CodeHost,
+  summary: string,
+  outcome: CheckOutcome | null,
+  scope: BodySection | null,
+  draft: boolean,
+) {
   const { input } = turn;
   const change = describeChange(summary, input.prompt);
   const message = commitMessage({ change, request: input.prompt, checks: outcome, jobId: input.jobId, turn: turnNumber(input) });
@@ -401,6 +422,7 @@ async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, 
     request: input.prompt,
     files: diff?.files ?? null,
     checks,
+    scope,
     template,
     jobId: input.jobId,
   });
@@ -413,6 +435,19 @@ async function publish(turn: Turn, ws: Workspace, root: string, host: CodeHost, 
     await refreshPullRequest(turn, host, pr, body, comment);
   }
   return { commitSha, prLink: pr?.url ?? null };
+}
+
+/**
+ * The end of the model work: unjustified out-of-scope files are put back as they are at the base (never
+ * committed), and the `scope` event says what was reverted, what was kept and why, and the budget.
+ */
+async function finishScope(turn: Turn, scope: TurnScope): Promise<ScopeOutcome> {
+  const outcome = await scope.finish();
+  const data = scopeEventData(outcome);
+  if (data) await turn.emit('scope', data);
+  if (outcome.reverted.length > 0) turn.log.info({ reverted: outcome.reverted.map((f) => f.path) }, 'agent run: reverted out-of-scope changes');
+  turn.phase('scope');
+  return outcome;
 }
 
 /** A RunError for every expected failure; anything else (a bug, a full disk) is returned as is. */
@@ -472,13 +507,22 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       const model = createLanguageModel(input.model, config);
       const { ws, root, system } = await openWorkspace(turn);
       const userMessage: ModelMessage = { role: 'user', content: input.prompt };
-      const checker = createDocsChecker(ws, root, input.ref, turn.work);
-      const loop = await converse(turn, model, root, system, [...input.history, userMessage], checker);
+      const scope = new TurnScope({
+        ws,
+        root,
+        ref: input.ref,
+        maxChangedFiles: turn.budget.limits.maxChangedFiles ?? config.budget.maxChangedFiles,
+        earlier: justificationsFrom(input.history),
+      });
+      const docsChecker = createDocsChecker(ws, root, input.ref, turn.work);
+      // The docs checks and the scope check (src/agent/scope.ts) together: what the check tool and the repair rounds see.
+      const checker: DocsChecker = () => scope.serial(async () => docsChecker()).then(async (report) => withScope(report, await scope.report()));
+      const loop = await converse(turn, model, root, system, [...input.history, userMessage], checker, scope);
       // The automatic docs check and its repair rounds (src/agent/checks.ts).
       const checked = await checkAndRepair({
         rounds: config.agent.checkRepairRounds,
         check: checker,
-        converse: (messages) => converse(turn, model, root, system, messages, checker),
+        converse: (messages) => converse(turn, model, root, system, messages, checker, scope),
         emit: (data) => turn.emit('check', data),
         messages: [...input.history, userMessage, ...loop.responseMessages],
         summary: loop.text.trim(),
@@ -488,10 +532,16 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       turn.endWork();
       turn.usage = priced(turn, checked.usage);
       turn.phase('checks');
+      const scoped = await finishScope(turn, scope);
+      // Files the scope check reverted may have been pages the last check read: the docs checks run again.
+      const outcome = docsOutcome(checked.outcome, checked.outcome && scoped.reverted.length > 0 ? await scope.serial(docsChecker) : undefined);
       const summary = checked.summary;
-      const draft = input.draft || checked.outcome?.status === 'failed';
-      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, checked.outcome, draft);
-      turn.log.info({ prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: checked.outcome?.status ?? 'off' }, 'agent run: finished');
+      const draft = input.draft || outcome?.status === 'failed' || scoped.overBudget;
+      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, outcome, scopeSection(scoped), draft);
+      turn.log.info(
+        { prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: outcome?.status ?? 'off', reverted: scoped.reverted.length },
+        'agent run: finished',
+      );
       return { messages: checked.messages, summary, prLink, commitSha, usage: priced(turn, checked.usage) };
     } catch (err) {
       throw failure(turn, err);

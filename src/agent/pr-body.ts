@@ -74,6 +74,8 @@ export interface PullRequestBodyInput {
   files: readonly DiffFile[] | null;
   /** The docs checks' section, or ''. */
   checks: string;
+  /** Out-of-scope files kept (with the agent's reason) or reverted, and the changed-files budget (src/agent/scope.ts). */
+  scope?: BodySection | null;
   /** The repository's pull-request template (see pr-template.ts), or null. */
   template: string | null;
   jobId: string;
@@ -96,6 +98,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
     request,
     ...(input.files && input.files.length > 0 ? [filesSection(input.files)] : []),
     ...(input.checks.trim() !== '' ? [markdownSection('checks', input.checks)] : []),
+    ...(input.scope ? [input.scope] : []),
   ];
   const footer = `---\nOpened by Inkwell (job \`${input.jobId}\`). Reply to the job to update this pull request.`;
   return [...fitTemplate(input.template, sections), footer].join('\n\n');

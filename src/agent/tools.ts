@@ -1,4 +1,5 @@
-// The agent's tools: seven file tools and `check` (the docs checks). Names and argument names are part of the contract (SPEC 3.4).
+// The agent's tools: seven file tools, `check` (the docs checks) and the scope tools `revert_file` and
+// `justify_change` (src/agent/scope.ts). Names and argument names are part of the contract (SPEC 3.4).
 // Every failure is returned to the model as a readable "Error: …" result, never thrown, so one bad
 // call does not end the run. Events carry summaries, never file contents.
 import { type JSONSchema7, jsonSchema, type ToolSet, tool } from 'ai';
@@ -7,9 +8,21 @@ import { Compile } from 'typebox/compile';
 import { formatReport } from '../docs-checks/format.ts';
 import { clipCheckText, type DocsChecker } from './checks.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
+import type { TurnScope } from './scope.ts';
 import { searchFiles } from './search.ts';
 
-export const TOOL_NAMES = ['list_files', 'read_file', 'search', 'write_file', 'edit_file', 'delete_file', 'move_file', 'check'] as const;
+export const TOOL_NAMES = [
+  'list_files',
+  'read_file',
+  'search',
+  'write_file',
+  'edit_file',
+  'delete_file',
+  'move_file',
+  'check',
+  'revert_file',
+  'justify_change',
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export const LIMITS = {
@@ -66,7 +79,7 @@ function lineCount(text: string): number {
  * resolves paths without letting the kernel follow a link, at the moment of the operation: tool calls
  * of one step may run in parallel and still cannot reach outside the worktree or into `.git`.
  */
-export function createToolImplementations(root: string, signal?: AbortSignal, checker?: DocsChecker) {
+export function createToolImplementations(root: string, signal?: AbortSignal, checker?: DocsChecker, scope?: TurnScope) {
   const tree = new ConfinedTree(root);
   return {
     async list_files(args: { path?: string }): Promise<Outcome> {
@@ -181,6 +194,18 @@ export function createToolImplementations(root: string, signal?: AbortSignal, ch
       const summary = report.findings.length === 0 ? `docs checks passed (${pages})` : `docs checks: ${report.findings.length} problems in ${pages} (${rules})`;
       return { output: clipCheckText(formatReport(report)), summary: clip(summary) };
     },
+
+    async revert_file(args: { path: string }): Promise<Outcome> {
+      if (!scope) fail('reverting is not available in this run');
+      const what = await scope.revert(args.path);
+      return { output: `OK: ${what}`, summary: clip(what) };
+    },
+
+    async justify_change(args: { path: string; reason: string }): Promise<Outcome> {
+      if (!scope) fail('justifications are not available in this run');
+      const what = await scope.justify(args.path, args.reason);
+      return { output: `OK: ${what}`, summary: clip(what) };
+    },
   };
 }
 
@@ -208,7 +233,10 @@ const descriptions: Record<ToolName, string> = {
   delete_file: 'Delete a file.',
   move_file: 'Move or rename a file. The destination must not exist.',
   check:
-    "Run the docs checks on every file changed so far (pages parse, front matter, links, images and anchors, navigation), as the repository's docs framework builds them. Returns the problems with file:line:column.",
+    "Run the docs checks on every file changed so far (pages parse, front matter, links, images and anchors, navigation), as the repository's docs framework builds them, and the scope check (lockfiles, generated files, build output, binary files, the changed-files budget). Returns the problems with file:line:column.",
+  revert_file: 'Put a changed file back as it is on the base branch (a moved file goes back to its old path). Use it for changes the request does not need.',
+  justify_change:
+    'Keep a change the scope check flags (a lockfile, generated file, build output or binary file) and say why the request needs it, in one sentence. The pull request lists it with the reason; unjustified ones are reverted before the commit.',
 };
 
 const strict = { additionalProperties: false };
@@ -236,6 +264,11 @@ const schemas: Record<ToolName, TObject> = {
   delete_file: Type.Object({ path: pathArg('File') }, strict),
   move_file: Type.Object({ from: pathArg('Existing file'), to: pathArg('New path') }, strict),
   check: Type.Object({}, strict),
+  revert_file: Type.Object({ path: pathArg('Changed file') }, strict),
+  justify_change: Type.Object(
+    { path: pathArg('Changed file'), reason: Type.String({ minLength: 1, maxLength: 2000, description: 'Why the request needs this change' }) },
+    strict,
+  ),
 };
 
 /**
@@ -258,11 +291,12 @@ function toolInput(schema: TObject) {
   });
 }
 
-const CHANGES_FILES: ReadonlySet<ToolName> = new Set(['write_file', 'edit_file', 'delete_file', 'move_file']);
+// revert_file changes files too, and justify_change judges the files as the calls sent before it left them.
+const CHANGES_FILES: ReadonlySet<ToolName> = new Set(['write_file', 'edit_file', 'delete_file', 'move_file', 'revert_file', 'justify_change']);
 
 /** The AI SDK tool set over the worktree at `root` (a real path). */
-export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal, checker?: DocsChecker): ToolSet {
-  const impl = createToolImplementations(root, signal, checker);
+export function createTools(root: string, sink: ToolEventSink, signal?: AbortSignal, checker?: DocsChecker, scope?: TurnScope): ToolSet {
+  const impl = createToolImplementations(root, signal, checker, scope);
   // The SDK runs a step's tool calls in parallel, and models send several edits of one file in one step: the
   // calls that change files run one at a time, in the order they were sent, so each reads what the one before
   // it wrote (two edit_file calls racing on one file would otherwise lose one of the edits). A call takes its

@@ -54,6 +54,17 @@ function stepLine(e: JobEvent): string | null {
     }
     case 'check':
       return d.status === 'passed' ? '✓ docs checks passed' : `✗ docs checks: ${d.findingCount} problems${d.final ? '' : ' (sent back to the model)'}`;
+    case 'scope': {
+      const paths = (list: unknown) => (Array.isArray(list) ? list.map((f) => String((f as { path?: unknown })?.path ?? '')) : []);
+      const reverted = paths(d.reverted);
+      const kept = paths(d.justified);
+      const parts = [
+        reverted.length > 0 ? `reverted ${reverted.length} out-of-scope file${reverted.length === 1 ? '' : 's'} (${clip(reverted.join(', '), 120)})` : '',
+        kept.length > 0 ? `kept ${kept.length} with a reason (${clip(kept.join(', '), 120)})` : '',
+        d.overBudget ? `over budget: ${d.changedFiles} of ${d.maxChangedFiles} files` : '',
+      ].filter(Boolean);
+      return `↺ scope: ${parts.join('; ')}`;
+    }
     case 'commit':
       return `✓ committed ${String(d.sha ?? '').slice(0, 8)} ${clip(String(d.message ?? ''), 80)}`;
     case 'pull_request':

@@ -414,6 +414,7 @@ export interface paths {
                   maxOutputTokens?: number;
                   maxTurnMs?: number;
                   maxCostUsd?: number;
+                  maxChangedFiles?: number;
                   /** @description Input + output tokens of all the project's jobs per UTC day */
                   dailyTokens?: number;
                 };
@@ -2855,7 +2856,7 @@ export interface paths {
             branch?: string;
             /** @description Open the pull request as a draft. */
             draft?: boolean;
-            /** @description The job's own budgets; each unset one falls back to the project's default, then the server's. A job that reaches one fails with `budget_exhausted` at the next step boundary; that turn's changes are not committed. */
+            /** @description The job's own budgets; each unset one falls back to the project's default, then the server's. A job that reaches one fails with `budget_exhausted` at the next step boundary; that turn's changes are not committed. `maxChangedFiles` is not a stop: a turn that ends over it opens its pull request as a draft. */
             budget?: {
               /** @description Model steps per turn. */
               maxSteps?: number;
@@ -2867,6 +2868,8 @@ export interface paths {
               maxTurnMs?: number;
               /** @description Spend over the whole job in US dollars (only where the model's price is known). */
               maxCostUsd?: number;
+              /** @description Files the branch may change against its base (out-of-scope files reverted); not a stop: a turn that ends over it opens its pull request as a draft. */
+              maxChangedFiles?: number;
             };
           };
         };
@@ -4940,7 +4943,7 @@ export interface paths {
               events: ({
                   seq: number;
                   /** @enum {string} */
-                  type: "status" | "user_message" | "assistant_message" | "tool_call" | "tool_result" | "check" | "commit" | "pull_request" | "error";
+                  type: "status" | "user_message" | "assistant_message" | "tool_call" | "tool_result" | "check" | "scope" | "commit" | "pull_request" | "error";
                   /** Format: date-time */
                   at: string;
                   data: {

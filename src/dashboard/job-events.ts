@@ -8,7 +8,7 @@ import { asApiError } from './hooks.ts';
 import type { JobEvent } from './jobs.ts';
 
 /** The `event:` names of the stream's frames (an EventSource only hands named frames to their listeners). */
-const EVENT_TYPES = ['status', 'user_message', 'assistant_message', 'tool_call', 'tool_result', 'check', 'commit', 'pull_request', 'error'];
+const EVENT_TYPES = ['status', 'user_message', 'assistant_message', 'tool_call', 'tool_result', 'check', 'scope', 'commit', 'pull_request', 'error'];
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'closed';
 

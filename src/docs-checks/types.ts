@@ -15,7 +15,13 @@ export const RULES = {
   'config-invalid': 'the framework config (docs.json, mint.json, mkdocs.yml, sidebars) cannot be read',
   'file-too-large': 'a file is larger than the checks read',
   'check-timeout': 'the checks ran out of time before they were done',
+  // The scope check of a run (src/agent/scope.ts), reported with the docs checks.
+  'out-of-scope': 'a changed lockfile, generated file, build output or binary file the model did not justify',
+  'changed-files-budget': 'the branch changes more files than its budget',
 } as const;
+
+/** The rules of the scope check: they decide reverts and the budget, not whether the docs checks passed. */
+export const SCOPE_RULES: ReadonlySet<RuleId> = new Set<RuleId>(['out-of-scope', 'changed-files-budget']);
 
 export type RuleId = keyof typeof RULES;
 

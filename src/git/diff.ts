@@ -131,3 +131,18 @@ export async function worktreeChanges(ws: Workspace, baseRef: string): Promise<M
   const out = await inTree(['diff', ...DIFF_FLAGS, '--cached', '--name-status', '-z', base, '--']);
   return parseNameStatus(out.stdout);
 }
+
+/**
+ * What the worktree holds now against the merge base of `baseRef` and its HEAD, staged first, as files with
+ * their line counts (`binary` as git's numstat says), and that merge base.
+ */
+export async function worktreeDiff(ws: Workspace, baseRef: string): Promise<{ base: string; files: DiffFile[] }> {
+  await stageAll(ws);
+  const inTree: Workspace['git'] = (args, opts) => ws.git(args, { cwd: ws.dir, ...opts });
+  const base = await mergeBase(inTree, baseRef, 'HEAD');
+  const [nameStatus, numstat] = await Promise.all([
+    inTree(['diff', ...DIFF_FLAGS, '--cached', '--name-status', '-z', base, '--']),
+    inTree(['diff', ...DIFF_FLAGS, '--cached', '--numstat', '-z', base, '--']),
+  ]);
+  return { base, files: diffFiles(nameStatus.stdout, numstat.stdout) };
+}

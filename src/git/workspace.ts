@@ -49,7 +49,7 @@ export interface Workspace {
 }
 
 /** What a workspace's git call may set (see `GitOptions`). */
-export type WorkspaceGitOptions = Partial<Pick<GitOptions, 'cwd' | 'okCodes' | 'env' | 'maxOutputBytes'>>;
+export type WorkspaceGitOptions = Partial<Pick<GitOptions, 'cwd' | 'okCodes' | 'env' | 'maxOutputBytes' | 'timeoutMs'>>;
 
 export interface PrepareInput {
   repository: string;
@@ -70,6 +70,7 @@ function gitFor(config: Config, repository: string, mirror: string, signal?: Abo
       signal,
       okCodes: opts.okCodes,
       maxOutputBytes: opts.maxOutputBytes,
+      timeoutMs: opts.timeoutMs,
     });
 }
 

@@ -4,7 +4,18 @@ import { scrubSecrets } from '../lib/logger.ts';
 import { iso } from '../lib/time.ts';
 import type { EventRow, JobsStoreQueries } from './store.ts';
 
-export const EVENT_TYPES = ['status', 'user_message', 'assistant_message', 'tool_call', 'tool_result', 'check', 'commit', 'pull_request', 'error'] as const;
+export const EVENT_TYPES = [
+  'status',
+  'user_message',
+  'assistant_message',
+  'tool_call',
+  'tool_result',
+  'check',
+  'scope',
+  'commit',
+  'pull_request',
+  'error',
+] as const;
 export type JobEventType = (typeof EVENT_TYPES)[number];
 
 export interface JobEvent {

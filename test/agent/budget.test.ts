@@ -86,7 +86,16 @@ describe('prices', () => {
 
   it('budget defaults come from the environment with their bounds', () => {
     const c = loadConfig({ INKWELL_MAX_OUTPUT_TOKENS: '20000', INKWELL_MAX_COST_USD: '2.5', INKWELL_PROJECT_DAILY_TOKENS: '1000000' });
-    expect(c.budget).toEqual({ maxInputTokens: undefined, maxOutputTokens: 20_000, maxTurnMs: undefined, maxCostUsd: 2.5, projectDailyTokens: 1_000_000 });
+    expect(c.budget).toEqual({
+      maxInputTokens: undefined,
+      maxOutputTokens: 20_000,
+      maxTurnMs: undefined,
+      maxCostUsd: 2.5,
+      maxChangedFiles: 25,
+      projectDailyTokens: 1_000_000,
+    });
+    expect(loadConfig({ INKWELL_MAX_CHANGED_FILES: '40' }).budget.maxChangedFiles).toBe(40);
+    expect(() => loadConfig({ INKWELL_MAX_CHANGED_FILES: '0' })).toThrow(/INKWELL_MAX_CHANGED_FILES must be between 1 and/);
     expect(() => loadConfig({ INKWELL_MAX_COST_USD: 'two' })).toThrow(/INKWELL_MAX_COST_USD must be a number like 2.5/);
     expect(() => loadConfig({ INKWELL_MAX_TURN_MS: '0' })).toThrow(/INKWELL_MAX_TURN_MS must be between 1 and/);
   });

@@ -73,7 +73,18 @@ for (const streaming of [true, false]) {
       expect(h.model.requests).toHaveLength(3);
       expect(h.model.requests.every((r) => r.stream === streaming && r.path === '/v1/chat/completions')).toBe(true);
       const toolNames = h.model.requests[0]!.body.tools.map((t: any) => t.function.name).sort();
-      expect(toolNames).toEqual(['check', 'delete_file', 'edit_file', 'list_files', 'move_file', 'read_file', 'search', 'write_file']);
+      expect(toolNames).toEqual([
+        'check',
+        'delete_file',
+        'edit_file',
+        'justify_change',
+        'list_files',
+        'move_file',
+        'read_file',
+        'revert_file',
+        'search',
+        'write_file',
+      ]);
       const system = h.model.requests[0]!.body.messages[0];
       expect(system.role).toBe('system');
       expect(system.content).toContain('Never use the word "simply"');

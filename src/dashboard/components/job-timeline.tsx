@@ -31,6 +31,19 @@ function statusText(d: JobEvent['data']): string {
   return [str(d.status), d.reason ? `(${str(d.reason)})` : '', error?.message ? `: ${error.message}` : ''].filter(Boolean).join(' ');
 }
 
+/** The `scope` event in words: what was reverted, what was kept with a reason, and the budget. */
+function scopeText(d: Record<string, unknown>): string {
+  const paths = (list: unknown) => (Array.isArray(list) ? list.map((f) => str((f as { path?: unknown })?.path)) : []);
+  const reverted = paths(d.reverted);
+  const kept = paths(d.justified);
+  const parts = [
+    reverted.length > 0 ? `reverted ${reverted.length} out-of-scope file${reverted.length === 1 ? '' : 's'}: ${clip(reverted.join(', '))}` : '',
+    kept.length > 0 ? `kept ${kept.length} with the agent's reason: ${clip(kept.join(', '))}` : '',
+    d.overBudget ? `over the budget: ${str(d.changedFiles)} of ${str(d.maxChangedFiles)} files, so the pull request is a draft` : '',
+  ].filter(Boolean);
+  return `Scope: ${parts.join('; ')}`;
+}
+
 function Step({ e }: { e: JobEvent }) {
   const d = e.data;
   switch (e.type) {
@@ -55,6 +68,8 @@ function Step({ e }: { e: JobEvent }) {
           {str(d.round)})
         </>
       );
+    case 'scope':
+      return <>{scopeText(d)}</>;
     case 'commit':
       return (
         <>

@@ -15,7 +15,7 @@ const fields = Object.fromEntries(
 export const JobBudgetSchema = Type.Object(fields, {
   additionalProperties: false,
   description:
-    "The job's own budgets; each unset one falls back to the project's default, then the server's. A job that reaches one fails with `budget_exhausted` at the next step boundary; that turn's changes are not committed.",
+    "The job's own budgets; each unset one falls back to the project's default, then the server's. A job that reaches one fails with `budget_exhausted` at the next step boundary; that turn's changes are not committed. `maxChangedFiles` is not a stop: a turn that ends over it opens its pull request as a draft.",
 });
 
 /** The job's `error` with the codes a failed job may carry. */

@@ -28,6 +28,7 @@ export const ProjectSchema = Type.Object(
           maxOutputTokens: Type.Optional(Type.Integer()),
           maxTurnMs: Type.Optional(Type.Integer()),
           maxCostUsd: Type.Optional(Type.Number()),
+          maxChangedFiles: Type.Optional(Type.Integer()),
           dailyTokens: Type.Optional(Type.Integer({ description: "Input + output tokens of all the project's jobs per UTC day" })),
         },
         { additionalProperties: false, description: "Budget defaults of the project's jobs (absent: the server's)" },
