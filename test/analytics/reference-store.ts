@@ -6,8 +6,7 @@ import { classify } from '../../src/analytics/classify/classify.ts';
 import { referrerHost } from '../../src/analytics/classify/facets.ts';
 import { isStaticAsset } from '../../src/analytics/classify/normalize.ts';
 import { isQualifyingParts, isQualifyingView } from '../../src/analytics/classify/qualify.ts';
-import { USER_AGENT_RULES } from '../../src/analytics/classify/rules.ts';
-import { MAX_BUCKETS, SeriesTooLongError } from '../../src/analytics/export/insights.ts';
+import { crawlerCategoryOf, listPage, MAX_BUCKETS, SeriesTooLongError } from '../../src/analytics/export/answers.ts';
 import { type ExportResult, type PathRow, pageOf, sortRows } from '../../src/analytics/export/rows.ts';
 import { bucketCount, bucketLabel, bucketsOf } from '../../src/analytics/export/series.ts';
 import {
@@ -29,9 +28,7 @@ import type {
   AgentRow,
   AnalyticsStore,
   ExportQuery,
-  ListQuery,
   Page,
-  Paged,
   RangeQuery,
   ReclassifyResult,
   ReferrerRow,
@@ -79,15 +76,6 @@ function distinctCounts(events: readonly StoredEvent[]): { human: number; ai: nu
     all.add(e.visitor);
   }
   return { human: human.size, ai: ai.size, total: all.size };
-}
-
-function listPage<T>(rows: T[], q: ListQuery): Paged<T> {
-  return { rows: rows.slice(q.offset, q.offset + q.limit), hasMore: rows.length > q.offset + q.limit };
-}
-
-function crawlerCategory(rule: string): string {
-  const r = USER_AGENT_RULES.find((x) => x.name === rule);
-  return r && r.class === 'crawler' ? (r.category ?? 'other') : 'other';
 }
 
 export function createReferenceStore(): AnalyticsStore {
@@ -229,13 +217,13 @@ export function createReferenceStore(): AnalyticsStore {
         (c): AgentRow => ({
           agent: c.name,
           class: c.cls === 'ai' ? 'ai' : 'crawler',
-          category: c.cls === 'ai' ? null : (crawlerCategory(c.name) as AgentRow['category']),
+          category: c.cls === 'ai' ? null : crawlerCategoryOf(c.name),
           visitors: c.visitors,
           views: c.views,
           requests: c.requests,
         }),
       );
-      return listPage(rows, q);
+      return listPage(rows, q.offset, q.limit);
     },
 
     async referrers(projectId, q) {
@@ -246,7 +234,8 @@ export function createReferenceStore(): AnalyticsStore {
       );
       return listPage(
         counts.map((c): ReferrerRow => ({ host: c.name, visitors: c.visitors, views: c.views })),
-        q,
+        q.offset,
+        q.limit,
       );
     },
 

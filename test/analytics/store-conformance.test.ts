@@ -1,5 +1,7 @@
 // The SQL analytics store on SQLite and PostgreSQL (and with the visitors export counted in SQL rather than from
 // day sets) against the reference store: see store-conformance.ts.
+import * as esbuild from 'esbuild';
+import { describe, expect, it } from 'vitest';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
 import { type Config, testConfig } from '../../src/config.ts';
 import { createProjectService } from '../../src/projects/service.ts';
@@ -26,3 +28,31 @@ for (const dialect of DIALECTS) {
   describeAnalyticsStoreConformance(`SQL store [${dialect}]`, () => sqlStore(dialect));
 }
 describeAnalyticsStoreConformance('SQL store, visitors counted in SQL [sqlite]', () => sqlStore('sqlite', { visitorsEngine: 'sql' }), { numRuns: 10 });
+
+describe('the AnalyticsStore boundary', () => {
+  it('a store can be written without the SQL layer: the interface and the reference store load no database module', async () => {
+    for (const entry of ['src/analytics/store/analytics-store.ts', 'test/analytics/reference-store.ts']) {
+      const r = await esbuild.build({
+        entryPoints: [entry],
+        bundle: true,
+        write: false,
+        metafile: true,
+        platform: 'node',
+        format: 'esm',
+        packages: 'external',
+        logLevel: 'silent',
+      });
+      const packages = Object.values(r.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
+      const modules = Object.keys(r.metafile.inputs);
+      expect(
+        packages.filter((p) => /^(kysely|pg|better-sqlite3)(\/|$)/.test(p)),
+        entry,
+      ).toEqual([]);
+      expect(
+        modules.filter((m) => m.startsWith('src/db/') || /store\/(store|sql-analytics-store|dayset-store|facet-store)\.ts$/.test(m)),
+        entry,
+      ).toEqual([]);
+      if (entry.startsWith('test/')) expect(modules).toContain('src/analytics/classify/classify.ts');
+    }
+  });
+});

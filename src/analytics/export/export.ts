@@ -15,21 +15,14 @@
 import type { Database } from '../../db/index.ts';
 import { Lru } from '../lru.ts';
 import { analyticsStore as store } from '../store/store.ts';
+import type { ExportQuery } from './answers.ts';
 import type { DaySetService } from './dayset-service.ts';
 import { DaySetIdRangeError } from './daysets.ts';
 import { EMPTY_RESULT, type ExportResult, type Page, type PathRow, pageOf, sortRows } from './rows.ts';
 
 export type ExportKind = 'visitors' | 'views';
 
-export interface ExportQuery {
-  projectId: string;
-  /** Who is walking the pages (the API key id); pages of one walk come from one snapshot. */
-  walkId: string;
-  fromDay: number | null;
-  toDay: number | null;
-  offset: number;
-  limit: number;
-}
+export type { ExportQuery } from './answers.ts';
 
 export interface ExportDeps {
   db: Database;

@@ -2,75 +2,34 @@
 // on UTC days, `toDay` exclusive, with the export's range rules (absent bounds: from the first / to the last
 // day with data).
 import type { Database } from '../../db/index.ts';
-import type { CrawlerCategory } from '../classify/classify.ts';
-import { USER_AGENT_RULES } from '../classify/rules.ts';
 import { daysetStore as ds } from '../store/dayset-store.ts';
 import { facetStore } from '../store/facet-store.ts';
 import { analyticsStore as store } from '../store/store.ts';
 import { CLS_AI } from '../store/tables.ts';
+import {
+  type AgentRow,
+  crawlerCategoryOf,
+  listPage,
+  MAX_BUCKETS,
+  type Paged,
+  type RangeQuery,
+  type ReferrerRow,
+  type SeriesResult,
+  SeriesTooLongError,
+} from './answers.ts';
 import type { DaySetService } from './dayset-service.ts';
 import { DaySetIdRangeError } from './daysets.ts';
 import type { FacetCount, FacetService } from './facet-service.ts';
 import { type Bucket, bucketCount, bucketLabel, bucketsOf, countBuckets, type Interval, type VisitorCounts } from './series.ts';
 
-/** Most buckets one series request may span (four years of days). */
-export const MAX_BUCKETS = 1500;
-
-export class SeriesTooLongError extends Error {
-  constructor(readonly interval: Interval) {
-    super(
-      `the range spans more than ${MAX_BUCKETS.toLocaleString('en-US')} ${interval === 'day' ? 'days' : `${interval}s`}: ask for a shorter range (dateFrom, dateTo) or a longer interval`,
-    );
-  }
-}
-
-export interface RangeQuery {
-  fromDay: number | null;
-  toDay: number | null;
-}
-
-export interface SeriesPoint extends VisitorCounts {
-  date: string;
-  crawlerRequests: number;
-}
-
-export interface SeriesResult {
-  interval: Interval;
-  series: SeriesPoint[];
-  totals: VisitorCounts & { crawlerRequests: number };
-}
-
-export interface AgentRow {
-  agent: string;
-  class: 'ai' | 'crawler';
-  category: CrawlerCategory | null;
-  visitors: number;
-  views: number;
-  requests: number;
-}
-
-export interface ReferrerRow {
-  host: string;
-  visitors: number;
-  views: number;
-}
-
-export interface Paged<T> {
-  rows: T[];
-  hasMore: boolean;
-}
+export type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesPoint, SeriesResult } from './answers.ts';
+export { MAX_BUCKETS, SeriesTooLongError } from './answers.ts';
 
 export interface InsightsDeps {
   db: Database;
   facets: FacetService;
   /** Count visitors from day sets (else with one SQL aggregation per bucket). */
   daySets?: DaySetService;
-}
-
-const CATEGORY = new Map(USER_AGENT_RULES.map((r) => [r.name, r.class === 'crawler' ? (r.category ?? 'other') : null]));
-
-function pageOf<T>(rows: T[], offset: number, limit: number): Paged<T> {
-  return { rows: rows.slice(offset, offset + limit), hasMore: rows.length > offset + limit };
 }
 
 export function createInsightsService(deps: InsightsDeps) {
@@ -147,18 +106,18 @@ export function createInsightsService(deps: InsightsDeps) {
         (c): AgentRow => ({
           agent: c.name,
           class: c.cls === CLS_AI ? 'ai' : 'crawler',
-          category: c.cls === CLS_AI ? null : (CATEGORY.get(c.name) ?? 'other'),
+          category: c.cls === CLS_AI ? null : crawlerCategoryOf(c.name),
           visitors: c.visitors,
           views: c.views,
           requests: c.requests,
         }),
       );
-      return pageOf(rows, q.offset, q.limit);
+      return listPage(rows, q.offset, q.limit);
     },
     /** Referrer hosts of qualifying views; most visitors first. */
     async referrers(projectId: string, q: RangeQuery & { offset: number; limit: number }): Promise<Paged<ReferrerRow>> {
       const rows = (await facetCounts(projectId, q, 'referrers')).map((c): ReferrerRow => ({ host: c.name, visitors: c.visitors, views: c.views }));
-      return pageOf(rows, q.offset, q.limit);
+      return listPage(rows, q.offset, q.limit);
     },
   };
 }

@@ -19,14 +19,12 @@
 // - series: with absent bounds, from the first to the last day with data (a day that has, or had before a
 //   reclassification, a qualifying view or an agent / referrer request);
 // - agents / referrers: the facets of classify/facets.ts, ordered by visitors, requests (views), then name.
-import type { ExportQuery } from '../export/export.ts';
-import type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/insights.ts';
+import type { AgentRow, ExportQuery, ListQuery, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/answers.ts';
 import type { Page } from '../export/rows.ts';
 import type { Interval } from '../export/series.ts';
 import type { IngestSource, WriteBatch } from '../ingest/write-batch.ts';
 
-export type { ExportQuery } from '../export/export.ts';
-export type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/insights.ts';
+export type { AgentRow, ExportQuery, ListQuery, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/answers.ts';
 export type { Page } from '../export/rows.ts';
 export type { IngestSource, WriteBatch } from '../ingest/write-batch.ts';
 
@@ -38,11 +36,6 @@ export interface ReclassifyResult {
 }
 
 export type AnalyticsHealth = { ok: true } | { ok: false; reason: string };
-
-export interface ListQuery extends RangeQuery {
-  offset: number;
-  limit: number;
-}
 
 export interface AnalyticsStore {
   /**

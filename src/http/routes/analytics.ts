@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
 import { parseDateRange } from '../../analytics/dates.ts';
-import { SeriesTooLongError } from '../../analytics/export/insights.ts';
+import { SeriesTooLongError } from '../../analytics/export/answers.ts';
 import { INTERVALS, type Interval } from '../../analytics/export/series.ts';
 import { IngestEventSchema } from '../../analytics/ingest/event.ts';
 import type { IngestResult } from '../../analytics/ingest/ingest.ts';
