@@ -18,7 +18,8 @@ import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type Pr
 import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
 import type { BodySection } from './pr-template.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
-import { buildSystemPrompt, gatherRepoContext } from './prompt.ts';
+import { buildSystemPrompt } from './prompt.ts';
+import { gatherRepoContext } from './repo-context.ts';
 import { RunError } from './run-error.ts';
 import { justificationsFrom, type ScopeOutcome, scopeEventData, scopeSection, TurnScope } from './scope.ts';
 import { commitMessage, commitTurn, describeChange } from './summary.ts';
@@ -201,7 +202,7 @@ async function openWorkspace(turn: Turn): Promise<{ ws: Workspace; root: string;
   const context = await gatherRepoContext(root);
   turn.phase('context');
   const maxChangedFiles = turn.budget.limits.maxChangedFiles ?? config.budget.maxChangedFiles;
-  return { ws, root, system: buildSystemPrompt({ ref: input.ref, branch: input.branch, context, maxChangedFiles }) };
+  return { ws, root, system: buildSystemPrompt({ ref: input.ref, branch: input.branch, context, request: input.prompt, maxChangedFiles }) };
 }
 
 /** A loop's step-limit or budget error with the turn's tokens (its earlier loops included), not the loop's own. */

@@ -1,20 +1,49 @@
-// The system prompt: the repository's own instructions, a compact file tree and the detected docs
-// framework. Everything but `gatherRepoContext` is pure.
-import path from 'node:path';
-import { ConfinedTree } from './confined-fs.ts';
+// The system prompt: the repository's own instructions and style guide, the detected docs framework, its
+// navigation, and the part of the file tree the request concerns (tree.ts). Everything the repository supplies is
+// quoted under its own heading as the repository's text, bounded. Pure: repo-context.ts reads the repository.
+import { type OutlineItem, renderOutline } from '../docs-checks/outline.ts';
+import { pathLine, compactTree as treeFor } from './tree.ts';
 
 export const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md', 'CONTRIBUTING.md', '.github/CONTRIBUTING.md', 'docs/CONTRIBUTING.md'] as const;
+
+/** Where repositories keep a style guide (matched without regard to case), in the order looked at. */
+export const STYLE_GUIDE_FILES = [
+  'STYLE.md',
+  'STYLEGUIDE.md',
+  'STYLE_GUIDE.md',
+  'style-guide.md',
+  'docs/style-guide.md',
+  'docs/STYLE.md',
+  'docs/styleguide.md',
+  'docs/style_guide.md',
+  '.github/STYLE_GUIDE.md',
+  '.github/STYLE.md',
+  '.github/style-guide.md',
+] as const;
+
+/** Vale's config file names at the root. */
+export const VALE_CONFIGS = ['.vale.ini', '_vale.ini', 'vale.ini'];
 
 export const PROMPT_LIMITS = {
   perInstructionChars: 8_000,
   instructionsTotalChars: 20_000,
+  styleGuideChars: 8_000,
   treeLines: 200,
   treeFilesFlat: 150,
+  navLines: 150,
+  navChars: 8_000,
+  /** A Vale config is read up to this (its style names are all that is shown). */
+  valeBytes: 64 * 1024,
 } as const;
 
 export interface RepoContext {
   files: string[];
   instructions: Array<{ path: string; content: string }>;
+  /** The docs navigation as an outline, with the config file it is in. */
+  navigation?: { file: string; outline: OutlineItem[] } | null;
+  styleGuide?: { path: string; content: string } | null;
+  /** A Vale config's styles folder and style names (names only). */
+  vale?: { file: string; stylesPath: string | null; styles: string[] } | null;
 }
 
 export interface DocsFramework {
@@ -71,30 +100,27 @@ export function detectDocsFramework(files: readonly string[]): DocsFramework | n
   return null;
 }
 
-/** A bounded view of the file list: every file when small, else directories with file counts. */
-export function compactTree(files: readonly string[], limits = { lines: PROMPT_LIMITS.treeLines, flat: PROMPT_LIMITS.treeFilesFlat }): string {
-  const sorted = [...files].sort();
-  if (sorted.length <= limits.flat) return sorted.join('\n');
-  // Directory counts to depth 2; files at the root listed by name.
-  const counts = new Map<string, number>();
-  const rootFiles: string[] = [];
-  for (const f of sorted) {
-    const parts = f.split('/');
-    if (parts.length === 1) {
-      rootFiles.push(f);
-      continue;
-    }
-    for (let d = 1; d <= Math.min(2, parts.length - 1); d++) {
-      const dir = `${parts.slice(0, d).join('/')}/`;
-      counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    }
+/** A bounded view of the file list for a request: small trees whole, else counts and the folders it concerns (tree.ts). */
+export function compactTree(files: readonly string[], request = ''): string {
+  return treeFor(files, request);
+}
+
+/** A Vale config's `StylesPath` and `BasedOnStyles` names (letters, digits, `._-/` only; at most 20). Pure. */
+export function valeStyles(text: string): { stylesPath: string | null; styles: string[] } {
+  const name = (v: string) =>
+    v
+      .replace(/[^\w.\-/ ]/g, '')
+      .trim()
+      .slice(0, 60);
+  let stylesPath: string | null = null;
+  const styles = new Set<string>();
+  for (const line of text.split(/\r?\n/).slice(0, 2000)) {
+    const m = /^\s*(StylesPath|BasedOnStyles)\s*=\s*(.*)$/i.exec(line);
+    if (!m) continue;
+    if (m[1]!.toLowerCase() === 'stylespath') stylesPath = name(m[2]!) || null;
+    else for (const s of m[2]!.split(',')) if (name(s) && styles.size < 20) styles.add(name(s));
   }
-  const lines: string[] = [];
-  for (const f of rootFiles) lines.push(f);
-  for (const [dir, n] of [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) lines.push(`${dir} (${n} file${n === 1 ? '' : 's'})`);
-  const shown = lines.slice(0, limits.lines);
-  const more = lines.length - shown.length;
-  return `${shown.join('\n')}${more > 0 ? `\n… ${more} more entries` : ''}\n(${sorted.length} files in total; use list_files to see a directory)`;
+  return { stylesPath, styles: [...styles] };
 }
 
 function truncate(text: string, max: number, file: string): string {
@@ -106,6 +132,8 @@ export interface PromptInput {
   ref: string;
   branch: string;
   context: RepoContext;
+  /** This turn's request: the tree lists the folders whose names share its words. */
+  request?: string;
   /** The changed-files budget the turn runs under (src/agent/scope.ts). */
   maxChangedFiles?: number;
 }
@@ -134,7 +162,11 @@ When you are done, reply with a summary of what you changed: the first line is a
   ];
   if (framework) parts.push(`## Docs framework\n${framework.name} (detected from ${framework.evidence}). ${framework.hint}`);
   else parts.push('## Docs framework\nNo known docs framework detected; follow the structure you find.');
-  parts.push(`## Files\n${context.files.length === 0 ? '(the repository is empty)' : compactTree(context.files)}`);
+  if (context.navigation && context.navigation.outline.length > 0) {
+    const outline = renderOutline(context.navigation.outline, { maxLines: PROMPT_LIMITS.navLines, maxChars: PROMPT_LIMITS.navChars });
+    parts.push(`## Navigation: ${pathLine(context.navigation.file)}\nThe site's navigation as the repository's config has it (labels and pages):\n${outline}`);
+  }
+  parts.push(`## Files\n${context.files.length === 0 ? '(the repository is empty)' : compactTree(context.files, input.request ?? '')}`);
   let budget: number = PROMPT_LIMITS.instructionsTotalChars;
   for (const doc of context.instructions) {
     if (budget <= 0) {
@@ -145,24 +177,15 @@ When you are done, reply with a summary of what you changed: the first line is a
     budget -= text.length;
     parts.push(`## Repository instructions: ${doc.path}\n${text}`);
   }
-  return parts.join('\n\n');
-}
-
-/** Reads the file list and instruction files of a worktree (skips .git; confined like the tools, see `ConfinedTree`). */
-export async function gatherRepoContext(root: string, maxFiles = 20_000): Promise<RepoContext> {
-  const tree = new ConfinedTree(root);
-  const { files } = await tree.list('.', maxFiles);
-  files.sort();
-  const instructions: RepoContext['instructions'] = [];
-  const seenNames = new Set<string>();
-  const listed = new Set(files);
-  for (const name of INSTRUCTION_FILES) {
-    const base = path.posix.basename(name);
-    if (seenNames.has(base) || !listed.has(name)) continue;
-    const read = await tree.read(name).catch(() => null);
-    if (!read || read.content.length > 1024 * 1024) continue;
-    instructions.push({ path: name, content: read.content.toString('utf8') });
-    seenNames.add(base);
+  if (context.styleGuide) {
+    const text = truncate(context.styleGuide.content.trim(), PROMPT_LIMITS.styleGuideChars, context.styleGuide.path);
+    parts.push(`## Repository style guide: ${pathLine(context.styleGuide.path)}\n${text}`);
   }
-  return { files, instructions };
+  if (context.vale && (context.vale.stylesPath || context.vale.styles.length > 0)) {
+    const { file, stylesPath, styles } = context.vale;
+    const where = stylesPath ? ` Its styles are in ${stylesPath}/.` : '';
+    const based = styles.length > 0 ? ` It uses the styles ${styles.join(', ')}.` : '';
+    parts.push(`## Vale\nThe repository checks its prose with Vale (${pathLine(file)}).${where}${based}`);
+  }
+  return parts.join('\n\n');
 }

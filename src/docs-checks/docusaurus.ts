@@ -5,6 +5,7 @@
 // none, Docusaurus generates one listing every doc.
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { sidebarsOutline } from './outline.ts';
 import type { DocsReader } from './reader.ts';
 import { readSidebars, sidebarDocs } from './sidebars.ts';
 import { type NavEntry, pageFile, positionOf, Routes, type Site, underRoot } from './site.ts';
@@ -114,9 +115,11 @@ export async function docusaurusSite(reader: DocsReader, files: ReadonlySet<stri
     return site;
   }
   let docs: ReturnType<typeof sidebarDocs>;
+  let outline: ReturnType<typeof sidebarsOutline>;
   try {
     const value = sidebarsFile.endsWith('.json') ? JSON.parse(read.text) : await readSidebars(read.text, sidebarsFile.endsWith('.ts'));
     docs = sidebarDocs(value);
+    outline = sidebarsOutline(value);
   } catch (err) {
     site.findings.push({
       file: sidebarsFile,
@@ -132,6 +135,7 @@ export async function docusaurusSite(reader: DocsReader, files: ReadonlySet<stri
   site.navigation = {
     file: sidebarsFile,
     entries,
+    outline,
     // An entry may name a doc by the `id` in its front matter.
     resolve: () => site.learnAll?.() ?? Promise.resolve(),
     covers: (f) => {

@@ -1,6 +1,7 @@
 // Mintlify: docs.json (or the older mint.json) next to the pages. A page's route is its path without the
 // extension (`index` is its folder); navigation lists pages by that path in `pages` arrays, at any depth
 // under groups, tabs, anchors, dropdowns, versions and languages.
+import { mintlifyOutline } from './outline.ts';
 import type { DocsReader } from './reader.ts';
 import { type NavEntry, pageFile, positionOf, Routes, type Site, underRoot } from './site.ts';
 
@@ -55,6 +56,6 @@ export async function mintlifySite(reader: DocsReader, files: ReadonlySet<string
     .filter((r) => !/^[a-z][a-z0-9+.-]*:/i.test(r))
     .map((r) => ({ raw: r, file: pageFile(r.replace(/^\/+/, ''), files), ...positionOf(read.text, JSON.stringify(r)) }));
   const listed = new Set(entries.map((e) => e.file).filter((f) => f !== null));
-  site.navigation = { file: configFile, entries, covers: (f) => listed.has(f) };
+  site.navigation = { file: configFile, entries, covers: (f) => listed.has(f), outline: mintlifyOutline(nav) };
   return site;
 }

@@ -3,6 +3,7 @@
 // `use_directory_urls` (the default) `a/b.md` is served at `/a/b/`, else at `/a/b.html`; `index.md` and
 // `README.md` are their folder's page.
 import { parseDocument } from 'yaml';
+import { mkdocsOutline } from './outline.ts';
 import type { DocsReader } from './reader.ts';
 import { baseSite, type NavEntry, pageFile, positionOf, Routes, type Site, underRoot } from './site.ts';
 
@@ -75,6 +76,6 @@ export async function mkdocsSite(reader: DocsReader, files: ReadonlySet<string>,
     ...positionOf(text, r),
   }));
   const listed = new Set(entries.map((e) => e.file).filter((f) => f !== null));
-  site.navigation = { file: configFile, entries, covers: (f) => listed.has(f) };
+  site.navigation = { file: configFile, entries, covers: (f) => listed.has(f), outline: mkdocsOutline(config.nav) };
   return site;
 }

@@ -24,7 +24,8 @@ export interface CheckInput {
 
 export const CHECK_GROUPS = ['pages parse', 'front matter', 'links, images and anchors', 'navigation'] as const;
 
-async function loadSite(reader: DocsReader, files: ReadonlySet<string>): Promise<Site> {
+/** The site the files describe: its framework's routes and navigation, or plain Markdown. */
+export async function loadSite(reader: DocsReader, files: ReadonlySet<string>): Promise<Site> {
   const detected = detectDocsFramework([...files].filter((f) => !f.includes('/')).concat([...files].filter((f) => f.startsWith('.vitepress/'))));
   if (detected?.name === 'Mintlify') return mintlifySite(reader, files, detected.evidence);
   if (detected?.name === 'MkDocs') return mkdocsSite(reader, files, detected.evidence);

@@ -2,6 +2,7 @@
 // (its routing), and its navigation. One builder per framework (mintlify.ts, mkdocs.ts, docusaurus.ts); this
 // file holds the shared parts. Pure apart from reading config files through the DocsReader.
 import path from 'node:path';
+import type { OutlineItem } from './outline.ts';
 import type { Finding, FrameworkId } from './types.ts';
 
 export interface NavEntry {
@@ -21,6 +22,8 @@ export interface Navigation {
   resolve?(): Promise<void>;
   /** Whether a page is reachable from it; 'unknown' when part of it could not be read statically. */
   covers(file: string): boolean | 'unknown';
+  /** Its labels and pages as an outline (the agent's system prompt shows it, outline.ts). */
+  outline?: OutlineItem[];
 }
 
 export interface Site {
