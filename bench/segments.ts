@@ -10,6 +10,7 @@
 // - imported: the same events as `inkwell analytics import` stores them (source import, a dedup hash of each
 //   line's key computed as import.ts does, the CSV row standing for the log line), compacted.
 // Sizes are measured on every --every-th day (all days by default; every event still gets its ids).
+// The dictionaries the segments refer to (visitor keys, paths, user agents) are sized too, as text and zstd.
 // Baselines in the same run: the CSV itself, and its rows compressed by zstd per day at the same level.
 // Throughput: rounds over the first days holding at least --sample events: encode (compacted, one per day),
 // decode to columns, decode to event objects; medians over rounds.
@@ -247,6 +248,19 @@ for (let r = 0; r < rounds; r++) {
 }
 
 const perEvent = (bytes: number) => round(bytes / measured, 2);
+
+// The dictionaries the segments refer to (not part of a segment, but of the same 40-byte budget): their text
+// per event of the whole dataset, as is and as one zstd blob in id order (a lower bound for any layout that
+// keeps the text).
+function dictionary(keys: readonly string[]): { entries: number; textBytesPerEvent: number; zstdBytesPerEvent: number } {
+  const text = Buffer.from(keys.join('\n'));
+  return { entries: keys.length, textBytesPerEvent: round(text.length / events, 2), zstdBytesPerEvent: round(encodeZstd(text) / events, 2) };
+}
+const dictionaries = {
+  visitors: dictionary([...visitorOrds.keys()].map((v) => `v:${v}`)),
+  paths: dictionary([...pathIds.keys()]),
+  userAgents: dictionary([...uaIds.keys()].map((k) => meta.userAgents[k] as string)),
+};
 const med = (xs: number[]) => Math.round(median(xs));
 const result = {
   environment: environment(),
@@ -286,9 +300,10 @@ const result = {
     sqliteToday: { bytesPerEvent: SQLITE_TODAY_BYTES_PER_EVENT, source: 'issue 16 (1M imported events, SQLite file + WAL), not this run' },
   },
   /** Imported, compacted segments: each column's bytes before compression and compressed alone (an estimate of its share). */
+  dictionaries,
   columns: Object.fromEntries(Object.entries(columnBytes).map(([k, v]) => [k, { rawBytesPerEvent: perEvent(v.raw), zstdBytesPerEvent: perEvent(v.zstd) }])),
   perRound: Object.fromEntries(Object.entries(perRound).map(([k, v]) => [k, v.map((x) => Math.round(x))])),
 };
 const { latest } = writeResults('segments', result);
-console.log(JSON.stringify({ inkwell: result.inkwell, baseline: result.baseline, columns: result.columns }, null, 2));
+console.log(JSON.stringify({ inkwell: result.inkwell, baseline: result.baseline, dictionaries, columns: result.columns }, null, 2));
 console.log(`→ ${path.relative(process.cwd(), latest)} (${path.relative(process.cwd(), RESULTS_DIR)})`);
