@@ -90,8 +90,8 @@ export function repairMessage(report: CheckReport, round: number, rounds: number
   ].join('\n');
 }
 
-/** The pull-request body's section on the checks. Pure. */
-export function checksSection(outcome: CheckOutcome | null): string {
+/** The pull-request body's section on the checks; `draft`: whether the pull request is a draft (its failing text says). Pure. */
+export function checksSection(outcome: CheckOutcome | null, draft = true): string {
   if (!outcome) return '';
   const { report } = outcome;
   if (outcome.status === 'passed') {
@@ -104,7 +104,11 @@ export function checksSection(outcome: CheckOutcome | null): string {
     // ping people nor put a link or an image into the body.
     .map((f) => `- \`${inert(`${f.file}${f.line > 0 ? `:${f.line}:${f.column}` : ''}`)}\` ${f.rule}: \`${inert(f.message.replace(/\s+/g, ' '), 300)}\``);
   const more = report.findings.length > 30 ? `\n- … ${report.findings.length - 30} more` : '';
-  return `### Docs checks: failed\n\nThis pull request is a draft: the docs checks still fail after ${outcome.repairs} repair round${outcome.repairs === 1 ? '' : 's'}.\n\n${shown.join('\n')}${more}`;
+  const rounds = `${outcome.repairs} repair round${outcome.repairs === 1 ? '' : 's'}`;
+  const state = draft
+    ? `This pull request is a draft: the docs checks still fail after ${rounds}.`
+    : `The docs checks still fail after ${rounds}; the pull request was ready for review and stays so.`;
+  return `### Docs checks: failed\n\n${state}\n\n${shown.join('\n')}${more}`;
 }
 
 export interface RepairInput {

@@ -16,6 +16,7 @@ import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, ty
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
 import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
+import { type PullRequestState, pullRequestState } from './pr-state.ts';
 import type { BodySection } from './pr-template.ts';
 import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt } from './prompt.ts';
@@ -364,32 +365,42 @@ async function openPullRequest(
 }
 
 /**
- * A pull request that was open already (an earlier turn's) gets the body for the branch's new state, and on a
- * follow-up turn a comment summarising the turn. The push and the pull request already happened: a host that
- * refuses either is logged and the turn goes on.
+ * A pull request that was open already (an earlier turn's) gets the body for the branch's new state (and a new
+ * title when the follow-up gave one), is marked ready for review when its checks pass now (pr-state.ts), and on a
+ * follow-up turn gets a comment summarising the turn. The push and the pull request already happened: a host
+ * that refuses any of these is logged and the turn goes on.
  */
 async function refreshPullRequest(
   turn: Turn,
   host: CodeHost,
   pr: PullRequestRef,
-  body: string,
-  comment: { body: string; marker: string } | null,
+  update: { body: (state: PullRequestState) => string; state: PullRequestState },
+  comment: ((state: PullRequestState) => { body: string; marker: string }) | null,
 ): Promise<void> {
   const { input, log } = turn;
-  const write = { repository: input.repository, number: pr.number, signal: turn.signal };
-  const attempt = async (what: string, fn: () => Promise<void>) => {
+  const { state } = update;
+  const target = { repository: input.repository, number: pr.number, signal: turn.signal };
+  const attempt = async (what: string, fn: () => Promise<void>): Promise<boolean> => {
     try {
       await fn();
+      return true;
     } catch (err) {
       turn.signal.throwIfAborted();
       log.warn({ prNumber: pr.number, error: errorText(err, turn.secrets).split('\n')[0] }, `agent run: could not ${what}; the turn goes on`);
+      return false;
     }
   };
-  await attempt('update the pull request body', () => host.updatePullRequestBody({ ...write, body }));
+  // Ready first: a pull request the host would not mark ready stays a draft whose body still says why (its marker).
+  const ready = state.markReady && (await attempt('mark the pull request ready for review', () => host.markPullRequestReady(target)));
+  const told = state.markReady && !ready ? { ...state, draft: true, checksDraft: true, markReady: false, note: NOT_MARKED_READY } : state;
+  await attempt('update the pull request body', () => host.updatePullRequest({ ...target, body: update.body(told), title: told.title, draft: told.draft }));
   // Once per turn: a retried turn whose earlier attempt commented finds that comment by its marker.
-  if (comment) await attempt('comment on the pull request', async () => void (await host.commentOnPullRequest({ ...write, ...comment })));
+  if (comment) await attempt('comment on the pull request', async () => void (await host.commentOnPullRequest({ ...target, ...comment(told) })));
   turn.phase('pullRequestUpdate');
 }
+
+/** The comment's note when the checks pass but the code host would not mark the pull request ready. */
+const NOT_MARKED_READY = 'The docs checks pass now, but the pull request could not be marked ready for review: mark it ready yourself.';
 
 /** The job's first request (the first user message of the history); null on the first turn. */
 function firstRequest(history: readonly ModelMessage[]): string | null {
@@ -399,7 +410,11 @@ function firstRequest(history: readonly ModelMessage[]): string | null {
   return first.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
-/** Commit, push, diff, then the pull request: opened with the body written from the run, or brought up to date. */
+/**
+ * Commit, push, diff, then the pull request: opened with the body written from the run (a draft when the job
+ * asked for one, the checks fail or the changes are over the changed-files budget), or brought up to date with
+ * its state (pr-state.ts).
+ */
 async function publish(
   turn: Turn,
   ws: Workspace,
@@ -408,32 +423,44 @@ async function publish(
   summary: string,
   outcome: CheckOutcome | null,
   scope: BodySection | null,
-  draft: boolean,
+  overBudget: boolean,
 ) {
   const { input } = turn;
   const change = describeChange(summary, input.prompt);
   const message = commitMessage({ change, request: input.prompt, checks: outcome, jobId: input.jobId, turn: turnNumber(input) });
   const commitSha = await commitAndPush(turn, ws, message, change.title);
-  const checks = checksSection(outcome);
   const diff = await reportDiff(turn, ws, commitSha);
   const template = host.kind === 'local' ? null : await readPullRequestTemplate(root);
-  const body = pullRequestBody({
-    summary: change.body || change.title,
-    firstRequest: firstRequest(input.history),
-    request: input.prompt,
-    files: diff?.files ?? null,
-    checks,
-    scope,
-    template,
-    jobId: input.jobId,
-  });
-  const pr = await openPullRequest(turn, ws, host, { title: change.title, body, draft }, commitSha);
+  const stateFor = (existing: PullRequestRef | null) =>
+    pullRequestState({
+      jobDraft: input.draft,
+      overBudget,
+      checks: outcome?.status ?? null,
+      existing: existing ? { draft: existing.draft ?? false, body: existing.body ?? null } : null,
+      newTitle: existing && input.history.length > 0 && change.explicitTitle ? change.title : null,
+    });
+  const bodyFor = (state: PullRequestState) =>
+    pullRequestBody({
+      summary: change.body || change.title,
+      firstRequest: firstRequest(input.history),
+      request: input.prompt,
+      files: diff?.files ?? null,
+      checks: checksSection(outcome, state.draft),
+      scope,
+      template,
+      jobId: input.jobId,
+      checksDraft: state.checksDraft,
+    });
+  const opening = stateFor(null);
+  const pr = await openPullRequest(turn, ws, host, { title: change.title, body: bodyFor(opening), draft: opening.draft }, commitSha);
   if (pr && pr.created === false) {
+    const state = stateFor(pr);
     const comment =
       input.history.length > 0
-        ? followUpComment({ summary: summary.trim(), request: input.prompt, commitSha, jobId: input.jobId, turn: turnNumber(input) })
+        ? (told: PullRequestState) =>
+            followUpComment({ summary: summary.trim(), request: input.prompt, commitSha, jobId: input.jobId, turn: turnNumber(input), note: told.note })
         : null;
-    await refreshPullRequest(turn, host, pr, body, comment);
+    await refreshPullRequest(turn, host, pr, { body: bodyFor, state }, comment);
   }
   return { commitSha, prLink: pr?.url ?? null };
 }
@@ -537,8 +564,7 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       // Files the scope check reverted may have been pages the last check read: the docs checks run again.
       const outcome = docsOutcome(checked.outcome, checked.outcome && scoped.reverted.length > 0 ? await scope.serial(docsChecker) : undefined);
       const summary = checked.summary;
-      const draft = input.draft || outcome?.status === 'failed' || scoped.overBudget;
-      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, outcome, scopeSection(scoped), draft);
+      const { commitSha, prLink } = await publish(turn, ws, root, host, summary, outcome, scopeSection(scoped), scoped.overBudget);
       turn.log.info(
         { prLink, commitSha, usage: turn.usage, phasesMs: turn.phasesMs, checks: outcome?.status ?? 'off', reverted: scoped.reverted.length },
         'agent run: finished',

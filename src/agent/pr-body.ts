@@ -4,6 +4,7 @@
 import type { DiffFile } from '../git/diff.ts';
 import { inert } from '../lib/inert-text.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
+import { CHECKS_DRAFT_MARKER } from './pr-state.ts';
 import { type BodySection, escapeQuickActions, fitTemplate, type SectionKind } from './pr-template.ts';
 
 /** Where repositories keep their pull-request (GitLab: merge-request) template, in the order looked at. */
@@ -79,6 +80,8 @@ export interface PullRequestBodyInput {
   /** The repository's pull-request template (see pr-template.ts), or null. */
   template: string | null;
   jobId: string;
+  /** The pull request is a draft because its checks fail: the body carries CHECKS_DRAFT_MARKER (pr-state.ts). */
+  checksDraft?: boolean;
 }
 
 /** The pull request's body for the branch's state after this turn, fitted into the repository's template. */
@@ -100,7 +103,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
     ...(input.checks.trim() !== '' ? [markdownSection('checks', input.checks)] : []),
     ...(input.scope ? [input.scope] : []),
   ];
-  const footer = `---\nOpened by Inkwell (job \`${input.jobId}\`). Reply to the job to update this pull request.`;
+  const footer = `---\nOpened by Inkwell (job \`${input.jobId}\`). Reply to the job to update this pull request.${input.checksDraft ? `\n${CHECKS_DRAFT_MARKER}` : ''}`;
   return [...fitTemplate(input.template, sections), footer].join('\n\n');
 }
 
@@ -110,7 +113,15 @@ export function turnMarker(jobId: string, turn: number): string {
 }
 
 /** The comment a follow-up turn adds to the pull request (its request, what it did, its commit) and its marker. */
-export function followUpComment(input: { summary: string; request: string; commitSha: string | null; jobId: string; turn: number }): {
+export function followUpComment(input: {
+  summary: string;
+  request: string;
+  commitSha: string | null;
+  jobId: string;
+  turn: number;
+  /** What happened to the pull request's state (marked ready, stays ready with failing checks), or null. */
+  note?: string | null;
+}): {
   body: string;
   marker: string;
 } {
@@ -123,6 +134,7 @@ export function followUpComment(input: { summary: string; request: string; commi
     `Request:\n\n${quoteAsData(input.request)}`,
     escapeQuickActions(input.summary),
     outcome,
+    input.note ?? '',
     marker,
   ]
     .filter((s) => s.trim() !== '')

@@ -157,8 +157,10 @@ flags them; revert such a change with revert_file, or say why the request needs 
 reverts unjustified ones before the commit${input.maxChangedFiles ? `, and a branch that changes more than ${input.maxChangedFiles} files opens its pull request as a draft` : ''}.
 
 When you finish, Inkwell may run the docs checks on your changes and send any problem back to you to fix.
-When you are done, reply with a summary of what you changed: the first line is a short title for the pull request
-(at most 72 characters, no Markdown heading marks), then a blank line, then a few lines describing the change.`,
+When you are done, reply with a summary of what you changed: the first line is a short title in the imperative mood
+("Add …", "Fix …"; at most 72 characters, no Markdown heading marks), then a blank line, then a few lines describing
+the change. On a follow-up the pull request keeps its first title; start the first line with "Title: " only when the
+follow-up changes what the pull request is about, and that line becomes its new title.`,
   ];
   if (framework) parts.push(`## Docs framework\n${framework.name} (detected from ${framework.evidence}). ${framework.hint}`);
   else parts.push('## Docs framework\nNo known docs framework detected; follow the structure you find.');

@@ -22,8 +22,8 @@ function firstLine(text: string): string {
   for (const raw of withoutControls(text).split('\n')) {
     const line = raw
       .replace(/^\s*#{1,6}\s+/, '')
-      .replace(/^\s*(title|summary)\s*:\s*/i, '')
       .replace(/\*\*|__|`/g, '')
+      .replace(/^\s*(title|summary)\s*:\s*/i, '')
       .trim();
     if (line !== '') return line;
   }
@@ -47,6 +47,8 @@ export interface ChangeText {
   title: string;
   /** The summary without its title line. */
   body: string;
+  /** The summary's first line says `Title:` (on a follow-up: rename the pull request). */
+  explicitTitle: boolean;
 }
 
 /** The title and the rest of the summary. */
@@ -62,7 +64,8 @@ export function describeChange(summary: string, prompt: string): ChangeText {
           .trim()
       : lines.join('\n').trim();
   const body = rest.length > 20_000 ? `${rest.slice(0, 20_000)}…` : rest;
-  return { title, body };
+  const explicitTitle = titleIdx >= 0 && /^\s*(#{1,6}\s+)?(\*\*|__)?title\s*:/i.test(lines[titleIdx]!) && firstLine(lines[titleIdx]!) !== '';
+  return { title, body, explicitTitle };
 }
 
 /**

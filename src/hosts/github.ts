@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, WaitBudget } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestWrite } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestTarget, PullRequestUpdate } from './types.ts';
 
 function describe(err: unknown): string {
   const e = err as { status?: number; message?: string; response?: { data?: { message?: string; errors?: Array<{ message?: string }> } } };
@@ -51,6 +51,8 @@ function primaryResetOf(err: unknown): Date | undefined {
   const reset = Number(headers?.['x-ratelimit-reset']);
   return String(headers?.['x-ratelimit-remaining']) === '0' && reset > 0 ? new Date(reset * 1000 + 1000) : undefined;
 }
+
+const MARK_READY = 'mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }';
 
 /** Pages of 100 comments looked through for a comment's marker (a pull request with more is not a docs change). */
 const MAX_COMMENT_PAGES = 10;
@@ -103,7 +105,7 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
   ): Promise<PullRequestRef | null> {
     const res = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: 'open', per_page: 10, request: { signal } });
     const pr = res.data.find((p) => p.head?.ref === branch) ?? res.data[0];
-    return pr ? { url: pr.html_url, number: pr.number } : null;
+    return pr ? { url: pr.html_url, number: pr.number, draft: pr.draft === true, body: pr.body ?? null } : null;
   }
 
   /** True when a comment on the pull request carries `marker` (its first MAX_COMMENT_PAGES pages of 100). */
@@ -183,11 +185,21 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
         }
       });
     },
-    async updatePullRequestBody(input: PullRequestWrite): Promise<void> {
+    async updatePullRequest(input: PullRequestUpdate): Promise<void> {
       const { owner, repo } = locate(input.repository);
+      const title = input.title ? { title: input.title } : {};
       await perform(`body of pull request ${owner}/${repo}#${input.number}`, input.signal, (octokit) =>
-        octokit.rest.pulls.update({ owner, repo, pull_number: input.number, body: input.body, request: { signal: input.signal } }),
+        octokit.rest.pulls.update({ owner, repo, pull_number: input.number, body: input.body, ...title, request: { signal: input.signal } }),
       );
+    },
+    async markPullRequestReady(input: PullRequestTarget): Promise<void> {
+      const { owner, repo } = locate(input.repository);
+      // REST's pulls.update ignores `draft`: only the GraphQL mutation, with the pull request's node id, does it.
+      await perform(`ready for review of pull request ${owner}/${repo}#${input.number}`, input.signal, async (octokit) => {
+        const pr = await octokit.rest.pulls.get({ owner, repo, pull_number: input.number, request: { signal: input.signal } });
+        if (!pr.data.draft) return;
+        await octokit.graphql(MARK_READY, { id: pr.data.node_id, request: { signal: input.signal } });
+      });
     },
     async commentOnPullRequest(input: PullRequestComment): Promise<boolean> {
       const { owner, repo } = locate(input.repository);

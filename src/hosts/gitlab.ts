@@ -12,7 +12,7 @@ import { scrubSecrets } from '../lib/logger.ts';
 import { parseRetryAfter } from '../lib/wait.ts';
 import { parseRepository } from './detect.ts';
 import { type HostDeps, HostError, type HostFailure, WaitBudget, withHostRetry } from './retry.ts';
-import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestWrite } from './types.ts';
+import type { CodeHost, EnsurePullRequestInput, PullRequestComment, PullRequestRef, PullRequestTarget, PullRequestUpdate } from './types.ts';
 
 /** True for repositories on gitlab.com or on the host of GITLAB_URL (https, ssh or scp-style remotes). */
 export function isGitLabRepository(repository: string, config: Config): boolean {
@@ -29,16 +29,30 @@ interface MergeRequestLike {
   iid: number;
   web_url: string;
   source_branch?: string;
+  title?: string;
+  description?: string | null;
+  draft?: boolean;
+  work_in_progress?: boolean;
 }
 
 const DRAFT_PREFIX = 'Draft: ';
 /** Pages of the newest 100 notes looked through for a note's marker. */
 const MAX_NOTE_PAGES = 3;
 
+/** The prefixes that make a GitLab merge request a draft (GitLab's own list, any case). */
+const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:|draft\s+-|\[wip\]|wip:)\s*/i;
+
 function mrTitle(title: string, draft: boolean | undefined): string {
   const t = title.trim() || 'Inkwell changes';
   if (!draft || /^(draft|wip)\s*:/i.test(t) || /^\[(draft|wip)\]/i.test(t)) return t;
   return `${DRAFT_PREFIX}${t}`;
+}
+
+/** A title without its draft prefixes (every one of them: `Draft: Draft: x` is a draft too). */
+export function readyTitle(title: string): string {
+  let t = title;
+  while (DRAFT_TITLE.test(t)) t = t.replace(DRAFT_TITLE, '');
+  return t.trim() || 'Inkwell changes';
 }
 
 /** A failure's message for an error or log: the HTTP status and GitLab's description, never the token. */
@@ -137,7 +151,7 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
       maxPages: 1,
     })) as unknown as MergeRequestLike[];
     const mr = list.find((m) => m.source_branch === undefined || m.source_branch === branch);
-    return mr ? { url: mr.web_url, number: mr.iid } : null;
+    return mr ? { url: mr.web_url, number: mr.iid, draft: mr.draft ?? mr.work_in_progress ?? false, body: mr.description ?? null } : null;
   }
 
   /** The project path of a GitLab repository with the token set, or the HostError saying why not. */
@@ -182,11 +196,21 @@ export function createGitLabHost(config: Config, deps: HostDeps = {}): CodeHost 
         }
       });
     },
-    async updatePullRequestBody(input: PullRequestWrite): Promise<void> {
+    async updatePullRequest(input: PullRequestUpdate): Promise<void> {
       const projectPath = locate(input.repository);
+      // A title without `Draft:` would make a draft ready: a draft keeps the prefix.
+      const title = input.title ? { title: mrTitle(input.title, input.draft) } : {};
       await perform(`description of merge request ${projectPath}!${input.number}`, input.signal, () =>
-        api.MergeRequests.edit(projectPath, input.number, { description: input.body }),
+        api.MergeRequests.edit(projectPath, input.number, { description: input.body, ...title }),
       );
+    },
+    async markPullRequestReady(input: PullRequestTarget): Promise<void> {
+      const projectPath = locate(input.repository);
+      await perform(`ready state of merge request ${projectPath}!${input.number}`, input.signal, async () => {
+        const mr = (await api.MergeRequests.show(projectPath, input.number)) as unknown as MergeRequestLike;
+        if (!(mr.draft ?? mr.work_in_progress) && !DRAFT_TITLE.test(mr.title ?? '')) return;
+        await api.MergeRequests.edit(projectPath, input.number, { title: readyTitle(mr.title ?? '') });
+      });
     },
     async commentOnPullRequest(input: PullRequestComment): Promise<boolean> {
       const projectPath = locate(input.repository);

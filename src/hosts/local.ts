@@ -7,7 +7,8 @@ export function createLocalHost(): CodeHost {
     async ensurePullRequest() {
       return null;
     },
-    async updatePullRequestBody() {},
+    async updatePullRequest() {},
+    async markPullRequestReady() {},
     async commentOnPullRequest() {
       return false;
     },

@@ -114,7 +114,14 @@ describe('system prompt', () => {
 describe('describeChange and commitMessage', () => {
   it('takes the title from the first line and the body from the rest', () => {
     const c = describeChange('## Fix the install guide\n\nCorrected the npm command.', 'fix it');
-    expect(c).toEqual({ title: 'Fix the install guide', body: 'Corrected the npm command.' });
+    expect(c).toEqual({ title: 'Fix the install guide', body: 'Corrected the npm command.', explicitTitle: false });
+  });
+
+  it('a first line saying Title: is an explicit title (a follow-up renames the pull request with it)', () => {
+    expect(describeChange('Title: Add an FAQ page\n\nNew page.', 'p')).toEqual({ title: 'Add an FAQ page', body: 'New page.', explicitTitle: true });
+    expect(describeChange('## **Title:** Add an FAQ page', 'p')).toMatchObject({ title: 'Add an FAQ page', explicitTitle: true });
+    expect(describeChange('\nTitle:\nFix typo', 'p')).toMatchObject({ explicitTitle: false });
+    expect(describeChange('Fix the title: it was wrong', 'p')).toMatchObject({ title: 'Fix the title: it was wrong', explicitTitle: false });
   });
 
   it('clips long titles and falls back to the prompt; no control characters', () => {
@@ -123,7 +130,7 @@ describe('describeChange and commitMessage', () => {
     expect(long.title.endsWith('…')).toBe(true);
     expect(describeChange('', 'Add a FAQ page\nwith details').title).toBe('Add a FAQ page');
     expect(describeChange('   ', '').title).toBe('Update documentation');
-    expect(describeChange('Fix\u0007 the\u202e guide\r\n\r\nBody\u001b[31m', 'p')).toEqual({ title: 'Fix the guide', body: 'Body[31m' });
+    expect(describeChange('Fix\u0007 the\u202e guide\r\n\r\nBody\u001b[31m', 'p')).toMatchObject({ title: 'Fix the guide', body: 'Body[31m' });
   });
 
   const passed: CheckOutcome = {
@@ -231,5 +238,23 @@ describe('checksSection', () => {
     expect(line).toBe('- `a\'b.mdx:3:1` link-broken: `"x": ![](https://evil.example/t.png) @\u200bmaintainers <img src=x> second line`');
     // Exactly two code spans: nothing of the message outside them.
     expect(line.match(/`/g)).toHaveLength(4);
+    expect(body).toContain('This pull request is a draft: the docs checks still fail after 2 repair rounds.');
+  });
+
+  it('on a pull request that stays ready, says so instead of calling it a draft', () => {
+    const outcome: CheckOutcome = {
+      status: 'failed',
+      repairs: 1,
+      report: {
+        framework: 'mintlify',
+        checkedFiles: ['a.mdx'],
+        checks: [],
+        notes: [],
+        findings: [{ file: 'a.mdx', line: 1, column: 1, rule: 'link-broken', message: 'm' }],
+      },
+    };
+    const body = checksSection(outcome, false);
+    expect(body).toContain('The docs checks still fail after 1 repair round; the pull request was ready for review and stays so.');
+    expect(body).not.toContain('draft');
   });
 });

@@ -2,7 +2,8 @@
 //   GET  /repos/{owner}/{repo}/pulls?head=owner:branch&state=open|closed|all
 //   POST /repos/{owner}/{repo}/pulls {title, head, base, body?, draft?}  → 201 (422 when one is open for head)
 //   GET  /repos/{owner}/{repo}/pulls/{number}
-//   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}
+//   PATCH /repos/{owner}/{repo}/pulls/{number} {state?, title?, body?}  (like GitHub, `draft` is ignored here)
+//   POST /graphql (GHES: /api/graphql) markPullRequestReadyForReview(input: {pullRequestId}) by the pull's node_id
 //   GET  /repos/{owner}/{repo}/collaborators/{user}/permission  (from `permissions`; 404 for anyone else)
 //   GET  /repos/{owner}/{repo}/issues/{number}/comments?per_page=&page=  (oldest first, `Link: rel="next"` paging)
 //   POST /repos/{owner}/{repo}/issues/{number}/comments {body}  → 201, recorded in `comments`
@@ -27,6 +28,8 @@ export interface FakePull {
   base: string;
   draft: boolean;
   state: 'open' | 'closed';
+  /** The node id GET answers instead of the pull's own (one GraphQL cannot resolve: a deleted or stale node). */
+  staleNodeId?: string;
 }
 
 export interface RecordedGitHubRequest {
@@ -108,8 +111,10 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
   let apiUrl = '';
   const htmlUrl = (p: Pick<FakePull, 'owner' | 'repo' | 'number'>) => `https://${htmlHost}/${p.owner}/${p.repo}/pull/${p.number}`;
 
+  const nodeId = (p: Pick<FakePull, 'owner' | 'repo' | 'number'>) => `PR_kw${Buffer.from(`${p.owner}/${p.repo}#${p.number}`).toString('base64url')}`;
   const toJson = (p: FakePull) => ({
     id: 1000 + p.number,
+    node_id: p.staleNodeId ?? nodeId(p),
     number: p.number,
     state: p.state,
     title: p.title,
@@ -171,6 +176,8 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
         return send(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
       }
     }
+    // GraphQL lives at /graphql, and on Enterprise (API under /api/v3) at /api/graphql.
+    if (req.method === 'POST' && req.path === (prefix.endsWith('/api/v3') ? `${prefix.slice(0, -3)}/graphql` : `${prefix}/graphql`)) return graphql(req, res);
     if (!req.path.startsWith(`${prefix}/`)) return send(res, 404, { message: 'Not Found' });
     const rest = req.path.slice(prefix.length);
     const list = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/?$/.exec(rest);
@@ -235,6 +242,24 @@ export async function startGitHubServer(opts: GitHubServerOptions = {}): Promise
       return send(res, 200, toJson(pull));
     }
     return send(res, 404, { message: 'Not Found' });
+  }
+
+  /** The GraphQL mutations Inkwell sends (only markPullRequestReadyForReview), answered as GitHub does: 200 with `errors`. */
+  function graphql(req: RecordedGitHubRequest, res: http.ServerResponse): undefined {
+    const query = String(req.body?.query ?? '');
+    const id = req.body?.variables?.id;
+    if (!/mutation[\s\S]*markPullRequestReadyForReview\s*\(\s*input\s*:\s*\{\s*pullRequestId\s*:\s*\$id\s*\}/.test(query)) {
+      return send(res, 200, { errors: [{ message: 'Fake GitHub: unsupported query' }] });
+    }
+    const pull = pulls.find((p) => nodeId(p) === id);
+    if (!pull) {
+      return send(res, 200, {
+        data: { markPullRequestReadyForReview: null },
+        errors: [{ type: 'NOT_FOUND', path: ['markPullRequestReadyForReview'], message: `Could not resolve to a node with the global id of '${id}'` }],
+      });
+    }
+    pull.draft = false;
+    return send(res, 200, { data: { markPullRequestReadyForReview: { pullRequest: { isDraft: false } } } });
   }
 
   /** The thread endpoints (permission, comments, reactions, review comments); false when the path is none of them. */

@@ -3,7 +3,8 @@
 //   POST /api/v4/projects/:id/merge_requests {source_branch, target_branch, title, description?}
 //        → 201; 409 when an open MR exists for the source branch; 400 when a field is missing
 //   GET  /api/v4/projects/:id/merge_requests/:iid
-//   PUT  /api/v4/projects/:id/merge_requests/:iid {state_event?: close|reopen, title?, description?}
+//   PUT  /api/v4/projects/:id/merge_requests/:iid {state_event?: close|reopen, title?, description?}  (a new title
+//        sets the draft state from its prefix, as GitLab does)
 //   GET  /api/v4/projects/:id/members/all/:user_id  (from `members`: user id → access level; 404 for anyone else)
 //   GET  /api/v4/projects/:id/(issues|merge_requests)/:iid/notes?sort=asc|desc&order_by=created_at&per_page=&page=
 //        (x-page, x-total-pages, x-next-page and `Link: rel="next"` headers)
@@ -80,6 +81,9 @@ export interface GitLabServerOptions {
   /** Numeric project ids the server knows, by path (any path is accepted by name). */
   projectIds?: Record<string, number>;
 }
+
+/** The title prefixes that make a merge request a draft. */
+const DRAFT_TITLE = /^\s*(\[draft\]|\(draft\)|draft:|draft\s-|\[wip\]|wip:)/i;
 
 export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise<GitLabServer> {
   const mergeRequests: FakeMergeRequest[] = [];
@@ -207,7 +211,7 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
           source_branch: body.source_branch,
           target_branch: body.target_branch,
           state: 'opened',
-          draft: /^\s*(\[draft\]|\(draft\)|draft:|draft\s-|\[wip\]|wip:)/i.test(title),
+          draft: DRAFT_TITLE.test(title),
         };
         mergeRequests.push(mr);
         send(201, toJson(mr));
@@ -225,7 +229,10 @@ export async function startGitLabServer(opts: GitLabServerOptions = {}): Promise
       if (req.method === 'PUT') {
         if (body?.state_event === 'close') mr.state = 'closed';
         if (body?.state_event === 'reopen') mr.state = 'opened';
-        if (typeof body?.title === 'string') mr.title = body.title;
+        if (typeof body?.title === 'string') {
+          mr.title = body.title;
+          mr.draft = DRAFT_TITLE.test(body.title);
+        }
         if (typeof body?.description === 'string') mr.description = body.description;
         send(200, toJson(mr));
         return;

@@ -55,7 +55,7 @@ describe('GitHub host', () => {
     const host = createGitHubHost(testConfig({}, { GITHUB_API_URL: gh.apiUrl, GITHUB_TOKEN: TOKEN }));
     const first = await host.ensurePullRequest(input);
     const again = await host.ensurePullRequest({ ...input, title: 'Other title' });
-    expect(again).toEqual({ ...first, created: false });
+    expect(again).toEqual({ ...first, created: false, draft: false, body: input.body });
     expect(gh.pulls).toHaveLength(1);
     gh.pulls[0]!.state = 'closed';
     const fresh = await host.ensurePullRequest(input);

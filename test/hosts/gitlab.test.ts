@@ -91,7 +91,7 @@ describe('GitLab merge requests against a local GitLab API', () => {
     const input = { repository: `${server.url}/acme/docs`, branch: 'inkwell/x', base: 'main', title: 'First', body: 'b' };
     const first = await host.ensurePullRequest(input);
     const second = await host.ensurePullRequest({ ...input, title: 'Follow-up' });
-    expect(second).toEqual({ ...first, created: false });
+    expect(second).toEqual({ ...first, created: false, draft: false, body: 'b' });
     expect(server.mergeRequests).toHaveLength(1);
     expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
 
@@ -132,7 +132,7 @@ describe('GitLab merge requests against a local GitLab API', () => {
     });
     server.staleLists(1);
     const pr = await host.ensurePullRequest({ repository: `${server.url}/acme/docs`, branch: 'race', base: 'main', title: 't', body: '' });
-    expect(pr).toEqual({ url: `${server.url}/acme/docs/-/merge_requests/7`, number: 7, created: false });
+    expect(pr).toMatchObject({ url: `${server.url}/acme/docs/-/merge_requests/7`, number: 7, created: false, draft: false });
     expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
     expect(server.mergeRequests).toHaveLength(1);
   });

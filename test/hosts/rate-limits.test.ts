@@ -91,7 +91,7 @@ describe('GitHub rate limits', () => {
     const pr = (await host.ensurePullRequest(ghInput))!;
     const write = { repository: ghInput.repository, number: pr.number };
     server.failNext(403, 1, { message: SECONDARY, headers: { 'retry-after': '30' }, method: 'PATCH' });
-    await host.updatePullRequestBody({ ...write, body: 'New body' });
+    await host.updatePullRequest({ ...write, body: 'New body' });
     expect(server.pulls[0]!.body).toBe('New body');
     expect(time.slept).toEqual([30_000]);
     server.failNext(429, 1, { message: SECONDARY, headers: { 'retry-after': '3600' }, method: 'POST' });
@@ -101,6 +101,21 @@ describe('GitHub rate limits', () => {
     expect(server.comments).toEqual([]);
     await host.commentOnPullRequest({ ...write, body: 'A turn' });
     expect(server.comments).toMatchObject([{ number: pr.number, body: 'A turn' }]);
+  });
+
+  it('marking a draft ready (the GraphQL mutation) waits out a secondary limit the same way, and refuses one beyond the budget', async () => {
+    const { server, host, time } = await github({ INKWELL_HOST_MAX_WAIT_MS: '60000' });
+    const pr = (await host.ensurePullRequest({ ...ghInput, draft: true }))!;
+    const target = { repository: ghInput.repository, number: pr.number };
+    server.failNext(403, 1, { message: SECONDARY, headers: { 'retry-after': '3600' }, method: 'POST' });
+    const err = await host.markPullRequestReady(target).catch((e) => e);
+    expect(err).toBeInstanceOf(HostRateLimitedError);
+    expect(err.message).toContain(`ready for review of pull request acme/docs#${pr.number}`);
+    expect(server.pulls[0]!.draft).toBe(true);
+    server.failNext(403, 1, { message: SECONDARY, headers: { 'retry-after': '30' }, method: 'POST' });
+    await host.markPullRequestReady(target);
+    expect(time.slept).toEqual([30_000]);
+    expect(server.pulls[0]!.draft).toBe(false);
   });
 
   it('secondary limit without retry-after: waits a minute each time it persists', async () => {
@@ -189,7 +204,7 @@ describe('GitHub rate limits', () => {
     const { server, host } = await github();
     server.failNext(502, 1, { method: 'POST', afterHandling: true });
     const pr = await host.ensurePullRequest(ghInput);
-    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1, created: false });
+    expect(pr).toEqual({ url: 'https://github.com/acme/docs/pull/1', number: 1, created: false, draft: false, body: 'Fixed it.' });
     expect(server.pulls).toHaveLength(1);
     // Lookup, create (502, created), create again (422: it exists), lookup finds it.
     expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'POST', 'GET']);
@@ -237,7 +252,7 @@ describe('GitLab rate limits', () => {
     const mr = (await host.ensurePullRequest(glInput(server)))!;
     const write = { repository: glInput(server).repository, number: mr.number };
     server.failNext(429, 1, { headers: { 'retry-after': '30' }, method: 'PUT' });
-    await host.updatePullRequestBody({ ...write, body: 'New description' });
+    await host.updatePullRequest({ ...write, body: 'New description' });
     expect(server.mergeRequests[0]!.description).toBe('New description');
     expect(time.slept).toEqual([30_000]);
     server.failNext(429, 1, { headers: { 'retry-after': '3600' }, method: 'POST' });
@@ -247,6 +262,19 @@ describe('GitLab rate limits', () => {
     expect(server.notes).toEqual([]);
     await host.commentOnPullRequest({ ...write, body: 'A turn' });
     expect(server.notes).toMatchObject([{ noteable: 'merge_requests', iid: mr.number, body: 'A turn' }]);
+  });
+
+  it('marking a draft ready waits out a 429 the same way, and refuses one beyond the budget', async () => {
+    const { server, host, time } = await gitlab({ INKWELL_HOST_MAX_WAIT_MS: '60000' });
+    const mr = (await host.ensurePullRequest({ ...glInput(server), draft: true }))!;
+    const target = { repository: glInput(server).repository, number: mr.number };
+    server.failNext(429, 1, { headers: { 'retry-after': '3600' }, method: 'PUT' });
+    expect(await host.markPullRequestReady(target).catch((e) => e)).toBeInstanceOf(HostRateLimitedError);
+    expect(server.mergeRequests[0]!.draft).toBe(true);
+    server.failNext(429, 1, { headers: { 'retry-after': '30' }, method: 'PUT' });
+    await host.markPullRequestReady(target);
+    expect(time.slept).toEqual([30_000]);
+    expect(server.mergeRequests[0]).toMatchObject({ draft: false, title: glInput(server).title });
   });
 
   it('429 with only RateLimit-Reset: waits until the reset', async () => {
