@@ -114,6 +114,50 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
     expect(j2.inserted).toBe(0);
   });
 
+  it('hostile logs: CRLF, a lone CR, invalid UTF-8, a huge line, escaped quotes, blank lines, a truncated last line, an empty file', async () => {
+    const svc = sqlAnalyticsService(t.ctx);
+    const p = await t.seed({ name: 'hostile' });
+    const line = (n: number, tail = '"-" "Mozilla/5.0 Firefox/125.0"') =>
+      `198.51.100.${n} - - [02/Mar/2026:10:00:0${n % 10} +0000] "GET /h/${n} HTTP/1.1" 200 5 ${tail}`;
+    const parts: Buffer[] = [
+      Buffer.from(`${line(1)}\r\n${line(2)}\r${line(3)}\n\n   \n`),
+      // Invalid UTF-8 in the user agent: decoded with U+FFFD, as before, and imported.
+      Buffer.concat([Buffer.from(line(4, '"-" "Bad ')), Buffer.from([0xff, 0xc3]), Buffer.from('"\n')]),
+      // Escaped quotes in the request line (Apache \", nginx \x22): the target has no space, so it parses.
+      Buffer.from(`${line(5).replace('/h/5', '/h/\\"q\\x22')}\n`),
+      // A line of 2 MiB: skipped as too long, without holding it.
+      Buffer.from(`${'x'.repeat(2 << 20)}\n`),
+      Buffer.from(`${line(6)}\n`),
+      // The last line cut short (no closing quote, no line break).
+      Buffer.from(line(7).slice(0, -5)),
+    ];
+    const file = path.join(dir, 'hostile.log');
+    fs.writeFileSync(file, Buffer.concat(parts));
+    const a = await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file });
+    expect(a).toMatchObject({ lines: 8, unparseable: 2, rejected: 0, inserted: 6 });
+    expect(a.samples).toEqual([
+      { line: 8, error: `line longer than ${2 ** 20} bytes` },
+      { line: 10, error: 'not a combined-format line' },
+    ]);
+    const views = await walk(t, p.adminKey, p.project.id, 'views', {}, 250);
+    expect(views.rows.map((r) => r.path).sort()).toEqual(['/h/"q"', '/h/1', '/h/2', '/h/3', '/h/4', '/h/6']);
+    // Again, and with LF line ends instead: the same lines, nothing added.
+    expect((await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file })).inserted).toBe(0);
+    const lf = path.join(dir, 'hostile-lf.log');
+    fs.writeFileSync(lf, fs.readFileSync(file).toString('latin1').replace(/\r\n?/g, '\n'), 'latin1');
+    expect(await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file: lf })).toMatchObject({ lines: 8, inserted: 0, accepted: 6 });
+    const empty = path.join(dir, 'empty.log');
+    fs.writeFileSync(empty, '');
+    expect(await importFile(svc.ingest, { projectId: p.project.id, format: 'combined', file: empty })).toEqual({
+      lines: 0,
+      unparseable: 0,
+      accepted: 0,
+      inserted: 0,
+      rejected: 0,
+      samples: [],
+    });
+  });
+
   it('`analytics visitors` walks every page through the API', async () => {
     const env = { INKWELL_URL: t.baseUrl, INKWELL_API_KEY: viaImport.adminKey };
     const expected = await walk(t, viaImport.adminKey, viaImport.project.id, 'visitors', { dateFrom: '2026-03-02' }, 250);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseClfTime, parseCombinedLine, parseJsonLine } from '../../src/analytics/ingest/logparse.ts';
+import { combinedBytesState, parseClfTime, parseCombinedBytes, parseCombinedLine, parseJsonLine } from '../../src/analytics/ingest/logparse.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 
@@ -107,6 +107,107 @@ describe('parseCombinedLine', () => {
     expect(parseClfTime('29/Feb/2024:12:00:00 +0000')).toBe('2024-02-29T12:00:00.000Z');
     expect(parseClfTime('29/Feb/2023:12:00:00 +0000')).toBeNull();
     expect(parseClfTime('01/Jan/2025:24:00:00 +0000')).toBeNull();
+  });
+});
+
+describe('parseCombinedBytes', () => {
+  /** The byte parser on a line's UTF-8 bytes (placed inside a larger buffer, as the splitter gives them). */
+  const bytes = (line: string, state = combinedBytesState()) => {
+    const b = Buffer.from(`xx\n${line}\nyy`);
+    return parseCombinedBytes(b, 3, b.length - 3, state);
+  };
+  const VALID = '203.0.113.9 - - [01/Jan/2025:00:00:01 +0100] "GET /docs/a?x=1 HTTP/1.1" 200 5120 "https://www.google.com/" "Mozilla/5.0 (X11) Firefox/125.0"';
+
+  it('reads a line as parseCombinedLine does, and sets the time in ms', () => {
+    const state = combinedBytesState();
+    expect(bytes(VALID, state)).toEqual(parseCombinedLine(VALID));
+    expect(state.ms).toBe(Date.parse('2024-12-31T23:00:01Z'));
+  });
+
+  it('leaves lines with non-ASCII bytes or a backslash to parseCombinedLine (undefined)', () => {
+    expect(bytes(VALID.replace('/docs/a', '/docs/é'))).toBeUndefined();
+    expect(bytes(VALID.replace('Firefox', 'Fire\\"fox'))).toBeUndefined();
+    expect(bytes(`\ufeff${VALID}`)).toBeUndefined();
+  });
+
+  it('reuses the previous time only for the same time field', () => {
+    const state = combinedBytesState();
+    bytes(VALID, state);
+    const next = VALID.replace(':01 +0100', ':02 +0100');
+    expect(bytes(next, state)?.timestamp).toBe('2024-12-31T23:00:02.000Z');
+    expect(bytes(VALID.replace('+0100', '+0200'), state)?.timestamp).toBe('2024-12-31T22:00:01.000Z');
+    expect(bytes(VALID.replace('01/Jan', '32/Jan'), state)).toBeNull();
+  });
+
+  it.each([
+    '',
+    ' ',
+    VALID.replace('"GET /docs/a?x=1 HTTP/1.1"', '"GET /a b c"'),
+    VALID.replace('"GET /docs/a?x=1 HTTP/1.1"', '"-"'),
+    VALID.replace('"GET /docs/a?x=1 HTTP/1.1"', '"GET  /a"'),
+    VALID.replace('"GET', '"G3T'),
+    VALID.replace(' 200 ', ' 099 '),
+    VALID.replace(' 200 ', ' 2000 '),
+    VALID.replace(' 5120 ', ' 51x '),
+    VALID.replace('+0100', '+2400'),
+    VALID.replace('- - [', '- -\t['),
+    VALID.replace('"Mozilla/5.0 (X11) Firefox/125.0"', '"unterminated'),
+    `${VALID}x`,
+    VALID.slice(0, 60),
+  ])('agrees with parseCombinedLine on %j', (line) => {
+    const b = bytes(line);
+    expect(b === undefined ? 'undefined' : b).toEqual(parseCombinedLine(line) ?? null);
+  });
+
+  it('agrees with parseCombinedLine on generated ASCII lines, valid and broken (quotes, brackets, tabs, spaces, digits)', () => {
+    const token = fc.constantFrom(
+      '203.0.113.9',
+      '-',
+      ' ',
+      '  ',
+      '\t',
+      '[',
+      ']',
+      '"',
+      '" "',
+      '[01/Jan/2025:00:00:01 +0000]',
+      '[29/Feb/2024:23:59:60 -0330]',
+      'GET',
+      'get',
+      ' /a',
+      ' https://x.example/a#b',
+      ' HTTP/1.1',
+      ' 200 ',
+      ' 304 - ',
+      '0',
+      'Mozilla/5.0 (X; Y)',
+      'x',
+      '\u0001',
+      '\u007f',
+    );
+    const valid = fc.record({
+      ip: fc.constantFrom('10.0.0.1', '-', '2001:db8::1'),
+      method: fc.constantFrom('GET', 'head', 'POST'),
+      target: fc.stringMatching(/^[!#-~]{1,20}$/),
+      proto: fc.constantFrom(' HTTP/1.1', '', ' '),
+      status: fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
+      size: fc.constantFrom('0', '-', '123'),
+      tail: fc.constantFrom('', ' "-" "-"', ' "" "ua"', ' "https://r.example/" "UA 1.0" extra', ' "r" "u"\t', ' "r"', ' "r" "u"x', '  '),
+    });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.array(token, { maxLength: 24 }).map((ts) => ts.join('')),
+          valid.map((v) => `${v.ip} - - [01/Jan/2025:00:00:01 +0000] "${v.method} ${v.target}${v.proto}" ${v.status} ${v.size}${v.tail}`),
+        ),
+        (line) => {
+          const b = bytes(line);
+          if (b === undefined) expect(/[\\\u0080-\uffff]/.test(line)).toBe(true);
+          else expect(b).toEqual(parseCombinedLine(line));
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });
 
