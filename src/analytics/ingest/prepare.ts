@@ -59,7 +59,14 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
   const paths = new GenerationCache<string, PathInfo>(sizes.paths ?? 100_000);
   /** user agent → Accept → [classification of a non-Markdown path, of a Markdown path]. */
   const classes = new GenerationCache<string, Map<string, [Classification | undefined, Classification | undefined]>>(sizes.classes ?? 8_000);
-  const visitors = new GenerationCache<string, string>(sizes.visitors ?? 100_000);
+  /**
+   * Visitor keys by generation → rotation period → user agent → ip (nested rather than one key string: no string
+   * is built and hashed per event, and an entry holds its ip and key only). Bounded by `visitorMax` (ip, key)
+   * entries: past it, all are dropped.
+   */
+  const visitors = new Map<number, Map<string, Map<string, Map<string, string>>>>();
+  const visitorMax = sizes.visitors ?? 100_000;
+  let visitorEntries = 0;
   /** Per project: its secret and rotation setting, and the generation number they get in visitor keys. */
   const generations = new Map<string, { secret: string; rotation: VisitorIdRotation; gen: number }>();
   let nextGen = 0;
@@ -133,11 +140,31 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     const ua = ev.userAgent ?? '';
     const input = { secret: project.visitorSecret, rotation: project.rotation, visitorId: null, ip, userAgent: ua, timestampMs: ts };
     if (ua.length > CACHE_MAX_UA) return visitorKey(input);
-    const key = `${gen}\u0000${period(project.rotation, ts, day)}\u0000${ip}\u0000${ua}`;
-    let v = visitors.get(key);
+    if (visitorEntries >= visitorMax) {
+      visitors.clear();
+      visitorEntries = 0;
+    }
+    let byPeriod = visitors.get(gen);
+    if (byPeriod === undefined) {
+      byPeriod = new Map();
+      visitors.set(gen, byPeriod);
+    }
+    const per = period(project.rotation, ts, day);
+    let byUa = byPeriod.get(per);
+    if (byUa === undefined) {
+      byUa = new Map();
+      byPeriod.set(per, byUa);
+    }
+    let byIp = byUa.get(ua);
+    if (byIp === undefined) {
+      byIp = new Map();
+      byUa.set(ua, byIp);
+    }
+    let v = byIp.get(ip);
     if (v === undefined) {
       v = visitorKey(input);
-      visitors.set(key, v);
+      byIp.set(ip, v);
+      visitorEntries++;
     }
     return v;
   }
@@ -202,6 +229,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       paths.clear();
       classes.clear();
       visitors.clear();
+      visitorEntries = 0;
       generations.clear();
       periods.clear();
     },
