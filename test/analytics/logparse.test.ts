@@ -130,6 +130,16 @@ describe('parseCombinedBytes', () => {
     expect(bytes(`\ufeff${VALID}`)).toBeUndefined();
   });
 
+  it('finds a backslash in any line of a buffer, whatever order its lines are read in', () => {
+    const b = Buffer.from(`${VALID}\n${VALID.replace('Firefox', 'Fire\\"fox')}\n${VALID}`);
+    const [l1, l2] = [VALID.length, VALID.length + 1 + VALID.length + 2];
+    const state = combinedBytesState();
+    expect(parseCombinedBytes(b, l1 + 1, l2, state)).toBeUndefined();
+    expect(parseCombinedBytes(b, 0, l1, state)).toEqual(parseCombinedLine(VALID));
+    expect(parseCombinedBytes(b, l1 + 1, l2, state)).toBeUndefined();
+    expect(parseCombinedBytes(b, l2 + 1, b.length, state)).toEqual(parseCombinedLine(VALID));
+  });
+
   it('reuses the previous time only for the same time field', () => {
     const state = combinedBytesState();
     bytes(VALID, state);

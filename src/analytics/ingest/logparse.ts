@@ -11,6 +11,7 @@
 // parseJsonLine: one JSON object of the ingest event shape per line. Unknown keys are ignored (log pipelines
 // add their own); a numeric `timestamp` is read as epoch milliseconds (or seconds when below 1e11) and a
 // numeric-string `status` as a number. A known key with another type makes the line invalid (null).
+import { isAscii } from 'node:buffer';
 
 export interface RawEvent {
   path?: string;
@@ -149,10 +150,14 @@ export interface CombinedBytesState {
   prevTimeLength: number;
   prevIso: string;
   prevMs: number;
+  /** The buffer last searched for a backslash, where the search started, and what it found (-1: none after). */
+  bsBuf: Buffer | null;
+  bsFrom: number;
+  bsPos: number;
 }
 
 export function combinedBytesState(): CombinedBytesState {
-  return { ms: 0, prevTime: Buffer.alloc(32), prevTimeLength: -1, prevIso: '', prevMs: 0 };
+  return { ms: 0, prevTime: Buffer.alloc(32), prevTimeLength: -1, prevIso: '', prevMs: 0, bsBuf: null, bsFrom: 0, bsPos: -1 };
 }
 
 /** Offsets of the digits in `dd/Mon/yyyy:HH:MM:SS +hhmm`. */
@@ -180,10 +185,14 @@ function clfBytesMs(b: Buffer, s: number, e: number): number | null {
  * Sets `state.ms` to the event's time.
  */
 export function parseCombinedBytes(b: Buffer, start: number, end: number, state: CombinedBytesState): RawEvent | null | undefined {
-  for (let k = start; k < end; k++) {
-    const c = b[k] as number;
-    if (c > 0x7f || c === BACKSLASH) return undefined;
+  // The next backslash of this buffer is looked up again only once passed (a line-by-line indexOf would scan to
+  // the end of the chunk for every line of a log without one).
+  if (state.bsBuf !== b || start < state.bsFrom || (state.bsPos !== -1 && state.bsPos < start)) {
+    state.bsBuf = b;
+    state.bsFrom = start;
+    state.bsPos = b.indexOf(BACKSLASH, start);
   }
+  if ((state.bsPos !== -1 && state.bsPos < end) || !isAscii(b.subarray(start, end))) return undefined;
   let i = start;
   // Host, ident, user: three runs of non-whitespace, each followed by one space.
   const ipStart = i;
