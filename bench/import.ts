@@ -301,7 +301,7 @@ console.log(
 for (const x of inkwell) {
   console.log(
     `${`inkwell-${systemName(x)}`.padEnd(26)}${String(x.linesPerSecond ?? 'FAILED').padEnd(10)}${String(x.ratioToGoaccess ?? '').padEnd(8)}${String(x.wallMs ?? '').padEnd(10)}${String(x.peakRssMb ?? '').padEnd(13)}${String(x.cpuMs ?? '').padEnd(9)}` +
-      `${x.error ? 'FAILED' : `${x.exact ? 'exact' : 'NOT EXACT'}, re-import ${x.reimportAddedNothing ? 'added nothing' : 'ADDED EVENTS'}`}`,
+      `${x.error ? 'FAILED' : `${x.exact ? 'exact' : 'NOT EXACT'}, re-import ${x.reimportAddedNothing === null ? 'not run' : x.reimportAddedNothing ? 'added nothing' : 'ADDED EVENTS'}`}`,
   );
 }
 console.log(`results: ${files.latest}`);
