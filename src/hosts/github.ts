@@ -138,11 +138,15 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
    * Runs one step with a client whose rate-limit waits come out of one INKWELL_HOST_MAX_WAIT_MS budget; ends
    * the moment the run stops; a failure is a HostError naming `what`.
    */
-  async function perform<T>(what: string, signal: AbortSignal | undefined, step: (octokit: InstanceType<typeof GitHub>) => Promise<T>): Promise<T> {
+  async function perform<T>(
+    what: string,
+    signal: AbortSignal | undefined,
+    step: (octokit: InstanceType<typeof GitHub>, budget: WaitBudget) => Promise<T>,
+  ): Promise<T> {
     const budget = new WaitBudget({ ...deps, host: 'GitHub', what, maxWaitMs: config.hosts.maxWaitMs, signal });
     try {
       // A retry of a 5xx waits in the retry plugin's timer: the step still ends the moment the run stops.
-      return await untilAborted(step(client(budget)), signal);
+      return await untilAborted(step(client(budget), budget), signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       // A rate-limit wait the budget refused ends the plugin's retries with the host's answer: say why instead.
@@ -203,10 +207,22 @@ export function createGitHubHost(config: Config, deps: HostDeps = {}): CodeHost 
     },
     async commentOnPullRequest(input: PullRequestComment): Promise<boolean> {
       const { owner, repo } = locate(input.repository);
-      return perform(`comment on pull request ${owner}/${repo}#${input.number}`, input.signal, async (octokit) => {
-        if (input.marker && (await hasComment(octokit, owner, repo, input.number, input.marker, input.signal))) return false;
-        await octokit.rest.issues.createComment({ owner, repo, issue_number: input.number, body: input.body, request: { signal: input.signal } });
-        return true;
+      return perform(`comment on pull request ${owner}/${repo}#${input.number}`, input.signal, async (octokit, budget) => {
+        // With a marker, a 5xx or network failure is retried as lookup-then-post (not by the retry plugin, which
+        // would post again a comment whose answer was lost).
+        for (let retry = 0; ; retry++) {
+          if (input.marker && (await hasComment(octokit, owner, repo, input.number, input.marker, input.signal))) return false;
+          try {
+            const request = { signal: input.signal, ...(input.marker ? { retries: 0 } : {}) };
+            await octokit.rest.issues.createComment({ owner, repo, issue_number: input.number, body: input.body, request });
+            return true;
+          } catch (err) {
+            const status = (err as { status?: number }).status;
+            const transient = status === undefined || status >= 500;
+            if (!input.marker || !transient || retry >= 2 || input.signal?.aborted) throw err;
+            await budget.transient(RETRY_BASE_MS * (retry + 1) ** 2, describe(err));
+          }
+        }
       });
     },
   };

@@ -56,6 +56,18 @@ describe('a comment posted once per marker', () => {
     expect(gh.comments).toHaveLength(133);
   });
 
+  it('GitHub: a comment whose answer was lost (502 after it was posted) is found by the retry, not posted twice', async () => {
+    const { gh, host, write } = await github();
+    gh.failNext(502, 1, { method: 'POST', afterHandling: true });
+    expect(await host.commentOnPullRequest({ ...write, body: `Turn 2\n\n${MARKER}`, marker: MARKER })).toBe(false);
+    expect(gh.comments.filter((c) => c.body.includes(MARKER))).toHaveLength(1);
+    // A 502 before anything was posted: looked up again, then posted once.
+    gh.failNext(502, 1, { method: 'POST' });
+    const next = '<!-- inkwell:turn:job_1:3 -->';
+    expect(await host.commentOnPullRequest({ ...write, body: `Turn 3\n\n${next}`, marker: next })).toBe(true);
+    expect(gh.comments.filter((c) => c.body.includes(next))).toHaveLength(1);
+  });
+
   it('GitLab: a note carrying the marker among the newest notes means nothing is posted', async () => {
     const { gl, host, write } = await gitlab();
     expect(await host.commentOnPullRequest({ ...write, body: `Turn 2\n\n${MARKER}`, marker: MARKER })).toBe(true);
