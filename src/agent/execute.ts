@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { infraFault } from '../db/errors.ts';
 import { type BranchDiff, branchDiff } from '../git/diff.ts';
 import { GitError } from '../git/run.ts';
-import { commitAll, commitMessageOf, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
+import { commitAll, commitOf, commitsAhead, prepareWorkspace, pushBranch, type Workspace } from '../git/workspace.ts';
 import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../hosts/index.ts';
 import type { CodeHost, PullRequestRef } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
@@ -296,7 +296,9 @@ function turnNumber(input: RunInput): number {
 async function commitAndPush(turn: Turn, ws: Workspace, message: string, title: string): Promise<string | null> {
   const { input, config, log } = turn;
   const restoredBefore = ws.mirrorConfigRestored;
-  const tip = ws.remoteBranchExists ? commitTurn(await commitMessageOf(ws, ws.startSha)) : null;
+  // Inkwell's own commit (its author) naming this job and turn; a person's commit is never replaced.
+  const head = ws.remoteBranchExists ? await commitOf(ws, ws.startSha) : null;
+  const tip = head && head.authorEmail === config.agent.gitAuthorEmail ? commitTurn(head.message) : null;
   const retried = tip !== null && tip.jobId === input.jobId && tip.turn === turnNumber(input);
   const commitSha = await commitAll(ws, {
     message,

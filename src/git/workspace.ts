@@ -355,9 +355,11 @@ export async function pushBranch(ws: Workspace, branch: string, signal?: AbortSi
   await withLock(ws.mirror, () => ws.git(['push', '--quiet', '--no-verify', ...lease, 'origin', `HEAD:refs/heads/${branch}`], { cwd: ws.dir }), { signal });
 }
 
-/** The full message of commit `sha`. */
-export async function commitMessageOf(ws: Workspace, sha: string): Promise<string> {
-  return (await ws.git(['log', '-1', '--no-show-signature', '--format=%B', sha, '--'], { cwd: ws.dir })).stdout;
+/** The author's email and the full message of commit `sha`. */
+export async function commitOf(ws: Workspace, sha: string): Promise<{ authorEmail: string; message: string }> {
+  const out = (await ws.git(['log', '-1', '--no-show-signature', '--format=%ae%n%B', sha, '--'], { cwd: ws.dir })).stdout;
+  const nl = out.indexOf('\n');
+  return nl < 0 ? { authorEmail: out.trim(), message: '' } : { authorEmail: out.slice(0, nl), message: out.slice(nl + 1) };
 }
 
 /** Number of commits the pushed branch has on top of the base ref (0 when the branch does not exist). */

@@ -238,10 +238,16 @@ describe('agent run outcomes', () => {
     expect(commits[0]!.subject).toBe('Add b and c');
     expect(readBranchFile(h.repo, BRANCH, 'b.md')).toBe('b\n');
     expect(readBranchFile(h.repo, BRANCH, 'c.md')).toBe('c\n');
+    // A person's commit that copies the trailers is never replaced: the retry commits on top of it.
+    const { pushCommit } = await import('../helpers/git.ts');
+    pushCommit(h.repo, BRANCH, { files: { 'human.md': 'h\n' }, message: `Human edit\n\nInkwell-Job: job_test1\nInkwell-Turn: 1\n` });
+    h.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'e.md', content: 'e\n' } }] }, { text: 'Add e' });
+    await h.execute();
+    expect(commitsBetween(h.repo, 'main', BRANCH).map((c) => c.subject)).toEqual(['Add e', 'Human edit', 'Add b and c']);
     // The next turn is a turn of its own: a commit on top.
     h.model.push({ toolCalls: [{ name: 'write_file', args: { path: 'd.md', content: 'd\n' } }] }, { text: 'Add d' });
     await h.execute({ history: again.messages, prompt: 'add d' });
-    expect(commitsBetween(h.repo, 'main', BRANCH).map((c) => c.subject)).toEqual(['Add d', 'Add b and c']);
+    expect(commitsBetween(h.repo, 'main', BRANCH).map((c) => c.subject)).toEqual(['Add d', 'Add e', 'Human edit', 'Add b and c']);
   });
 
   it('a branch moved on the remote between turns: the next turn starts from the pushed state', async () => {
