@@ -135,6 +135,29 @@ describe('out-of-scope changes in a run', () => {
     ]);
   });
 
+  it('a lockfile justified in an earlier turn stays on a follow-up that does not touch it, listed with its reason', async () => {
+    h = await startHarness({
+      files: FILES,
+      script: [
+        { toolCalls: [{ name: 'write_file', args: { path: 'package-lock.json', content: LOCK.replace('1.0.0', '2.0.0') } }] },
+        { toolCalls: [{ name: 'justify_change', args: { path: 'package-lock.json', reason: 'The request is to release 2.0.0.' } }] },
+        { text: 'Release 2.0.0' },
+        { toolCalls: [{ name: 'edit_file', args: { path: 'intro.mdx', old_string: 'Hello from Acme.', new_string: 'Acme 2.0.0 is out.' } }] },
+        { text: 'Announce 2.0.0' },
+      ],
+    });
+    const first = await h.execute({ prompt: 'Release 2.0.0' });
+    const second = await h.execute({ history: first.messages, prompt: 'Announce it in the intro' });
+    expect(second.commitSha).not.toBeNull();
+    expect(readBranchFile(h.repo, BRANCH, 'package-lock.json')).toContain('2.0.0');
+    expect(readBranchFile(h.repo, BRANCH, 'intro.mdx')).toContain('Acme 2.0.0 is out.');
+    const scope = h.events.filter((e) => e.type === 'scope').map((e) => e.data);
+    expect(scope).toHaveLength(2);
+    expect(scope[1]).toMatchObject({ reverted: [], justified: [{ path: 'package-lock.json', justification: 'The request is to release 2.0.0.' }] });
+    expect(h.github.pulls).toHaveLength(1);
+    expect(h.github.pulls[0]!.body).toContain('- `package-lock.json` (lockfile): `The request is to release 2.0.0.`');
+  });
+
   it('over the changed-files budget: the finding goes back, the model reverts a file with revert_file and the PR is ready', async () => {
     h = await startHarness({
       files: FILES,

@@ -2,6 +2,7 @@
 // calls and their results, commits, the pull request, errors), both from the job's live events.
 import type { Connection, LiveEvents } from '../job-events.ts';
 import type { JobEvent } from '../jobs.ts';
+import { scopeText } from '../scope-text.ts';
 import { ErrorMessage } from './states.tsx';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
@@ -29,19 +30,6 @@ function statusText(d: JobEvent['data']): string {
   const error = d.error as { message?: string } | null | undefined;
   if (d.phase === 'running') return `running turn ${str(d.turn)} (attempt ${str(d.attempt)})`;
   return [str(d.status), d.reason ? `(${str(d.reason)})` : '', error?.message ? `: ${error.message}` : ''].filter(Boolean).join(' ');
-}
-
-/** The `scope` event in words: what was reverted, what was kept with a reason, and the budget. */
-function scopeText(d: Record<string, unknown>): string {
-  const paths = (list: unknown) => (Array.isArray(list) ? list.map((f) => str((f as { path?: unknown })?.path)) : []);
-  const reverted = paths(d.reverted);
-  const kept = paths(d.justified);
-  const parts = [
-    reverted.length > 0 ? `reverted ${reverted.length} out-of-scope file${reverted.length === 1 ? '' : 's'}: ${clip(reverted.join(', '))}` : '',
-    kept.length > 0 ? `kept ${kept.length} with the agent's reason: ${clip(kept.join(', '))}` : '',
-    d.overBudget ? `over the budget: ${str(d.changedFiles)} of ${str(d.maxChangedFiles)} files, so the pull request is a draft` : '',
-  ].filter(Boolean);
-  return `Scope: ${parts.join('; ')}`;
 }
 
 function Step({ e }: { e: JobEvent }) {
