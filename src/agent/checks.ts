@@ -5,7 +5,7 @@ import type { ModelMessage } from 'ai';
 import { formatReport } from '../docs-checks/format.ts';
 import { runDocsChecks } from '../docs-checks/run.ts';
 import { type CheckReport, SCOPE_RULES } from '../docs-checks/types.ts';
-import { worktreeChanges } from '../git/diff.ts';
+import { type DiffFile, worktreeChanges } from '../git/diff.ts';
 import type { Workspace } from '../git/workspace.ts';
 import { inert } from '../lib/inert-text.ts';
 import type { LoopResult } from './loop.ts';
@@ -19,6 +19,16 @@ export const CHECK_TEXT_CHARS = 20_000;
 const EVENT_FINDINGS = 50;
 
 export type DocsChecker = () => Promise<CheckReport>;
+
+/** The docs checks over changed files already read (a scope check's read of them, src/agent/scope.ts). */
+export function docsCheckOn(root: string, signal: AbortSignal): (files: readonly DiffFile[]) => Promise<CheckReport> {
+  return (files) =>
+    runDocsChecks({
+      root,
+      changes: files.map((f) => ({ path: f.path, status: f.status, oldPath: f.oldPath })),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]),
+    });
+}
 
 /** Runs the checks on what the worktree holds now against the branch's base (earlier turns included). */
 export function createDocsChecker(ws: Workspace, root: string, ref: string, signal: AbortSignal): DocsChecker {

@@ -12,7 +12,7 @@ import { HostError, HostRateLimitedError, hostConfigError, hostFor } from '../ho
 import type { CodeHost, PullRequestRef } from '../hosts/types.ts';
 import { scrubSecrets } from '../lib/logger.ts';
 import { budgetMessage, exhaustedBudget, type RunBudget, resolveBudget, type Usage, wallTimeReached } from './budget.ts';
-import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, type DocsChecker, docsOutcome, withScope } from './checks.ts';
+import { type CheckOutcome, checkAndRepair, checksSection, createDocsChecker, type DocsChecker, docsCheckOn, docsOutcome, withScope } from './checks.ts';
 import { BudgetExhaustedError, isRetryableModelError, type LoopProgress, type LoopResult, modelFailureKind, runLoop, StepLimitError } from './loop.ts';
 import { createLanguageModel, ModelNotConfiguredError, modelConfigError, type ProviderModel } from './models.ts';
 import { followUpComment, pullRequestBody, readPullRequestTemplate } from './pr-body.ts';
@@ -546,7 +546,11 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
       });
       const docsChecker = createDocsChecker(ws, root, input.ref, turn.work);
       // The docs checks and the scope check (src/agent/scope.ts) together: what the check tool and the repair rounds see.
-      const checker: DocsChecker = () => scope.serial(async () => docsChecker()).then(async (report) => withScope(report, await scope.report()));
+      const docsOn = docsCheckOn(root, turn.work);
+      const checker: DocsChecker = async () => {
+        const { docs, scope: found } = await scope.check(docsOn);
+        return withScope(docs, found);
+      };
       const loop = await converse(turn, model, root, system, [...input.history, userMessage], checker, scope);
       // The automatic docs check and its repair rounds (src/agent/checks.ts).
       const checked = await checkAndRepair({

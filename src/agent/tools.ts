@@ -348,6 +348,8 @@ export function createTools(root: string, sink: ToolEventSink, signal?: AbortSig
         try {
           return await runCall(name, args, toolCallId, abortSignal, place?.ready);
         } finally {
+          // A call that changes files makes what the scope check read before out of date.
+          if (place && name !== 'justify_change') scope?.touch();
           place?.leave();
         }
       },

@@ -110,10 +110,10 @@ export async function blobHead(ws: Workspace, spec: string, bytes: number): Prom
   return r.code === 0 ? r.stdout : null;
 }
 
-/** Whether `rel` is a file at commit `base`. */
-export async function existsAt(ws: Workspace, base: string, rel: string): Promise<boolean> {
-  const r = await inTree(ws, ['cat-file', '-e', `${base}:${rel}`], { okCodes: [1, 128] });
-  return r.code === 0;
+/** Which of `paths` are entries of commit `base` (one `ls-tree`). */
+export async function listedAt(ws: Workspace, base: string, paths: readonly string[]): Promise<string[]> {
+  const r = await inTree(ws, ['ls-tree', '--name-only', '-z', base, '--', ...paths]);
+  return r.stdout.split('\0').filter((p) => p !== '');
 }
 
 /**

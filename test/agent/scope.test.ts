@@ -10,7 +10,7 @@ import { checkEventData } from '../../src/agent/checks.ts';
 import { renderSection } from '../../src/agent/pr-template.ts';
 import { cleanReason, generatedMarker, justificationsFrom, pathReason, type ScopeOutcome, scopeFindings, scopeSection } from '../../src/agent/scope.ts';
 import { attributeFilesFor } from '../../src/git/scope.ts';
-import { commitsBetween, listBranchFiles, readBranchFile } from '../helpers/git.ts';
+import { branchExists, commitsBetween, listBranchFiles, readBranchFile } from '../helpers/git.ts';
 import { requestText } from '../helpers/model-server.ts';
 import { type Harness, startHarness } from './harness.ts';
 
@@ -133,6 +133,27 @@ describe('out-of-scope changes in a run', () => {
       'package-lock.json',
       "The request bumps the version ' [x](https://evil.example) <img src=x onerror=alert(1)> @\u200boctocat second line",
     ]);
+  });
+
+  it('a check that runs beside a write in the same step does not hide that write from the end-of-turn revert', async () => {
+    h = await startHarness({
+      files: FILES,
+      script: [
+        {
+          toolCalls: [
+            { name: 'check', args: {} },
+            { name: 'write_file', args: { path: 'yarn.lock', content: '# yarn lockfile v1\n' } },
+            { name: 'check', args: {} },
+          ],
+        },
+        { text: 'Lock' },
+      ],
+    });
+    const result = await h.execute();
+    // The lockfile was the only change: reverted, nothing is left to commit.
+    expect(result.commitSha).toBeNull();
+    expect(branchExists(h.repo, BRANCH)).toBe(false);
+    expect(h.events.find((e) => e.type === 'scope')!.data.reverted).toEqual([{ path: 'yarn.lock', reason: 'lockfile' }]);
   });
 
   it('a lockfile justified in an earlier turn stays on a follow-up that does not touch it, listed with its reason', async () => {
