@@ -62,7 +62,7 @@ async function loadIfNeeded(client: pg.Client, url: string, csv: string, meta: D
   const haveTable = await client.query(`SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = 'website_event'`);
   const identity = `${meta.name} ${meta.generatedAt}`;
   if (have.rows[0]?.dataset === identity && haveTable.rowCount === 1) return null;
-  log(`pg-raw: loading ${meta.counts.events.toLocaleString('en')} events into ${RAW_DB}.website_event (once per dataset)`);
+  log(`pg-raw: loading ${meta.counts.events.toLocaleString('en')} events into ${new URL(url).pathname.slice(1)}.website_event (once per dataset)`);
   const t0 = performance.now();
   await client.query('DROP TABLE IF EXISTS website_event');
   await client.query('DROP TABLE IF EXISTS staging');
@@ -104,9 +104,10 @@ export interface PgRawBaseline extends ExportSource {
   close(): Promise<void>;
 }
 
-export async function openPgRaw(csv: string, meta: DatasetMeta, log: (m: string) => void = () => {}): Promise<PgRawBaseline> {
-  await ensureDatabase(RAW_DB);
-  const url = dbUrl(BENCH_PG_ADMIN_URL, RAW_DB);
+/** `database`: where the table lives (default bench_raw; the scale bench keeps its own so neither reloads the other's). */
+export async function openPgRaw(csv: string, meta: DatasetMeta, log: (m: string) => void = () => {}, database = RAW_DB): Promise<PgRawBaseline> {
+  await ensureDatabase(database);
+  const url = dbUrl(BENCH_PG_ADMIN_URL, database);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const loadMs = await loadIfNeeded(client, url, csv, meta, log);

@@ -43,6 +43,8 @@ export interface GenOptions {
   visitors: number;
   /** Length of the export window, ending at the last generated day. */
   windowDays: number;
+  /** The first day (UTC, YYYY-MM-DD); START_DAY by default. */
+  startDay: string;
 }
 
 export const FULL_EVENTS = 10_000_000;
@@ -57,6 +59,7 @@ export function genOptions(partial: Partial<GenOptions> = {}): GenOptions {
     paths: partial.paths ?? 20_000,
     visitors: partial.visitors ?? Math.max(1_000, Math.round((FULL_VISITORS * events) / FULL_EVENTS)),
     windowDays: partial.windowDays ?? 30,
+    startDay: partial.startDay ?? START_DAY,
   };
 }
 
@@ -98,7 +101,8 @@ export interface DatasetFiles {
 }
 
 export function datasetFiles(o: GenOptions): DatasetFiles {
-  const name = `events-g${GENERATOR_VERSION}-${o.events}-s${o.seed}-v${o.visitors}-p${o.paths}-d${o.days}`;
+  const from = o.startDay === START_DAY ? '' : `-f${o.startDay.replaceAll('-', '')}`;
+  const name = `events-g${GENERATOR_VERSION}-${o.events}-s${o.seed}-v${o.visitors}-p${o.paths}-d${o.days}${from}`;
   return { name, csv: path.join(DATA_DIR, `${name}.csv`), meta: path.join(DATA_DIR, `${name}.meta.json`) };
 }
 
@@ -183,7 +187,7 @@ function weightedPicker(indices: number[], rngU32: number): number {
 
 /** Events per day: weekends quieter, 30% growth over the period; sums exactly to `events`. */
 export function dailyCounts(o: GenOptions): number[] {
-  const start = Date.parse(`${START_DAY}T00:00:00.000Z`);
+  const start = Date.parse(`${o.startDay}T00:00:00.000Z`);
   const w: number[] = [];
   for (let d = 0; d < o.days; d++) {
     const dow = new Date(start + d * DAY_MS).getUTCDay();
@@ -286,7 +290,7 @@ export function generateEvents(o: GenOptions, emit: (e: GeneratedEvent) => void)
   const classOf = (ordinal: number): UaClass => (ordinal < humanSize ? 'human' : ordinal < humanSize + aiSize ? 'ai' : 'crawler');
   let next = 0;
 
-  const start = Date.parse(`${START_DAY}T00:00:00.000Z`);
+  const start = Date.parse(`${o.startDay}T00:00:00.000Z`);
   const counts = dailyCounts(o);
   for (let d = 0; d < o.days; d++) {
     const n = counts[d] as number;
@@ -407,15 +411,15 @@ export function writeDataset(o: GenOptions, onProgress?: (done: number) => void)
   fs.renameSync(tmp, files.csv);
   counts.distinctVisitors = visitors.size;
   counts.distinctPaths = qPaths.size;
-  const fromDay = dayString(START_DAY, o.days - o.windowDays);
-  const toDay = dayString(START_DAY, o.days);
+  const fromDay = dayString(o.startDay, o.days - o.windowDays);
+  const toDay = dayString(o.startDay, o.days);
   const meta: DatasetMeta = {
     version: 1,
     name: files.name,
     file: path.basename(files.csv),
     options: o,
     columns: COLUMNS,
-    startDay: START_DAY,
+    startDay: o.startDay,
     endDay: toDay,
     window: { dateFrom: fromDay, dateTo: toDay, fromMs: Date.parse(`${fromDay}T00:00:00.000Z`), toMs: Date.parse(`${toDay}T00:00:00.000Z`) },
     userAgents: USER_AGENTS.map((u) => u.ua),

@@ -198,6 +198,33 @@ function importBench(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   };
 }
 
+// scale.ts: a year of events per system: bytes per event, exports first after a restart and warm, ingest start/end.
+function scale(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[s.backend] = {
+      bytesPerEvent: num(s.bytesPerEvent),
+      export30dWarmMs: num(s.exports?.['30d']?.warmMs),
+      export30dFirstMs: num(s.exports?.['30d']?.firstAfterRestartMs),
+      export365dWarmMs: num(s.exports?.['365d']?.warmMs),
+      export365dFirstMs: num(s.exports?.['365d']?.firstAfterRestartMs),
+      ingestFirstTenthEventsPerSecond: num(s.ingest?.firstTenthEventsPerSecond),
+      ingestLastTenthEventsPerSecond: num(s.ingest?.lastTenthEventsPerSecond),
+      peakRssMbIngest: num(s.peakRssMbIngest),
+      peakRssMbExport: num(s.peakRssMbExport),
+      ...(s.error ? { error: String(s.error) } : {}),
+    };
+  const d = r.baselines?.duckdb ?? {};
+  const p = r.baselines?.pgRaw ?? {};
+  return {
+    inkwell,
+    baseline: {
+      duckdb: { bytesPerEvent: num(d.bytesPerEvent), export30dWarmMs: num(d.exports?.['30d']?.warmMs), export365dWarmMs: num(d.exports?.['365d']?.warmMs) },
+      'pg-raw': { bytesPerEvent: num(p.bytesPerEvent), export30dWarmMs: num(p.exports?.['30d']?.warmMs), export365dWarmMs: num(p.exports?.['365d']?.warmMs) },
+    },
+  };
+}
+
 const NODE_ALONE = "node -e ''";
 
 function cliStartup(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
@@ -242,6 +269,7 @@ const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'bas
   insights,
   import: importBench,
   segments,
+  scale,
 };
 
 /** The history line for one result as the bench scripts write it; `name` is the file name prefix (`api`, `drill`, …). */

@@ -1,0 +1,317 @@
+// Scale benchmark (issue 16, target 1), a skeleton: a generated year of a large site ingested through the batch
+// API, then what it costs to keep and to read.
+//
+//   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
+//                          [--keep]
+//
+// Per Inkwell backend (fresh data each run): ingest rate over the first and the last tenth of the events (sustained
+// ingest into a growing store), peak RSS of the service while ingesting and while exporting, bytes per event on
+// disk (every file of the data directory on SQLite; the database on PostgreSQL), and the visitors export of the
+// last 30 days and of the whole year through HTTP: first after a restart, then warm (median of --runs, each after
+// one crawler event outside the data so the answer is recomputed). Baselines on the same data: DuckDB (a database
+// file of the export's columns; queries timed warm and first after reopening) and the raw-table PostgreSQL schema
+// of bench/baselines/pg-raw.ts (in its own database, `bench_raw_scale`). Every answer's digest must equal DuckDB's.
+// The 100M-event default is for a quiet machine; prove changes with --events 2M.
+import fs from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import pg from 'pg';
+import { BENCH_PG_ADMIN_URL, openPgRaw } from './baselines/pg-raw.ts';
+import { genArgs, intArg, parseArgs } from './lib/args.ts';
+import { DATA_DIR, type DatasetMeta, dayString, ensureDataset, genOptions, readEvents, START_DAY, toApiEvent } from './lib/dataset.ts';
+import { digestExport, type PageRow, type Totals } from './lib/export.ts';
+import { walkExport } from './lib/inkwell-client.ts';
+import { environment, writeResults } from './lib/results.ts';
+import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
+import { median, round, since } from './lib/stats.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+const events = intArg(args, 'events') ?? 100_000_000;
+const days = intArg(args, 'days') ?? 365;
+const runs = Math.max(1, intArg(args, 'runs') ?? 3);
+const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
+const keep = args.has('keep');
+const RAW_SCALE_DB = 'bench_raw_scale';
+
+// The year ends on START_DAY (2026-08-01): ingest refuses times more than a day in the future, so the benchmark's
+// default start (which the 90-day datasets end after) would put most of a year there.
+const { meta, csv } = ensureDataset(genOptions({ ...genArgs(args), events, days, startDay: dayString(START_DAY, -days) }), log);
+const windows = {
+  '30d': { dateFrom: meta.window.dateFrom, dateTo: meta.window.dateTo },
+  '365d': { dateFrom: meta.startDay, dateTo: meta.endDay },
+} as const;
+type WindowName = keyof typeof windows;
+const windowMeta = (w: WindowName): DatasetMeta => {
+  const { dateFrom, dateTo } = windows[w];
+  return { ...meta, window: { dateFrom, dateTo, fromMs: Date.parse(`${dateFrom}T00:00:00.000Z`), toMs: Date.parse(`${dateTo}T00:00:00.000Z`) } };
+};
+log(
+  `dataset: ${meta.counts.events.toLocaleString('en')} events over ${days} days, ${meta.counts.distinctPaths} paths, ${meta.counts.distinctVisitors.toLocaleString('en')} visitors`,
+);
+
+interface ExportFigures {
+  firstAfterRestartMs: number;
+  warmMs: number;
+  digest: string;
+}
+
+interface InkwellScale {
+  backend: Backend;
+  ingest?: { eventsPerSecond: number; firstTenthEventsPerSecond: number; lastTenthEventsPerSecond: number; rejected: number };
+  bytesPerEvent?: number;
+  diskMb?: number;
+  peakRssMbIngest?: number | null;
+  peakRssMbExport?: number | null;
+  exports?: Partial<Record<WindowName, ExportFigures>>;
+  error?: string;
+}
+
+/** Sends the dataset in 1,000-event batches (4 in flight), timing the first and the last tenth of the events. */
+async function ingest(baseUrl: string, projectId: string, key: string): Promise<NonNullable<InkwellScale['ingest']>> {
+  const url = `${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`;
+  const total = meta.counts.events;
+  const tenth = Math.max(1, Math.floor(total / 10));
+  const marks = new Map<number, number>();
+  let acked = 0;
+  let rejected = 0;
+  const inflight = new Set<Promise<void>>();
+  const send = async (batch: Record<string, unknown>[]) => {
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events: batch }),
+    });
+    const text = await r.text();
+    if (r.status !== 202) throw new Error(`ingest returned ${r.status}: ${text.slice(0, 300)}`);
+    rejected += (JSON.parse(text) as { rejected: unknown[] }).rejected.length;
+    const before = acked;
+    acked += batch.length;
+    for (const m of [tenth, total - tenth, total]) if (before < m && acked >= m) marks.set(m, performance.now());
+  };
+  const t0 = performance.now();
+  marks.set(0, t0);
+  let batch: Record<string, unknown>[] = [];
+  let next = 10_000_000;
+  for await (const e of readEvents(csv)) {
+    batch.push(toApiEvent(e, meta));
+    if (batch.length === 1000) {
+      const p = send(batch).finally(() => inflight.delete(p));
+      inflight.add(p);
+      batch = [];
+      if (inflight.size >= 4) await Promise.race(inflight);
+      if (acked >= next) {
+        log(`  ${acked.toLocaleString('en')} events (${Math.round(acked / (since(t0) / 1000)).toLocaleString('en')}/s)`);
+        next += 10_000_000;
+      }
+    }
+  }
+  if (batch.length) inflight.add(send(batch));
+  await Promise.all(inflight);
+  const at = (m: number) => marks.get(m) ?? performance.now();
+  const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+  return {
+    eventsPerSecond: rate(total, since(t0)),
+    firstTenthEventsPerSecond: rate(tenth, at(tenth) - t0),
+    lastTenthEventsPerSecond: rate(tenth, at(total) - at(total - tenth)),
+    rejected,
+  };
+}
+
+async function pgDatabaseMb(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size');
+    return Math.round(Number(r.rows[0]?.size) / 2 ** 20);
+  } finally {
+    await c.end();
+  }
+}
+
+/** One crawler event dated before the data: the data version changes, no answer does. */
+async function bump(baseUrl: string, projectId: string, key: string): Promise<void> {
+  const r = await fetch(`${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ events: [{ path: '/', timestamp: '2020-01-01T00:00:00Z', userAgent: 'Googlebot/2.1', visitorId: 'bench-bump' }] }),
+  });
+  if (r.status !== 202) throw new Error(`bump returned ${r.status}`);
+}
+
+async function runInkwell(backend: Backend): Promise<InkwellScale> {
+  const out: InkwellScale = { backend };
+  const s: ServiceEnv = { backend, dataDir: tempDir(`scale-${backend}`) };
+  try {
+    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_scale', BENCH_PG_ADMIN_URL);
+    const project = await createProject(s);
+    let svc = await startService(s);
+    try {
+      out.ingest = await ingest(svc.baseUrl, project.projectId, project.ingestKey);
+      log(
+        `inkwell-${backend}: ingest ${out.ingest.eventsPerSecond.toLocaleString('en')} events/s (first tenth ${out.ingest.firstTenthEventsPerSecond}, last ${out.ingest.lastTenthEventsPerSecond})`,
+      );
+    } finally {
+      out.peakRssMbIngest = await svc.stop();
+    }
+    out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
+    out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
+    out.exports = {};
+    let peak = 0;
+    for (const w of Object.keys(windows) as WindowName[]) {
+      svc = await startService(s);
+      try {
+        const { dateFrom, dateTo } = windows[w];
+        const first = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
+        const warm: number[] = [];
+        for (let i = 0; i < runs; i++) {
+          await bump(svc.baseUrl, project.projectId, project.ingestKey);
+          const r = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
+          if (r.digest !== first.digest) throw new Error(`${w} export changed between walks`);
+          warm.push(r.walkMs);
+        }
+        out.exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
+        log(`inkwell-${backend}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
+      } finally {
+        peak = Math.max(peak, (await svc.stop()) ?? 0);
+      }
+    }
+    out.peakRssMbExport = peak || null;
+  } catch (err) {
+    out.error = (err as Error).message;
+    log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 600)}`);
+  } finally {
+    if (keep) log(`kept ${s.dataDir}`);
+    else fs.rmSync(s.dataDir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** DuckDB with the export's columns in a database file: its size, and each window timed first after opening, then warm. */
+async function runDuckDb(): Promise<{ fileMb: number; bytesPerEvent: number; loadMs: number; exports: Record<WindowName, ExportFigures> }> {
+  const file = path.join(DATA_DIR, `scale-${meta.name}.duckdb`);
+  fs.rmSync(file, { force: true });
+  fs.rmSync(`${file}.wal`, { force: true });
+  const sqlString = (x: string) => `'${x.replaceAll("'", "''")}'`;
+  const t0 = performance.now();
+  {
+    const inst = await DuckDBInstance.create(file, { threads: '2' });
+    const conn = await inst.connect();
+    await conn.run(`CREATE TYPE visitor_class AS ENUM ('human', 'ai', 'crawler')`);
+    await conn.run(
+      `CREATE TABLE events AS SELECT ts::TIMESTAMP AS ts, path, visitor::UUID AS visitor, class::visitor_class AS class, q = 1 AS q
+         FROM read_csv(${sqlString(csv)}, header = true, delim = ',', quote = '', escape = '',
+           columns = {'ts': 'VARCHAR', 'day': 'VARCHAR', 'raw': 'VARCHAR', 'path': 'VARCHAR', 'visitor': 'VARCHAR', 'ua': 'INTEGER',
+                      'status': 'INTEGER', 'method': 'VARCHAR', 'accept_md': 'INTEGER', 'class': 'VARCHAR', 'q': 'INTEGER'})`,
+    );
+    await conn.run('CHECKPOINT');
+    conn.closeSync();
+    inst.closeSync();
+  }
+  const loadMs = Math.round(since(t0));
+  const fileMb = Math.round(fs.statSync(file).size / 2 ** 20);
+  const counts = `count(DISTINCT visitor) FILTER (WHERE class = 'human') AS human, count(DISTINCT visitor) FILTER (WHERE class = 'ai') AS ai, count(DISTINCT visitor) AS total`;
+  const exportOnce = async (conn: Awaited<ReturnType<Awaited<ReturnType<typeof DuckDBInstance.create>>['connect']>>, w: WindowName) => {
+    const { dateFrom, dateTo } = windows[w];
+    const where = `q AND ts >= TIMESTAMP '${dateFrom} 00:00:00' AND ts < TIMESTAMP '${dateTo} 00:00:00'`;
+    const t = performance.now();
+    const tr = (await conn.runAndReadAll(`SELECT ${counts} FROM events WHERE ${where}`)).getRows()[0] as unknown[];
+    const rows = (
+      await conn.runAndReadAll(`SELECT path, ${counts} FROM events WHERE ${where} GROUP BY path ORDER BY total DESC, path ASC`)
+    ).getRows() as unknown[][];
+    const ms = since(t);
+    const totals: Totals = { human: Number(tr[0]), ai: Number(tr[1]), total: Number(tr[2]) };
+    const pageRows: PageRow[] = rows.map((r) => ({ path: String(r[0]), human: Number(r[1]), ai: Number(r[2]), total: Number(r[3]) }));
+    return { ms, digest: digestExport({ totals, rows: pageRows }) };
+  };
+  const exports = {} as Record<WindowName, ExportFigures>;
+  for (const w of Object.keys(windows) as WindowName[]) {
+    const inst = await DuckDBInstance.create(file, { threads: '2' });
+    const conn = await inst.connect();
+    const first = await exportOnce(conn, w);
+    const warm: number[] = [];
+    for (let i = 0; i < runs; i++) warm.push((await exportOnce(conn, w)).ms);
+    exports[w] = { firstAfterRestartMs: Math.round(first.ms), warmMs: Math.round(median(warm)), digest: first.digest };
+    log(`duckdb: ${w} export first ${Math.round(first.ms)} ms, warm ${Math.round(median(warm))} ms`);
+    conn.closeSync();
+    inst.closeSync();
+  }
+  if (!keep) fs.rmSync(file, { force: true });
+  return { fileMb, bytesPerEvent: round((fileMb * 2 ** 20) / meta.counts.events, 1), loadMs, exports };
+}
+
+/** The raw-table PostgreSQL baseline (pg-raw.ts) in its own database: table + index size, each window warm (no restart). */
+async function runPgRaw(): Promise<{ databaseMb: number; bytesPerEvent: number; exports: Record<WindowName, Omit<ExportFigures, 'firstAfterRestartMs'>> }> {
+  const exports = {} as Record<WindowName, Omit<ExportFigures, 'firstAfterRestartMs'>>;
+  let databaseMb = 0;
+  for (const w of Object.keys(windows) as WindowName[]) {
+    const src = await openPgRaw(csv, windowMeta(w), log, RAW_SCALE_DB);
+    try {
+      const times: number[] = [];
+      let digest = '';
+      for (let i = 0; i <= runs; i++) {
+        const t = performance.now();
+        const [totals, rows] = await Promise.all([src.totals(), src.allRows()]);
+        if (i > 0) times.push(since(t));
+        digest = digestExport({ totals, rows });
+      }
+      exports[w] = { warmMs: Math.round(median(times)), digest };
+      log(`pg-raw: ${w} export warm ${Math.round(median(times))} ms`);
+    } finally {
+      await src.close();
+    }
+  }
+  const u = new URL(BENCH_PG_ADMIN_URL);
+  u.pathname = `/${RAW_SCALE_DB}`;
+  databaseMb = await pgDatabaseMb(u.toString());
+  return { databaseMb, bytesPerEvent: round((databaseMb * 2 ** 20) / meta.counts.events, 1), exports };
+}
+
+const inkwell: InkwellScale[] = [];
+for (const b of backends) inkwell.push(await runInkwell(b));
+const duckdb = await runDuckDb();
+let pgRaw: Awaited<ReturnType<typeof runPgRaw>> | { error: string };
+try {
+  pgRaw = await runPgRaw();
+} catch (err) {
+  pgRaw = { error: (err as Error).message };
+  log(`pg-raw: FAILED: ${pgRaw.error.slice(0, 600)}`);
+}
+const digestsMatch = inkwell.every((x) => !x.error && (Object.keys(windows) as WindowName[]).every((w) => x.exports?.[w]?.digest === duckdb.exports[w].digest));
+const result = {
+  benchmark: 'scale',
+  environment: environment(),
+  dataset: { name: meta.name, counts: meta.counts, days, windows },
+  method: {
+    events: meta.counts.events,
+    days,
+    runs,
+    notes: [
+      'Inkwell: the dataset through POST /v1/analytics/{projectId}/events, 1,000-event batches, 4 in flight, into a fresh store; rates over the first and the last tenth of the events.',
+      'Disk: every file of the SQLite data directory; pg_database_size on PostgreSQL (both after the ingest). DuckDB: the database file of the export columns after CHECKPOINT. pg-raw: pg_database_size of its own database.',
+      'Exports: the visitors export, totals and every 250-row page through HTTP for Inkwell; first = first walk after a service restart (DuckDB: after reopening the file), warm = median of runs (Inkwell: each after one event outside the data).',
+    ],
+  },
+  inkwell,
+  baselines: { duckdb, pgRaw },
+  digestsMatch,
+};
+const files = writeResults('scale', result);
+console.log(
+  `\n${'system'.padEnd(18)}${'bytes/event'.padEnd(13)}${'30d first/warm ms'.padEnd(20)}${'365d first/warm ms'.padEnd(21)}${'ingest start/end ev/s'.padEnd(24)}peak RSS MB`,
+);
+for (const x of inkwell) {
+  const e = (w: WindowName) => (x.exports?.[w] ? `${x.exports[w]?.firstAfterRestartMs} / ${x.exports[w]?.warmMs}` : 'FAILED');
+  console.log(
+    `${`inkwell-${x.backend}`.padEnd(18)}${String(x.bytesPerEvent ?? '').padEnd(13)}${e('30d').padEnd(20)}${e('365d').padEnd(21)}${`${x.ingest?.firstTenthEventsPerSecond ?? ''} / ${x.ingest?.lastTenthEventsPerSecond ?? ''}`.padEnd(24)}${x.peakRssMbIngest ?? ''} / ${x.peakRssMbExport ?? ''}`,
+  );
+}
+console.log(
+  `${'duckdb'.padEnd(18)}${String(duckdb.bytesPerEvent).padEnd(13)}${`${duckdb.exports['30d'].firstAfterRestartMs} / ${duckdb.exports['30d'].warmMs}`.padEnd(20)}${`${duckdb.exports['365d'].firstAfterRestartMs} / ${duckdb.exports['365d'].warmMs}`}`,
+);
+if ('exports' in pgRaw)
+  console.log(
+    `${'pg-raw'.padEnd(18)}${String(pgRaw.bytesPerEvent).padEnd(13)}${`- / ${pgRaw.exports['30d'].warmMs}`.padEnd(20)}${`- / ${pgRaw.exports['365d'].warmMs}`}`,
+  );
+console.log(`digests equal to DuckDB's: ${digestsMatch}\nresults: ${files.latest}`);
+if (!digestsMatch) process.exitCode = 1;
