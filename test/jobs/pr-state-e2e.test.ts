@@ -142,7 +142,8 @@ describeEachDialect('pull request state across turns (GitLab)', (dialect) => {
     cleanups.length = 0;
   });
 
-  it('a merge request opened as a draft because the checks failed loses its Draft: prefix when a follow-up makes them pass', async () => {
+  /** The jobs stack on a GitLab repository (the fake GitLab API, a bare repository, the scripted model). */
+  async function stack() {
     const repo = createBareRepo({ files: FILES });
     cleanups.push(() => repo.cleanup());
     const gitlab = await startGitLabServer({ token: GL_TOKEN });
@@ -151,17 +152,18 @@ describeEachDialect('pull request state across turns (GitLab)', (dialect) => {
     cleanups.push(() => model.close());
     const repository = `${gitlab.url}/acme/docs.git`;
     cleanups.push(applyEnv(insteadOfEnv({ [repository]: repo.dir })));
-    const t = await startJobsApp(
-      dialect,
-      {},
-      { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, GITLAB_URL: gitlab.url, GITLAB_TOKEN: GL_TOKEN, INKWELL_POLL_INTERVAL_MS: '20', ...ENV },
-    );
+    const env = { OPENAI_COMPATIBLE_BASE_URL: model.baseUrl, GITLAB_URL: gitlab.url, GITLAB_TOKEN: GL_TOKEN, INKWELL_POLL_INTERVAL_MS: '20', ...ENV };
+    const t = await startJobsApp(dialect, {}, env);
     cleanups.push(() => t.close());
     const { adminKey: key, project } = await t.seed({ repository, ref: 'main' });
     t.startWorker(createRunExecutor(t.ctx.config, t.ctx.logger), { releaseWorktree: (id) => releaseWorktree(t.ctx.config, id) });
     const api = (method: string, p: string, body?: unknown) => t.request(method, `/v2/agent/${project.id}${p}`, { key, ...(body ? { body } : {}) });
     const settle = (id: string) => waitForStatus(t, key, project.id, id, ['completed', 'failed']);
+    return { gitlab, api, settle };
+  }
 
+  it('a merge request opened as a draft because the checks failed loses its Draft: prefix when a follow-up makes them pass', async () => {
+    const { gitlab, api, settle } = await stack();
     const job = await settle((await api('POST', '/job', { prompt: 'Add an FAQ page' })).body.id);
     expect(job).toMatchObject({ status: 'completed', error: null });
     const mr = gitlab.mergeRequests[0]!;
@@ -175,5 +177,18 @@ describeEachDialect('pull request state across turns (GitLab)', (dialect) => {
     expect(mr.description).toMatch(/### Docs checks\n\nPassed/);
     expect(mr.description).not.toContain(CHECKS_DRAFT_MARKER);
     expect(gitlab.notes.map((n) => n.body.includes('The docs checks pass now: the pull request is marked ready for review.'))).toEqual([true]);
+  });
+
+  it('a merge request the job asked to be a draft keeps its Draft: prefix when a follow-up makes the checks pass', async () => {
+    const { gitlab, api, settle } = await stack();
+    const job = await settle((await api('POST', '/job', { prompt: 'Add an FAQ page', draft: true })).body.id);
+    expect(job.status).toBe('completed');
+    const mr = gitlab.mergeRequests[0]!;
+    expect(mr).toMatchObject({ title: 'Draft: Add an FAQ page', draft: true });
+    await api('POST', `/job/${job.id}/message`, { prompt: 'Point the FAQ link at the setup page' });
+    expect(await settle(job.id)).toMatchObject({ status: 'completed', error: null });
+    expect(mr).toMatchObject({ title: 'Draft: Add an FAQ page', draft: true });
+    expect(mr.description).toMatch(/### Docs checks\n\nPassed/);
+    expect(gitlab.requests.filter((r) => r.method === 'PUT').map((r) => Object.keys(r.body))).toEqual([['description']]);
   });
 });
