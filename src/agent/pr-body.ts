@@ -5,7 +5,7 @@ import type { DiffFile } from '../git/diff.ts';
 import { inert } from '../lib/inert-text.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
 import { CHECKS_DRAFT_MARKER } from './pr-state.ts';
-import { type BodySection, escapeQuickActions, fitTemplate, type SectionKind } from './pr-template.ts';
+import { type BodySection, clipMarkdown, escapeQuickActions, fitTemplate, type SectionKind } from './pr-template.ts';
 
 /** Where repositories keep their pull-request (GitLab: merge-request) template, in the order looked at. */
 export const PR_TEMPLATE_PATHS = [
@@ -18,6 +18,8 @@ export const PR_TEMPLATE_PATHS = [
 /** A template over this is ignored (a bound on memory; real templates are a few hundred bytes). */
 export const MAX_TEMPLATE_BYTES = 64 * 1024;
 const MAX_REQUEST_CHARS = 2000;
+/** The body before its footer, at most (GitHub refuses a body over 65,536 characters; GitLab takes a megabyte). */
+export const MAX_BODY_CHARS = 60_000;
 const MAX_FILES_LISTED = 50;
 
 /** The first pull-request template found in the worktree at `root` (read confined, size-capped), or null. */
@@ -104,7 +106,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
     ...(input.scope ? [input.scope] : []),
   ];
   const footer = `---\nOpened by Inkwell (job \`${input.jobId}\`). Reply to the job to update this pull request.${input.checksDraft ? `\n${CHECKS_DRAFT_MARKER}` : ''}`;
-  return [...fitTemplate(input.template, sections), footer].join('\n\n');
+  return [clipMarkdown(fitTemplate(input.template, sections).join('\n\n'), MAX_BODY_CHARS), footer].join('\n\n');
 }
 
 /** The hidden marker of a turn's comment, by which a retried turn finds the comment it posted already. */

@@ -6,6 +6,8 @@
 
 /** Only this much of a template is used (real ones are a few hundred bytes). */
 export const MAX_TEMPLATE_CHARS = 10_000;
+/** At most this much text is kept from it once made inert (escaping can make a line longer). */
+const MAX_KEPT_CHARS = 12_000;
 const MAX_LINE_CHARS = 1_000;
 
 /** What a section of the body is; each kind fills at most one heading of the template. */
@@ -85,10 +87,16 @@ export function parseTemplate(template: string): Chunk[] {
   const chunks: Chunk[] = [{ heading: null, lines: [], tasks: [] }];
   let fence: { char: string; length: number } | null = null;
   let inComment = false;
+  let kept = 0;
+  const push = (chunk: Chunk, line: string) => {
+    chunk.lines.push(line);
+    kept += line.length + 1;
+  };
   for (const raw of source.replace(/\r\n?/g, '\n').split('\n')) {
+    if (kept > MAX_KEPT_CHARS) break;
     const chunk = chunks[chunks.length - 1]!;
     if (fence) {
-      chunk.lines.push(raw.length > MAX_LINE_CHARS ? raw.slice(0, MAX_LINE_CHARS) : raw);
+      push(chunk, raw.length > MAX_LINE_CHARS ? raw.slice(0, MAX_LINE_CHARS) : raw);
       const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(raw);
       if (close && close[1]![0] === fence.char && close[1]!.length >= fence.length) fence = null;
       continue;
@@ -114,24 +122,26 @@ export function parseTemplate(template: string): Chunk[] {
     const open = FENCE.exec(line);
     if (open && !(open[1]![0] === '`' && open[2]!.includes('`'))) {
       fence = { char: open[1]![0]!, length: open[1]!.length };
-      chunk.lines.push(line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line);
+      push(chunk, line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) : line);
       continue;
     }
     const heading = HEADING.exec(line);
     if (heading) {
       const text = (heading[2] ?? '').trim();
-      chunks.push({ heading: { line: `${heading[1]} ${inertInline(text)}`.trimEnd(), level: heading[1]!.length, text }, lines: [], tasks: [] });
+      const headingLine = `${heading[1]} ${inertInline(text)}`.trimEnd();
+      chunks.push({ heading: { line: headingLine, level: heading[1]!.length, text }, lines: [], tasks: [] });
+      kept += headingLine.length + 1;
       continue;
     }
     if (LINK_DEFINITION.test(line)) continue;
     const task = TASK.exec(line);
     if (task) {
       const item = `${task[1]}[ ] ${inertInline(task[2] ?? '')}`.trimEnd();
-      chunk.lines.push(item);
+      push(chunk, item);
       chunk.tasks.push(item);
       continue;
     }
-    chunk.lines.push(inertInline(line));
+    push(chunk, inertInline(line));
   }
   // A fence the template never closed would swallow what follows it: close it.
   if (fence) chunks[chunks.length - 1]!.lines.push(fence.char.repeat(fence.length));
@@ -159,6 +169,20 @@ export function escapeQuickActions(text: string): string {
       return line.replace(/^(\s*)\//, '$1\\/');
     })
     .join('\n');
+}
+
+/** `text` cut to at most about `max` characters, a code fence left open by the cut closed, and a note saying so. */
+export function clipMarkdown(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  let fence: string | null = null;
+  for (const line of cut.split('\n')) {
+    const f = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (!f) continue;
+    if (!fence) fence = f;
+    else if (f[0] === fence[0] && f.length >= fence.length && line.trim() === f) fence = null;
+  }
+  return `${cut}${fence ? `\n${fence}` : ''}\n\n… (clipped: the rest is longer than a pull request's description may be)`;
 }
 
 function trimBlank(lines: string[]): string {

@@ -242,6 +242,16 @@ describe('hostile templates', () => {
     expect(inertInline('x'.repeat(5000)).length).toBeLessThanOrEqual(1001);
   });
 
+  it('a template that escaping would blow up, with the longest summary: the body stays under what GitHub takes, the footer outside code', () => {
+    const template = `## Summary\n\n## Notes\n\n${`${'&<['.repeat(300)}\n`.repeat(20)}\n\`\`\`\n${'x'.repeat(900)}\n`.repeat(3);
+    const b = body(template, { summary: `Title\n\n\`\`\`\n${'y'.repeat(60_000)}`, checks: CHECKS });
+    expect(b.length).toBeLessThan(65_536);
+    expect(b).toContain('… (clipped: the rest is longer');
+    const last = parse(b).children.at(-1)!;
+    expect(last.type).toBe('paragraph');
+    expect(b.endsWith('Reply to the job to update this pull request.')).toBe(true);
+  });
+
   it('code spans stay as they are, the rest is escaped', () => {
     expect(inertInline('Run `a <b> [c] @d` then [e](f) <g> @h &i')).toBe('Run `a <b> [c] @d` then \\[e\\](f) &lt;g> @\u200bh &amp;i');
     expect(inertInline('  /merge')).toBe('  \\/merge');
