@@ -72,6 +72,9 @@ describeEachDialect('confinement through the real worker', (dialect) => {
         GITHUB_TOKEN: TOKEN,
         INKWELL_POLL_INTERVAL_MS: '20',
         INKWELL_LEASE_MS: '5000',
+        // The writes that land inside the worktree change 42 files: over the default changed-files budget, whose
+        // finding would ask the scripted model for a repair round.
+        INKWELL_MAX_CHANGED_FILES: '1000',
       },
     );
     const config = t.ctx.config;
