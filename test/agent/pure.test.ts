@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CheckOutcome } from '../../src/agent/checks.ts';
-import { checksSection } from '../../src/agent/checks.ts';
+import { checksSection, repairMessage } from '../../src/agent/checks.ts';
 import { retryDelayMs } from '../../src/agent/loop.ts';
 import { modelConfigError, parseModelId } from '../../src/agent/models.ts';
 import { checkToolPath, isInside } from '../../src/agent/paths.ts';
@@ -170,6 +170,16 @@ describe('describeChange and commitMessage', () => {
       report: { ...passed.report, findings: [{ file: 'a.mdx', line: 1, column: 1, rule: 'link-broken', message: 'x' }] },
     };
     expect(checksResult(failed)).toBe('failed (1 finding on 2 pages after 2 repair rounds)');
+    // The repair message names what failed: the docs checks, the scope, or both.
+    const withFindings = (rules: string[]) =>
+      ({ ...passed.report, findings: rules.map((rule) => ({ file: 'a.mdx', line: 1, column: 1, rule, message: 'x' })) }) as CheckOutcome['report'];
+    expect(repairMessage(withFindings(['link-broken']), 1, 2)).toMatch(/^Inkwell checked your changes: the docs checks failed \(repair round 1 of 2\)/);
+    expect(repairMessage(withFindings(['out-of-scope', 'changed-files-budget']), 2, 2)).toMatch(
+      /^Inkwell checked your changes: some changes are out of scope \(repair round 2 of 2\)/,
+    );
+    expect(repairMessage(withFindings(['link-broken', 'out-of-scope']), 1, 1)).toMatch(
+      /^Inkwell checked your changes: the docs checks failed and some changes are out of scope/,
+    );
     expect(checksResult(null)).toBe('not run');
     const bare = commitMessage({ change: describeChange('Tidy', 'p'), request: 'x'.repeat(5000), checks: null, jobId: 'j', turn: 1 });
     expect(bare.split('\n')[0]).toBe('Tidy');

@@ -8,7 +8,16 @@ import { unified } from 'unified';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkEventData } from '../../src/agent/checks.ts';
 import { renderSection } from '../../src/agent/pr-template.ts';
-import { cleanReason, generatedMarker, justificationsFrom, pathReason, type ScopeOutcome, scopeFindings, scopeSection } from '../../src/agent/scope.ts';
+import {
+  cleanReason,
+  generatedMarker,
+  isDocsImage,
+  justificationsFrom,
+  pathReason,
+  type ScopeOutcome,
+  scopeFindings,
+  scopeSection,
+} from '../../src/agent/scope.ts';
 import { attributeFilesFor } from '../../src/git/scope.ts';
 import { branchExists, commitsBetween, listBranchFiles, readBranchFile } from '../helpers/git.ts';
 import { requestText } from '../helpers/model-server.ts';
@@ -326,6 +335,15 @@ describe('scope rules (pure)', () => {
     expect(pathReason('site/index.html', { mkdocs: false })).toBeNull();
     expect(pathReason('docs/build/overview.md', { mkdocs: false })).toBeNull();
     expect(pathReason('docs/package-lock.md', { mkdocs: false })).toBeNull();
+  });
+
+  it('images a page embeds are in scope; other binary files are not', () => {
+    for (const image of ['img/diagram.png', 'static/img/Logo.JPG', 'a.jpeg', 'b.gif', 'c.webp', 'd.avif', 'favicon.ico', 'scan.tif']) {
+      expect(isDocsImage(image), image).toBe(true);
+    }
+    for (const other of ['fonts/inter.woff2', 'release.zip', 'guide.pdf', 'tool.exe', 'png', 'img/png.bin', 'diagram.png.bin']) {
+      expect(isDocsImage(other), other).toBe(false);
+    }
   });
 
   it('generated markers count only in the first lines', () => {

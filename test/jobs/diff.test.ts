@@ -186,13 +186,6 @@ describeEachDialect('job diff (real executor, real git, real HTTP)', (dialect) =
           { name: 'delete_file', args: { path: 'img/logo.gif' } },
         ],
       },
-      // Binary changes are out of scope unless justified (src/agent/scope.ts): the request asks for them.
-      {
-        toolCalls: [
-          { name: 'justify_change', args: { path: 'img/diagram.png', reason: 'The request replaces the logo with the diagram.' } },
-          { name: 'justify_change', args: { path: 'img/logo.gif', reason: 'The request replaces the logo.' } },
-        ],
-      },
       { text: 'Move the setup page' },
     ]);
     const d = (await diffOf(job.id)).body;
