@@ -5,7 +5,7 @@ import type { DiffFile } from '../git/diff.ts';
 import { inert } from '../lib/inert-text.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
 import { CHECKS_DRAFT_MARKER } from './pr-state.ts';
-import { type BodySection, clipMarkdown, escapeQuickActions, fitTemplate, type SectionKind } from './pr-template.ts';
+import { type BodySection, clipMarkdown, fitTemplate, inertMarkdown, type SectionKind } from './pr-template.ts';
 
 /** Where repositories keep their pull-request (GitLab: merge-request) template, in the order looked at. */
 export const PR_TEMPLATE_PATHS = [
@@ -99,7 +99,7 @@ export function pullRequestBody(input: PullRequestBodyInput): string {
         }
       : { kind: 'request', parts: [{ title: 'Request', text: quoteAsData(input.request) }] };
   const sections: BodySection[] = [
-    { kind: 'summary', parts: [{ title: null, text: escapeQuickActions(input.summary) }] },
+    { kind: 'summary', parts: [{ title: null, text: inertMarkdown(input.summary) }] },
     request,
     ...(input.files && input.files.length > 0 ? [filesSection(input.files)] : []),
     ...(input.checks.trim() !== '' ? [markdownSection('checks', input.checks)] : []),
@@ -134,7 +134,7 @@ export function followUpComment(input: {
   const body = [
     `**Inkwell follow-up** (job \`${input.jobId}\`, turn ${input.turn})`,
     `Request:\n\n${quoteAsData(input.request)}`,
-    escapeQuickActions(input.summary),
+    inertMarkdown(input.summary),
     outcome,
     input.note ?? '',
     marker,

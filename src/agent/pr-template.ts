@@ -149,26 +149,30 @@ export function parseTemplate(template: string): Chunk[] {
 }
 
 /**
- * Lines of model text outside code fences that start with `/` get a backslash: GitLab runs quick actions
- * (`/merge`, `/approve`) from a description's or note's lines, and this text is not the user's.
+ * Model text (a run's summary, which a hostile repository can steer) as Markdown that keeps its structure —
+ * paragraphs, lists, emphasis, code spans and fenced code — but renders nothing active: outside code, every
+ * line goes through `inertInline` (no link, image, HTML — an unclosed `<!--` included —, entity, @mention or
+ * GitLab quick action), and a fence left open is closed, so it cannot swallow the sections after it.
  */
-export function escapeQuickActions(text: string): string {
+export function inertMarkdown(text: string): string {
   let fence: string | null = null;
-  return text
+  const lines = text
+    .replace(/\r\n?/g, '\n')
     .split('\n')
     .map((line) => {
-      const f = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+      const f = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
       if (fence) {
-        if (f && f[0] === fence[0] && f.length >= fence.length && line.trim() === f) fence = null;
+        if (f && f[1]![0] === fence[0] && f[1]!.length >= fence.length && f[2]!.trim() === '') fence = null;
         return line;
       }
-      if (f) {
-        fence = f;
+      if (f && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
+        fence = f[1]!;
         return line;
       }
-      return line.replace(/^(\s*)\//, '$1\\/');
-    })
-    .join('\n');
+      return inertInline(line);
+    });
+  if (fence) lines.push(fence);
+  return lines.join('\n');
 }
 
 /** `text` cut to at most about `max` characters, a code fence left open by the cut closed, and a note saying so. */

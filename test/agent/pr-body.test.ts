@@ -84,6 +84,43 @@ describe('pull request body', () => {
     expect(body).toContain('### Docs checks');
   });
 
+  it('renders nothing active from a hostile summary, keeps its lists and code, and leaves the later sections visible', () => {
+    const summary = [
+      'Updated the guide <!-- everything after this would be hidden',
+      '',
+      '- see [the docs](https://evil.example) and ![x](https://evil.example/t.png)',
+      '- <img src=x onerror=alert(1)> &amp; @octocat https://evil.example www.evil.example',
+      '/merge',
+      '```sh',
+      'npm run build <script>',
+    ].join('\n');
+    const body = pullRequestBody({ summary, firstRequest: null, request: 'Fix it', files, checks: '', template: null, jobId: 'job_1' });
+    const tree = parse(body);
+    expect(nodes(tree).filter((n) => ['html', 'link', 'image'].includes(n.type))).toEqual([]);
+    // The list and the (closed) code block survive; the sections after the summary are still headings.
+    expect(nodes(tree).filter((n) => n.type === 'list')).not.toHaveLength(0);
+    expect(
+      nodes(tree)
+        .filter((n) => n.type === 'code')
+        .map((n) => (n as { value: string }).value),
+    ).toContain('npm run build <script>');
+    expect(
+      nodes(tree)
+        .filter((n) => n.type === 'heading')
+        .map((h) => (h as { children: { value?: string }[] }).children[0]?.value),
+    ).toEqual(['Request', 'Files changed (3)']);
+    expect(body).toContain('\\/merge');
+    expect(body).not.toMatch(/@octocat/);
+    const comment = followUpComment({ summary, request: 'Again', commitSha: null, jobId: 'job_1', turn: 2 });
+    const commentTree = parse(comment.body);
+    // The marker is the comment's only HTML; it stays last, outside any code block.
+    expect(
+      nodes(commentTree)
+        .filter((n) => ['html', 'link', 'image'].includes(n.type))
+        .map((n) => (n as { value?: string }).value),
+    ).toEqual([comment.marker]);
+  });
+
   it("fits the sections into the repository's template and escapes GitLab quick actions in the summary", () => {
     const template = '## What\n\n<!-- what -->\n\n## Checklist\n- [x] I ran `npm test`\n* [ ] Pinged @docs-team\n';
     const body = pullRequestBody({
