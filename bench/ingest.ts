@@ -4,6 +4,8 @@
 //   npm run bench:ingest -- [--events 1M] [--pool 1M] [--duration 40] [--rounds 5] [--connections 4]
 //                           [--backends sqlite,postgres] [--import-events 200k] [--no-import]
 //                           [--compare <checkout of an earlier commit>]
+//   npm run bench:ingest -- --page-views [--conns 50,100] [--duration 20] [--rounds 5] [--backends sqlite]
+//                           [--pool 20k] [--compare <checkout>]   (one event per request: lib/page-views.ts)
 //
 // The bare route and every backend's service run at once and are measured in rotating rounds (lib/rounds.ts):
 // events/s is the median over rounds, the ratio the median of per-round ratios. Each service keeps its
@@ -25,6 +27,10 @@ import { median, round } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+if (args.has('page-views')) {
+  await (await import('./lib/page-views.ts')).runPageViews(args, log);
+  process.exit(0);
+}
 const durationS = intArg(args, 'duration') ?? 40;
 const rounds = Math.max(1, intArg(args, 'rounds') ?? 5);
 const roundS = Math.max(1, Math.round(durationS / rounds));

@@ -8,6 +8,19 @@ app.post('/v1/analytics/:projectId/events', async (request, reply) => {
   reply.code(202);
   return { accepted: Array.isArray(body?.events) ? body.events.length : 0, rejected: [] };
 });
+// The tracker's shape (navigator.sendBeacon: a text/plain body of JSON), as /v1/collect takes it.
+app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
+  try {
+    done(null, JSON.parse(body as string));
+  } catch (err) {
+    done(err as Error, undefined);
+  }
+});
+app.post('/v1/collect', async (request, reply) => {
+  const body = request.body as { events?: unknown[] } | null;
+  reply.code(202);
+  return { accepted: Array.isArray(body?.events) ? body.events.length : 0, rejected: [] };
+});
 const job = {
   id: 'job_0000000000000000',
   status: 'completed',

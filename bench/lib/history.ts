@@ -80,6 +80,25 @@ function ingest(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   return { inkwell, baseline: { bare: { eventsPerSecond: num(r.bare?.eventsPerSecond), p99Ms: num(r.bare?.load?.latencyMs?.p99) } } };
 }
 
+// ingest.ts --page-views: one event per request, per shape and connections, each with its bare route's figures.
+function ingestPageViews(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
+  const inkwell: Record<string, Figures> = {};
+  for (const s of r.inkwell ?? [])
+    inkwell[String(s.name)] = s.error
+      ? { error: String(s.error) }
+      : {
+          requestsPerSecond: num(s.requestsPerSecond),
+          ratioToBare: num(s.ratioToBare),
+          p50Ms: num(s.p50Ms),
+          p99Ms: num(s.p99Ms),
+          cpuUsPerRequest: num(s.cpuUsPerRequest),
+        };
+  const baseline: Record<string, Figures> = {};
+  for (const [name, b] of Object.entries<Json>(r.bare ?? {}))
+    baseline[name] = { requestsPerSecond: num(b.requestsPerSecond), p50Ms: num(b.p50Ms), p99Ms: num(b.p99Ms) };
+  return { inkwell, baseline };
+}
+
 function api(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const inkwell: Record<string, Figures> = {};
   for (const s of r.inkwell ?? [])
@@ -259,6 +278,7 @@ function segments(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
 const EXTRACTORS: Record<string, (r: Json) => Pick<HistoryLine, 'inkwell' | 'baseline'>> = {
   analytics,
   ingest,
+  'ingest-pageviews': ingestPageViews,
   api,
   jobs,
   views,

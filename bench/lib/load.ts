@@ -24,11 +24,17 @@ export interface LoadRequest {
   headers?: Record<string, string>;
   /** Bodies sent in turn (cycled), for POSTs. */
   bodies?: string[];
+  /** Content type of the bodies (default application/json). */
+  contentType?: string;
+  /** Per body (same index): headers sent with it besides `headers` (e.g. the user agent of a page view). */
+  bodyHeaders?: Record<string, string>[];
 }
 
 export async function load(baseUrl: string, req: LoadRequest, o: { connections: number; durationS: number }): Promise<LoadResult> {
   let i = 0;
   const bodies = req.bodies;
+  const bodyHeaders = req.bodyHeaders;
+  const baseHeaders = { ...(req.headers ?? {}), ...(bodies ? { 'content-type': req.contentType ?? 'application/json' } : {}) };
   const r = await autocannon({
     url: baseUrl,
     connections: o.connections,
@@ -37,11 +43,13 @@ export async function load(baseUrl: string, req: LoadRequest, o: { connections: 
       {
         method: req.method,
         path: req.path,
-        headers: { ...(req.headers ?? {}), ...(bodies ? { 'content-type': 'application/json' } : {}) },
+        headers: baseHeaders,
         ...(bodies
           ? {
               setupRequest: (request: any) => {
-                request.body = bodies[i++ % bodies.length];
+                const k = i++ % bodies.length;
+                request.body = bodies[k];
+                if (bodyHeaders) request.headers = { ...baseHeaders, ...bodyHeaders[k] };
                 return request;
               },
             }

@@ -14,6 +14,8 @@ export interface RoundSystem {
   req: LoadRequest;
   /** Count the `postgres` processes' CPU in its rounds. */
   usesPg: boolean;
+  /** Connections of its rounds when not the rounds' (RoundOptions.connections). */
+  connections?: number;
   runs: LoadResult[];
   /** Server process CPU (user + system) per request in each round, µs. */
   cpuUs: (number | null)[];
@@ -23,8 +25,8 @@ export interface RoundSystem {
   pgCpuUs: (number | null)[];
 }
 
-export function roundSystem(name: string, baseUrl: string, pid: number, req: LoadRequest, usesPg = false): RoundSystem {
-  return { name, baseUrl, pid, req, usesPg, runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] };
+export function roundSystem(name: string, baseUrl: string, pid: number, req: LoadRequest, usesPg = false, connections?: number): RoundSystem {
+  return { name, baseUrl, pid, req, usesPg, ...(connections !== undefined ? { connections } : {}), runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] };
 }
 
 export const medianOrNull = (xs: (number | null)[], digits = 1): number | null => {
@@ -44,7 +46,7 @@ export interface RoundOptions {
 }
 
 export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Promise<void> {
-  if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: o.connections, durationS: o.warmUpS });
+  if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.warmUpS });
   const show = o.describe ?? ((r: LoadResult) => `${r.requestsPerSecond.toLocaleString('en')} req/s`);
   for (let n = 0; n < o.rounds; n++) {
     const order = systems.map((_, i) => systems[(i + n) % systems.length] as RoundSystem);
@@ -54,7 +56,7 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
       const pg0 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
       const cpu0 = cpuMs(sys.pid);
       const gen0 = process.cpuUsage();
-      const res = await load(sys.baseUrl, sys.req, { connections: o.connections, durationS: o.roundS });
+      const res = await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.roundS });
       const gen = process.cpuUsage(gen0);
       const cpu1 = cpuMs(sys.pid);
       const pg1 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
