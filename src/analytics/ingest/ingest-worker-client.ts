@@ -14,13 +14,27 @@ export interface WorkerSetup {
   cacheEntries: number;
 }
 
-export type WorkerRequest = { t: 'write'; id: number; projectId: string; source: IngestSource; batch: WriteBatch } | { t: 'clear' } | { t: 'close' };
+/** One write: a batch to store, acknowledged by its id. */
+export interface WorkerWrite {
+  id: number;
+  projectId: string;
+  source: IngestSource;
+  batch: WriteBatch;
+}
+
+/**
+ * `writes`: the writes handed over in one event-loop turn, in order, as one message (see createWorkerWriter);
+ * `replies` likewise from the worker. One event per request (page views) would otherwise cost a message each
+ * way per request, and a message's fixed cost (wake-up, dispatch) is most of what a one-event batch costs to send.
+ */
+export type WorkerRequest = { t: 'writes'; writes: WorkerWrite[] } | { t: 'clear' } | { t: 'close' };
 
 export type WorkerReply =
   | { t: 'ready' }
   | { t: 'learned'; projectId: string; learned: Learned }
   | { t: 'done'; id: number; inserted: number }
   | { t: 'fail'; id: number; message: string; code: string | null }
+  | { t: 'replies'; replies: WorkerReply[] }
   | { t: 'closed' };
 
 /** An error of the ingest worker, carrying the original error's code (e.g. SQLITE_BUSY) when it had one. */
@@ -134,11 +148,30 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
 
   let readyWaiters: (() => void)[] = [];
 
+  /**
+   * Writes of this event-loop turn not yet sent, and the worker they go to: sent as one message at the end of
+   * the turn (setImmediate runs after the poll phase that read this turn's requests). They are in `pending`
+   * already, so a worker that dies or never starts meanwhile fails or falls back on them like on the rest.
+   */
+  let outbox: WorkerWrite[] = [];
+  let outboxWorker: Worker | null = null;
+  function flush(): void {
+    const writes = outbox;
+    const w = outboxWorker;
+    outbox = [];
+    outboxWorker = null;
+    // Only writes still pending go (a failed or fallen-back worker settled the others already).
+    const live = writes.filter((x) => pending.has(x.id));
+    if (w && live.length > 0 && worker === w) w.postMessage({ t: 'writes', writes: live } satisfies WorkerRequest);
+  }
+
   function start(): Worker {
     checkpointer ??= startCheckpointer(setup.sqlitePath);
     const w = new Worker(BOOT_URL, { workerData: setup satisfies WorkerSetup });
-    w.on('message', (msg: WorkerReply) => {
-      if (msg.t === 'ready') {
+    const onReply = (msg: WorkerReply): void => {
+      if (msg.t === 'replies') {
+        for (const r of msg.replies) onReply(r);
+      } else if (msg.t === 'ready') {
         everReady = true;
         const waiters = readyWaiters;
         readyWaiters = [];
@@ -155,7 +188,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       } else if (msg.t === 'closed') {
         onClosed?.();
       }
-    });
+    };
+    w.on('message', onReply);
     w.on('error', (err) => {
       if (worker === w) worker = null;
       if (!fallBack(err)) failAll(new IngestWorkerError(`ingest worker failed: ${err.message}`, null));
@@ -190,12 +224,18 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         if (pending.size === 0) w.ref();
         pending.set(id, { projectId, source, batch, resolve, reject });
         // Copied, not transferred: should the worker fail to start, the fallback writer needs the batch.
-        w.postMessage({ t: 'write', id, projectId, source, batch } satisfies WorkerRequest);
+        if (outboxWorker !== null && outboxWorker !== w) flush();
+        outbox.push({ id, projectId, source, batch });
+        if (outboxWorker === null) {
+          outboxWorker = w;
+          setImmediate(flush);
+        }
       });
     },
 
     clearCaches() {
       fallback?.clearCaches();
+      flush();
       worker?.postMessage({ t: 'clear' } satisfies WorkerRequest);
     },
 
@@ -228,6 +268,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         if (!w) return;
         w.ref();
         // The worker finishes the writes it has, closes its connection and says so; then it is ended.
+        flush();
         await new Promise<void>((resolve) => {
           onClosed = resolve;
           w.postMessage({ t: 'close' } satisfies WorkerRequest);

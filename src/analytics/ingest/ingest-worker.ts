@@ -19,28 +19,52 @@ if (!port) throw new Error('ingest-worker.ts must run in a worker thread');
 // this connection checkpoints itself only when the WAL grows past 64 MiB (it fell behind), instead of
 // after every commit past the default 4 MiB.
 const db = openDatabase({ sqlitePath: setup.sqlitePath, walAutocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES });
+/**
+ * Replies settled together, in order, sent as one message (a group commit settles many writes at once; see
+ * WorkerRequest). `learned` replies precede the replies of the batches they came from. Sent from a microtask,
+ * not at the end of the turn: the group writer's next transaction (and its fsync) may run in this turn, and the
+ * replies must not wait for it. The writes of a group settle in the same round of microtasks (they are resolved
+ * in one loop and their continuations are equally deep), so the flush queued by the first reply runs after the
+ * last; were one to come later, it would go in a message of its own.
+ */
+let replies: WorkerReply[] = [];
+function reply(r: WorkerReply): void {
+  replies.push(r);
+  if (replies.length === 1) queueMicrotask(sendReplies);
+}
+function sendReplies(): void {
+  const out = replies;
+  replies = [];
+  if (out.length === 1) port?.postMessage(out[0]);
+  else if (out.length > 1) port?.postMessage({ t: 'replies', replies: out } satisfies WorkerReply);
+}
+
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
-  onLearned: (projectId, learned) => port.postMessage({ t: 'learned', projectId, learned } satisfies WorkerReply),
+  onLearned: (projectId, learned) => {
+    if (learned.paths.keys.length + learned.visitors.keys.length + learned.userAgents.keys.length > 0) reply({ t: 'learned', projectId, learned });
+  },
 });
 
 const inFlight = new Set<Promise<void>>();
 
 port.on('message', (msg: WorkerRequest) => {
-  if (msg.t === 'write') {
-    const p: Promise<void> = writer.write(msg.projectId, msg.source, msg.batch).then(
-      (inserted) => port.postMessage({ t: 'done', id: msg.id, inserted } satisfies WorkerReply),
-      (err: unknown) =>
-        port.postMessage({
-          t: 'fail',
-          id: msg.id,
-          message: err instanceof Error ? err.message : String(err),
-          code: (err as { code?: unknown })?.code === undefined ? null : String((err as { code?: unknown }).code),
-        } satisfies WorkerReply),
-    );
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
+  if (msg.t === 'writes') {
+    for (const w of msg.writes) {
+      const p: Promise<void> = writer.write(w.projectId, w.source, w.batch).then(
+        (inserted) => reply({ t: 'done', id: w.id, inserted }),
+        (err: unknown) =>
+          reply({
+            t: 'fail',
+            id: w.id,
+            message: err instanceof Error ? err.message : String(err),
+            code: (err as { code?: unknown })?.code === undefined ? null : String((err as { code?: unknown }).code),
+          }),
+      );
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
   } else if (msg.t === 'clear') {
     writer.clearCaches();
   } else if (msg.t === 'close') {
@@ -48,7 +72,10 @@ port.on('message', (msg: WorkerRequest) => {
     void Promise.allSettled([...inFlight])
       .then(() => writer.close())
       .then(() => db.close())
-      .finally(() => port.postMessage({ t: 'closed' } satisfies WorkerReply));
+      .finally(() => {
+        sendReplies();
+        port.postMessage({ t: 'closed' } satisfies WorkerReply);
+      });
   }
 });
 port.postMessage({ t: 'ready' } satisfies WorkerReply);
