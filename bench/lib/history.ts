@@ -96,6 +96,8 @@ function ingestPageViews(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
   const baseline: Record<string, Figures> = {};
   for (const [name, b] of Object.entries<Json>(r.bare ?? {}))
     baseline[name] = { requestsPerSecond: num(b.requestsPerSecond), p50Ms: num(b.p50Ms), p99Ms: num(b.p99Ms) };
+  if (r.commitLatency)
+    baseline.sqliteCommit = { medianMs: num(r.commitLatency.medianMs), p90Ms: num(r.commitLatency.p90Ms), p99Ms: num(r.commitLatency.p99Ms) };
   return { inkwell, baseline };
 }
 

@@ -10,6 +10,8 @@
 // its bare counterpart too; requests/s, p50 and p99 are medians over rounds, the ratio the median of per-round
 // ratios to the bare route of the same shape and connections.
 import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { BENCH_PG_ADMIN_URL } from '../baselines/pg-raw.ts';
 import { genArgs, intArg } from './args.ts';
 import { compareFromArgs, compareNote, sidesOf } from './compare.ts';
@@ -51,6 +53,34 @@ function requestOf(shape: Shape, pool: Pool, projectId: string, secretKey: strin
   };
 }
 
+/**
+ * The floor under any durable acknowledgement on this disk, measured in the same run: commits of a few small
+ * rows to a SQLite file in WAL mode with synchronous=FULL (one fsync each), one after the other.
+ */
+function commitLatency(dir: string, commits = 300): { medianMs: number; p90Ms: number; p99Ms: number } {
+  const file = path.join(dir, 'commit-latency.db');
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('create table t (a integer, b text)');
+    const ins = db.prepare('insert into t values (?, ?)');
+    const ms: number[] = [];
+    for (let i = 0; i < commits; i++) {
+      const t0 = performance.now();
+      db.exec('begin');
+      for (let j = 0; j < 20; j++) ins.run(i, 'x'.repeat(100));
+      db.exec('commit');
+      ms.push(performance.now() - t0);
+    }
+    ms.sort((a, b) => a - b);
+    const at = (q: number) => round(ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] as number, 2);
+    return { medianMs: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99) };
+  } finally {
+    db.close();
+  }
+}
+
 interface SystemResult {
   name: string;
   shape: Shape;
@@ -78,6 +108,10 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
   const poolN = Math.min(meta.counts.events, intArg(args, 'pool') ?? 20_000);
   const pool = await buildPool(csv, meta, poolN);
   const compare = compareFromArgs(args);
+  const scratch = tempDir('pageviews-commit');
+  const commits = commitLatency(scratch);
+  fs.rmSync(scratch, { recursive: true, force: true });
+  log(`SQLite commit (synchronous=FULL) on this disk: median ${commits.medianMs} ms, p90 ${commits.p90Ms}, p99 ${commits.p99Ms}`);
 
   const bare = await startBareServer();
   const systems: RoundSystem[] = [];
@@ -180,9 +214,12 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         'One event per request. server: POST /v1/analytics/{projectId}/events, {"events":[event]} with an ingest-secret key (timestamp, userAgent, visitorId from the dataset). tracker: POST /v1/collect, text/plain {projectId, key, events:[{path}]} with a public ingest key, User-Agent header from the dataset.',
         'Every system (shape × connections, and the bare route of each) runs at once and is measured in turn, `rounds` rounds of `roundS` seconds (order rotating), after 2 s of warm-up each: requests/s (2xx only), p50 and p99 are medians over rounds; ratioToBare is the median of per-round ratios to the bare route of the same shape and connections.',
         'bare = the same framework and route shapes with no work (JSON parsing only), in its own process. Accepted events are durable (committed) before each 202.',
+        'commitLatency: 300 commits of 20 small rows each to a SQLite file in WAL mode with synchronous=FULL on the same disk, measured before the rounds: the fsync that a durable 202 waits for.',
       ],
     },
     bare: bareOut,
+    /** One SQLite commit with its fsync, alone, before the rounds: what every acknowledged request waits for at least once. */
+    commitLatency: commits,
     inkwell: results,
     targets: {
       atLeastHalfOfBareP99Under20Ms: results.filter((r) => !r.commit && !r.error).every((r) => (r.ratioToBare ?? 0) >= 0.5 && (r.p99Ms ?? Infinity) < 20),
