@@ -86,6 +86,16 @@ if (p) {
   console.log('');
 }
 
+const pv = latest('ingest-pageviews');
+if (pv) {
+  console.log(`### Page-view ingest, one event per request (${env(pv)})\n`);
+  const bareRows = Object.entries<any>(pv.bare).map(([name, b]) => [name, b.requestsPerSecond, b.p50Ms, b.p99Ms, 1, b.cpuUsPerRequest]);
+  const rows = pv.inkwell.map((r: any) => [r.name, r.requestsPerSecond, r.p50Ms, r.p99Ms, r.ratioToBare, r.cpuUsPerRequest]);
+  console.log(table(['system', 'req/s', 'p50 ms', 'p99 ms', 'ratio to bare', 'CPU µs/request'], [...bareRows, ...rows]));
+  if (pv.commitLatency) console.log(`\nSQLite commit on this disk: median ${pv.commitLatency.medianMs} ms, p99 ${pv.commitLatency.p99Ms} ms`);
+  console.log('');
+}
+
 const j = latest('jobs');
 if (j) {
   console.log(`### Jobs (${j.method.files}-file repository, median of ${j.method.sequentialJobs}; ${j.method.concurrentJobs} concurrent; ${env(j)})\n`);
