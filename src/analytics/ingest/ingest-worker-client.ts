@@ -7,7 +7,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
-import { type PackedWrites, packWrites } from './worker-batches.ts';
 import type { Learned, WriteBatch } from './write-batch.ts';
 
 export interface WorkerSetup {
@@ -28,7 +27,7 @@ export interface WorkerWrite {
  * `replies` likewise from the worker. One event per request (page views) would otherwise cost a message each
  * way per request, and a message's fixed cost (wake-up, dispatch) is most of what a one-event batch costs to send.
  */
-export type WorkerRequest = { t: 'writes'; packed: PackedWrites } | { t: 'clear' } | { t: 'close' };
+export type WorkerRequest = { t: 'writes'; writes: WorkerWrite[] } | { t: 'clear' } | { t: 'close' };
 
 export type WorkerReply =
   | { t: 'ready' }
@@ -163,10 +162,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     outboxWorker = null;
     // Only writes still pending go (a failed or fallen-back worker settled the others already).
     const live = writes.filter((x) => pending.has(x.id));
-    if (w && live.length > 0 && worker === w) {
-      const packed = packWrites(live);
-      w.postMessage({ t: 'writes', packed } satisfies WorkerRequest, [packed.buffer]);
-    }
+    if (w && live.length > 0 && worker === w) w.postMessage({ t: 'writes', writes: live } satisfies WorkerRequest);
   }
 
   function start(): Worker {
