@@ -22,7 +22,7 @@ import { costOf, type ModelPrice, priceOf } from './prices.ts';
 import { buildSystemPrompt } from './prompt.ts';
 import { gatherRepoContext } from './repo-context.ts';
 import { RunError } from './run-error.ts';
-import { justificationsFrom, type ScopeOutcome, scopeEventData, scopeSection, TurnScope } from './scope.ts';
+import { justificationsFrom, requestsFrom, type ScopeOutcome, scopeEventData, scopeSection, TurnScope } from './scope.ts';
 import { commitMessage, commitTurn, describeChange } from './summary.ts';
 import { createTools } from './tools.ts';
 
@@ -543,6 +543,7 @@ export function createRunExecutor(config: Config, logger: Logger, options: RunEx
         ref: input.ref,
         maxChangedFiles: turn.budget.limits.maxChangedFiles ?? config.budget.maxChangedFiles,
         earlier: justificationsFrom(input.history),
+        requests: [...requestsFrom(input.history), input.prompt],
       });
       const docsChecker = createDocsChecker(ws, root, input.ref, turn.work);
       // The docs checks and the scope check (src/agent/scope.ts) together: what the check tool and the repair rounds see.

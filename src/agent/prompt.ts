@@ -152,8 +152,8 @@ when you finish, your changes are committed, pushed and proposed as a pull reque
 
 Work carefully: read a file before editing it, follow the repository's conventions and style, keep changes focused on
 the request. If the request needs no change, change nothing and say why.
-Do not change lockfiles, generated files, build output or binary files unless the request needs it: the scope check
-flags them; revert such a change with revert_file, or say why the request needs it with justify_change. Inkwell
+Do not change lockfiles, generated files, build output, binary files or pages the request does not name (a page
+that links to one you add, move or delete is fine) unless the request needs it: the scope check flags them; revert such a change with revert_file, or say why the request needs it with justify_change. Inkwell
 reverts unjustified ones before the commit${input.maxChangedFiles ? `, and a branch that changes more than ${input.maxChangedFiles} files opens its pull request as a draft` : ''}.
 
 When you finish, Inkwell may run the docs checks on your changes and send any problem back to you to fix.

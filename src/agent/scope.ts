@@ -3,7 +3,8 @@
 // The model gets them as check findings (src/agent/checks.ts) and either reverts a file (`revert_file`) or says
 // why the request needs it (`justify_change`); at the end of the turn every unjustified one is put back as it is
 // at the base before the commit, so it is never committed. A branch over the budget opens its pull request as a
-// draft. "Unrelated pages" are not guessed at: these rules are the firm ones (docs/agent-jobs.md).
+// draft. Unrelated pages (a changed page the requests do not name and that links to no page the branch adds,
+// moves or deletes) are found by src/agent/page-scope.ts and handled the same way (docs/agent-jobs.md).
 import path from 'node:path';
 import type { ModelMessage } from 'ai';
 import type { Finding } from '../docs-checks/types.ts';
@@ -13,6 +14,7 @@ import { blobHead, generatedByAttributes, listedAt, restoreFromBase } from '../g
 import type { Workspace } from '../git/workspace.ts';
 import { inert } from '../lib/inert-text.ts';
 import { ConfinedError, ConfinedTree } from './confined-fs.ts';
+import { isDocsPage, MAX_PAGE_BYTES, MAX_PAGES, type PageFacts, unrelatedPages } from './page-scope.ts';
 import { checkToolPath } from './paths.ts';
 import type { BodySection } from './pr-template.ts';
 
@@ -44,7 +46,7 @@ export const LOCKFILES: ReadonlySet<string> = new Set([
 /** Folders of build output at the repository's root (node_modules at any depth); `site/` only for MkDocs. */
 const BUILD_DIRS = ['dist', 'build', '.docusaurus', '.vitepress/dist', '.vitepress/cache', '.next', '.nuxt', '.svelte-kit'];
 
-export type ScopeReason = 'lockfile' | 'generated' | 'build-output' | 'binary';
+export type ScopeReason = 'lockfile' | 'generated' | 'build-output' | 'binary' | 'unrelated-page';
 
 /** How many bytes of a file's start are read for a generated-file marker, and how many lines of them count. */
 const HEADER_BYTES = 1024;
@@ -108,13 +110,23 @@ export interface ScopeReport {
 export function scopeFindings(report: ScopeReport): Finding[] {
   const findings: Finding[] = report.outOfScope
     .filter((f) => f.justification === null)
-    .map((f) => ({
-      file: f.path,
-      line: 0,
-      column: 0,
-      rule: 'out-of-scope',
-      message: `${f.detail}, changed (${f.status}). Unless the request needs it, revert it with revert_file; if it does, say why with justify_change. Unjustified, it is reverted before the commit.`,
-    }));
+    .map((f) =>
+      f.reason === 'unrelated-page'
+        ? {
+            file: f.path,
+            line: 0,
+            column: 0,
+            rule: 'unrelated-page',
+            message: `this page (${f.status}) is not named by the request and does not link to a page this change adds, moves or deletes: revert it with revert_file or say why it belongs with justify_change. Unjustified, it is reverted before the commit.`,
+          }
+        : {
+            file: f.path,
+            line: 0,
+            column: 0,
+            rule: 'out-of-scope',
+            message: `${f.detail}, changed (${f.status}). Unless the request needs it, revert it with revert_file; if it does, say why with justify_change. Unjustified, it is reverted before the commit.`,
+          },
+    );
   if (report.changedFiles > report.maxChangedFiles) {
     findings.push({
       file: '',
@@ -149,6 +161,20 @@ export function justificationsFrom(messages: readonly ModelMessage[]): Map<strin
   return out;
 }
 
+/** Opens the repair messages the checks send as user messages (src/agent/checks.ts): not requests. */
+const REPAIR_PREFIX = 'Inkwell checked your changes:';
+
+/** The job's requests in an earlier turn's conversation (its user messages, without the checks' repair messages). Pure. */
+export function requestsFrom(messages: readonly ModelMessage[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.role !== 'user') continue;
+    const text = typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    if (!text.startsWith(REPAIR_PREFIX)) out.push(text);
+  }
+  return out;
+}
+
 export interface ScopeOutcome {
   report: ScopeReport;
   /** Out-of-scope files put back as they are at the base (never committed). */
@@ -173,7 +199,13 @@ export function scopeEventData(outcome: ScopeOutcome): Record<string, unknown> |
   };
 }
 
-const REASON_NAMES: Record<ScopeReason, string> = { lockfile: 'lockfile', generated: 'generated', 'build-output': 'build output', binary: 'binary' };
+const REASON_NAMES: Record<ScopeReason, string> = {
+  lockfile: 'lockfile',
+  generated: 'generated',
+  'build-output': 'build output',
+  binary: 'binary',
+  'unrelated-page': 'unrelated page',
+};
 
 /** The pull-request body's section on out-of-scope files and the budget; null when there is nothing to say. Pure. */
 export function scopeSection(outcome: ScopeOutcome | null): BodySection | null {
@@ -219,6 +251,8 @@ export interface TurnScopeInput {
   maxChangedFiles: number;
   /** Justifications given in earlier turns of the job. */
   earlier?: ReadonlyMap<string, string>;
+  /** The job's requests, this turn's last: what decides unrelated pages (none given: no page is unrelated). */
+  requests?: readonly string[];
 }
 
 /**
@@ -310,6 +344,7 @@ export class TurnScope {
       const hit = await this.headerFinding(base, f);
       if (hit) found.set(f.path, hit);
     });
+    await this.pageFindings(base, files, found, notes);
     const facts = { files, found, notes };
     // A file tool that ran during the read may have changed what it saw: nothing is kept for later.
     if (generation === this.generation) this.facts = facts;
@@ -330,6 +365,30 @@ export class TurnScope {
       }));
     const reverting = outOfScope.filter((f) => f.justification === null).length;
     return { changedFiles: files.length - reverting, maxChangedFiles: this.input.maxChangedFiles, outOfScope, notes: [...notes] };
+  }
+
+  /**
+   * Unrelated pages among the changed docs pages no other reason covers (src/agent/page-scope.ts). Each page is
+   * read as staged and at the base through git, at most MAX_PAGE_BYTES each and MAX_PAGES pages.
+   */
+  private async pageFindings(base: string, files: readonly DiffFile[], found: Map<string, { reason: ScopeReason; detail: string }>, notes: string[]) {
+    const requests = this.input.requests ?? [];
+    const pages = files.filter((f) => !found.has(f.path) && (isDocsPage(f.path) || (f.oldPath !== null && isDocsPage(f.oldPath))));
+    if (requests.length === 0 || !pages.some((f) => f.status !== 'added')) return;
+    const read = pages.slice(0, MAX_PAGES);
+    if (read.length < pages.length) notes.push(`only the first ${MAX_PAGES} changed pages were looked at for unrelated pages`);
+    const facts: PageFacts[] = [];
+    await forEachLimited(read, 8, async (f) => {
+      const [text, baseText] = await Promise.all([
+        f.status === 'deleted' ? null : blobHead(this.input.ws, `:${f.path}`, MAX_PAGE_BYTES),
+        f.status === 'added' ? null : blobHead(this.input.ws, `${base}:${f.oldPath ?? f.path}`, MAX_PAGE_BYTES),
+      ]);
+      facts.push({ path: f.path, oldPath: f.oldPath, status: f.status, text, baseText });
+    });
+    facts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const verdict = await unrelatedPages(requests, facts);
+    for (const p of verdict.unrelated)
+      found.set(p, { reason: 'unrelated-page', detail: 'a page the request does not name that links to no page this change adds, moves or deletes' });
   }
 
   /** A marker in the first lines of the file as staged or as it is at the base; binary content found there. */
@@ -356,7 +415,7 @@ export class TurnScope {
     const report = await this.report();
     const file = report.outOfScope.find((f) => f.path === checked.rel || f.oldPath === checked.rel);
     if (!file)
-      return `noted; "${checked.rel}" is not among the out-of-scope changes now (lockfiles, generated files, build output, binary files), so it needs no justification yet`;
+      return `noted; "${checked.rel}" is not among the out-of-scope changes now (lockfiles, generated files, build output, binary files, unrelated pages), so it needs no justification yet`;
     return `kept "${file.path}" (${REASON_NAMES[file.reason]}); the pull request lists it with your reason`;
   }
 

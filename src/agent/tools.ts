@@ -233,10 +233,10 @@ const descriptions: Record<ToolName, string> = {
   delete_file: 'Delete a file.',
   move_file: 'Move or rename a file. The destination must not exist.',
   check:
-    "Run the docs checks on every file changed so far (pages parse, front matter, links, images and anchors, navigation), as the repository's docs framework builds them, and the scope check (lockfiles, generated files, build output, binary files, the changed-files budget). Returns the problems with file:line:column.",
+    "Run the docs checks on every file changed so far (pages parse, front matter, links, images and anchors, navigation), as the repository's docs framework builds them, and the scope check (lockfiles, generated files, build output, binary files, unrelated pages, the changed-files budget). Returns the problems with file:line:column.",
   revert_file: 'Put a changed file back as it is on the base branch (a moved file goes back to its old path). Use it for changes the request does not need.',
   justify_change:
-    'Keep a change the scope check flags (a lockfile, generated file, build output or binary file) and say why the request needs it, in one sentence. The pull request lists it with the reason; unjustified ones are reverted before the commit.',
+    'Keep a change the scope check flags (a lockfile, generated file, build output, binary file or unrelated page) and say why the request needs it, in one sentence. The pull request lists it with the reason; unjustified ones are reverted before the commit.',
 };
 
 const strict = { additionalProperties: false };

@@ -55,7 +55,13 @@ function stepLine(e: JobEvent): string | null {
     case 'check':
       return d.status === 'passed' ? '✓ docs checks passed' : `✗ docs checks: ${d.findingCount} problems${d.final ? '' : ' (sent back to the model)'}`;
     case 'scope': {
-      const paths = (list: unknown) => (Array.isArray(list) ? list.map((f) => String((f as { path?: unknown })?.path ?? '')) : []);
+      const paths = (list: unknown) =>
+        Array.isArray(list)
+          ? list.map((f) => {
+              const entry = f as { path?: unknown; reason?: unknown } | null;
+              return `${String(entry?.path ?? '')}${entry?.reason === 'unrelated-page' ? ' (unrelated page)' : ''}`;
+            })
+          : [];
       const reverted = paths(d.reverted);
       const kept = paths(d.justified);
       const parts = [

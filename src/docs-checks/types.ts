@@ -18,10 +18,11 @@ export const RULES = {
   // The scope check of a run (src/agent/scope.ts), reported with the docs checks.
   'out-of-scope': 'a changed lockfile, generated file, build output or binary file the model did not justify',
   'changed-files-budget': 'the branch changes more files than its budget',
+  'unrelated-page': 'a changed page the request does not name that links to no page the change adds, moves or deletes',
 } as const;
 
 /** The rules of the scope check: they decide reverts and the budget, not whether the docs checks passed. */
-export const SCOPE_RULES: ReadonlySet<RuleId> = new Set<RuleId>(['out-of-scope', 'changed-files-budget']);
+export const SCOPE_RULES: ReadonlySet<RuleId> = new Set<RuleId>(['out-of-scope', 'changed-files-budget', 'unrelated-page']);
 
 export type RuleId = keyof typeof RULES;
 

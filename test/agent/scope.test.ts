@@ -323,6 +323,75 @@ describe('out-of-scope changes in a run', () => {
   });
 });
 
+describe('unrelated pages in a run', () => {
+  const PAGES = { ...FILES, 'guides/setup.mdx': '---\ntitle: Setup\n---\n\nInstall it.\n' };
+  const edits = [
+    { name: 'edit_file', args: { path: 'intro.mdx', old_string: 'Hello from Acme.', new_string: 'Welcome to Acme.' } },
+    { name: 'edit_file', args: { path: 'guides/setup.mdx', old_string: 'Install it.', new_string: 'Install it now.' } },
+  ];
+
+  it('a page the request does not name goes back to the model, which reverts it: only the named page is committed', async () => {
+    h = await startHarness({
+      files: PAGES,
+      env: { INKWELL_CHECK_REPAIR_ROUNDS: '2' },
+      script: [
+        { toolCalls: edits },
+        { text: 'Welcome readers\n\nThe intro welcomes readers.' },
+        { toolCalls: [{ name: 'revert_file', args: { path: 'guides/setup.mdx' } }] },
+        { text: 'Welcome readers\n\nThe intro welcomes readers; setup is untouched.' },
+      ],
+    });
+    await h.execute();
+    const repair = requestText(h.model.requests[2]!);
+    expect(repair).toContain(
+      'guides/setup.mdx unrelated-page: this page (modified) is not named by the request and does not link to a page this change adds, moves or deletes',
+    );
+    expect(repair).not.toContain('intro.mdx unrelated-page');
+    expect(readBranchFile(h.repo, BRANCH, 'intro.mdx')).toContain('Welcome to Acme.');
+    expect(readBranchFile(h.repo, BRANCH, 'guides/setup.mdx')).toBe(PAGES['guides/setup.mdx']);
+    expect(h.events.filter((e) => e.type === 'scope')).toEqual([]);
+    const pr = h.github.pulls[0]!;
+    expect(pr.draft).toBe(false);
+    expect(pr.body).toContain('### Files changed (1)\n\n- `intro.mdx` (modified, +1 −1)');
+  });
+
+  it('a justified unrelated page is kept, with its reason in the pull request body', async () => {
+    h = await startHarness({
+      files: PAGES,
+      env: { INKWELL_CHECK_REPAIR_ROUNDS: '2' },
+      script: [
+        { toolCalls: edits },
+        { text: 'Welcome readers\n\nThe intro welcomes readers.' },
+        { toolCalls: [{ name: 'justify_change', args: { path: 'guides/setup.mdx', reason: 'the intro promises setup takes a minute; setup says so too' } }] },
+        { text: 'Welcome readers\n\nThe intro and setup agree.' },
+      ],
+    });
+    await h.execute();
+    const results = h.events.filter((e) => e.type === 'tool_result' && e.data.tool === 'justify_change').map((e) => e.data.summary);
+    expect(results).toEqual(['kept "guides/setup.mdx" (unrelated page); the pull request lists it with your reason']);
+    expect(readBranchFile(h.repo, BRANCH, 'guides/setup.mdx')).toContain('Install it now.');
+    const scope = h.events.find((e) => e.type === 'scope')!.data;
+    expect(scope).toMatchObject({
+      reverted: [],
+      justified: [{ path: 'guides/setup.mdx', reason: 'unrelated-page', justification: 'the intro promises setup takes a minute; setup says so too' }],
+    });
+    const pr = h.github.pulls[0]!;
+    expect(pr.body).toContain('- `guides/setup.mdx` (unrelated page): `the intro promises setup takes a minute; setup says so too`');
+  });
+
+  it('unanswered at the end of the turn, the unrelated page is reverted, never committed, and listed', async () => {
+    h = await startHarness({ files: PAGES, script: [{ toolCalls: edits }, { text: 'Welcome readers\n\nThe intro welcomes readers.' }] });
+    await h.execute();
+    expect(readBranchFile(h.repo, BRANCH, 'guides/setup.mdx')).toBe(PAGES['guides/setup.mdx']);
+    expect(commitsBetween(h.repo, 'main', BRANCH)).toHaveLength(1);
+    const scope = h.events.find((e) => e.type === 'scope')!.data;
+    expect(scope).toMatchObject({ changedFiles: 1, reverted: [{ path: 'guides/setup.mdx', reason: 'unrelated-page' }], justified: [] });
+    const pr = h.github.pulls[0]!;
+    expect(pr.body).toContain('- `guides/setup.mdx` (unrelated page)');
+    expect(pr.body).toContain('### Files changed (1)');
+  });
+});
+
 describe('scope rules (pure)', () => {
   it('lockfiles by name at any depth, build output at the root, node_modules anywhere, site/ only for MkDocs', () => {
     expect(pathReason('package-lock.json', { mkdocs: false })).toMatchObject({ reason: 'lockfile' });

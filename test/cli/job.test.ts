@@ -56,7 +56,16 @@ describe('inkwell job (CLI over HTTP)', () => {
         await input.onEvent({ type: 'check', data: { status: 'passed', round: 1, final: true, findingCount: 0 } });
         await input.onEvent({
           type: 'scope',
-          data: { reverted: [{ path: 'package-lock.json', reason: 'lockfile' }], justified: [], overBudget: true, changedFiles: 30, maxChangedFiles: 25 },
+          data: {
+            reverted: [
+              { path: 'package-lock.json', reason: 'lockfile' },
+              { path: 'docs/billing.mdx', reason: 'unrelated-page' },
+            ],
+            justified: [],
+            overBudget: true,
+            changedFiles: 30,
+            maxChangedFiles: 25,
+          },
         });
         await input.onEvent({ type: 'commit', data: { sha: 'abcdef1234567890', message: 'Reword intro' } });
         await input.onEvent({ type: 'pull_request', data: { url: 'https://github.com/acme/docs/pull/3' } });
@@ -74,7 +83,7 @@ describe('inkwell job (CLI over HTTP)', () => {
     expect(r.stderr).toContain('→ read_file docs/intro.mdx');
     expect(r.stderr).toContain('✗ docs checks: 2 problems (sent back to the model)\n');
     expect(r.stderr).toContain('✓ docs checks passed\n');
-    expect(r.stderr).toContain('↺ scope: reverted 1 out-of-scope file (package-lock.json); over budget: 30 of 25 files\n');
+    expect(r.stderr).toContain('↺ scope: reverted 2 out-of-scope files (package-lock.json, docs/billing.mdx (unrelated page)); over budget: 30 of 25 files\n');
     expect(r.stderr).toContain('✓ committed abcdef12 Reword intro');
     expect(r.stderr).toContain('✓ pull request https://github.com/acme/docs/pull/3');
     expect(r.stdout).toBe('https://github.com/acme/docs/pull/3\n');

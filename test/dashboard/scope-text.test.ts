@@ -18,4 +18,7 @@ it('says what was reverted, what was kept and the budget; odd data stays text', 
     "Scope: reverted 2 out-of-scope files: package-lock.json, dist/app.js; kept 1 with the agent's reason: yarn.lock; over the budget: 30 of 25 files, so the pull request is a draft",
   );
   expect(scopeText({ reverted: [{ path: '<b>x</b>' }], justified: 'nope', overBudget: false })).toBe('Scope: reverted 1 out-of-scope file: <b>x</b>');
+  expect(scopeText({ reverted: [{ path: 'guides/setup.md', reason: 'unrelated-page' }], justified: [], overBudget: false })).toBe(
+    'Scope: reverted 1 out-of-scope file: guides/setup.md (unrelated page)',
+  );
 });

@@ -95,7 +95,8 @@ describe('eval with wrong scripts', () => {
   const scripts: Record<string, ScriptStep[][]> = {
     // A broken link left in (the repair rounds get the same final reply, so it stays broken).
     'mintlify/add-page-webhooks': [[calls(write('guides/webhooks.mdx', WRONG_WEBHOOKS), WEBHOOKS_NAV), done('Add a webhooks guide', 'Done.')]],
-    // The right edit, and an unrelated file changed.
+    // The right edit, and an unrelated page changed with a justification: the scope check keeps it (an unjustified
+    // one it would revert), the eval's "nothing else changed" still fails it.
     'mintlify/document-flag-dry-run': [
       [
         calls(
@@ -105,6 +106,7 @@ describe('eval with wrong scripts', () => {
             '| `--file <path>` | The configuration file. Default: `acme.yaml`. |\n| `--dry-run` | Print the changes without making them. |\n',
           ),
           edit('README.md', 'Run `mint dev` to preview.', 'Run `mint dev` to preview it locally.'),
+          { name: 'justify_change', args: { path: 'README.md', reason: 'the preview sentence was unclear' } },
         ),
         done('Document --dry-run', 'Done.'),
       ],
