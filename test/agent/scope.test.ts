@@ -379,6 +379,30 @@ describe('unrelated pages in a run', () => {
     expect(pr.body).toContain('- `guides/setup.mdx` (unrelated page): `the intro promises setup takes a minute; setup says so too`');
   });
 
+  it('a page that links to the page the request moves is updated with it and kept, with no repair round', async () => {
+    const files = { ...PAGES, 'guides/setup.mdx': '---\ntitle: Setup\n---\n\nRead the [intro](/intro) first.\n' };
+    h = await startHarness({
+      files,
+      env: { INKWELL_CHECK_REPAIR_ROUNDS: '1' },
+      script: [
+        {
+          toolCalls: [
+            { name: 'move_file', args: { from: 'intro.mdx', to: 'welcome.mdx' } },
+            { name: 'edit_file', args: { path: 'docs.json', old_string: '"intro"', new_string: '"welcome"' } },
+            { name: 'edit_file', args: { path: 'guides/setup.mdx', old_string: '(/intro)', new_string: '(/welcome)' } },
+          ],
+        },
+        { text: 'Rename the intro\n\nIntro is now welcome; setup links to it.' },
+      ],
+    });
+    await h.execute({ prompt: 'Rename the Intro page to welcome.mdx' });
+    // No repair round: the setup page links to the moved page, so nothing was sent back.
+    expect(h.model.requests).toHaveLength(2);
+    expect(h.events.filter((e) => e.type === 'scope')).toEqual([]);
+    expect(readBranchFile(h.repo, BRANCH, 'guides/setup.mdx')).toContain('(/welcome)');
+    expect(listBranchFiles(h.repo, BRANCH)).toContain('welcome.mdx');
+  });
+
   it('unanswered at the end of the turn, the unrelated page is reverted, never committed, and listed', async () => {
     h = await startHarness({ files: PAGES, script: [{ toolCalls: edits }, { text: 'Welcome readers\n\nThe intro welcomes readers.' }] });
     await h.execute();
