@@ -14,6 +14,11 @@ export const MAX_REQUEST_CHARS = 20_000;
 export const MAX_PAGE_BYTES = 256 * 1024;
 /** Changed pages the rule reads; beyond: a note, and those pages are not called unrelated. */
 export const MAX_PAGES = 200;
+/**
+ * Characters of pages parsed for links in one check, all pages together (a 256 KiB page of 20,000 links takes
+ * about 2 s to parse on a loaded machine); pages past it are not called unrelated, and a note says so.
+ */
+export const MAX_LINK_CHARS = 2 * 1024 * 1024;
 /** Links of one page followed. */
 const MAX_REFS = 2000;
 /** Shortest and longest name (in normalised characters) matched against the requests. */
@@ -145,7 +150,8 @@ export async function linksToMoved(page: PageFacts, moved: ReadonlySet<string>):
   if (moved.size === 0) return false;
   const versions: Array<[string, string | null]> = [
     [page.path, page.text],
-    [page.oldPath ?? page.path, page.baseText],
+    // The base version only when it differs (a page as it was, at the same path, links to the same pages).
+    [page.oldPath ?? page.path, page.baseText === page.text && !page.oldPath ? null : page.baseText],
   ];
   for (const [rel, text] of versions) {
     if (text === null) continue;
@@ -165,6 +171,8 @@ export async function linksToMoved(page: PageFacts, moved: ReadonlySet<string>):
 export interface UnrelatedVerdict {
   /** Changed pages neither named nor linking to a moved page (the sweep rule applied). */
   unrelated: string[];
+  /** What was not looked at. */
+  notes: string[];
   /** Changed pages (added ones included) the requests name. */
   named: string[];
   /** The requests name no page: nothing is unrelated. */
@@ -180,7 +188,7 @@ export async function unrelatedPages(requests: readonly string[], pages: readonl
   const named = pages.filter((p) => namedBy(text, p)).map((p) => p.path);
   // A request that names none of the changed pages is a sweep (or names only files that are not changed pages,
   // such as AGENTS.md for its rules): every page it changes may belong to it.
-  if (named.length === 0) return { unrelated: [], named, sweep: true };
+  if (named.length === 0) return { unrelated: [], named, sweep: true, notes: [] };
   const moved = new Set<string>();
   for (const p of pages) {
     if (p.status === 'modified') continue;
@@ -188,10 +196,21 @@ export async function unrelatedPages(requests: readonly string[], pages: readonl
     if (p.oldPath) moved.add(stripExt(p.oldPath));
   }
   const unrelated: string[] = [];
+  let parsed = 0;
+  let skipped = 0;
   for (const p of pages) {
     if (p.status === 'added' || named.includes(p.path)) continue;
-    if (await linksToMoved(p, moved)) continue;
+    if (moved.size > 0) {
+      const size = (p.text?.length ?? 0) + (p.baseText === p.text && !p.oldPath ? 0 : (p.baseText?.length ?? 0));
+      if (parsed + size > MAX_LINK_CHARS) {
+        skipped++;
+        continue;
+      }
+      parsed += size;
+      if (await linksToMoved(p, moved)) continue;
+    }
     unrelated.push(p.path);
   }
-  return { unrelated, named, sweep: false };
+  const notes = skipped > 0 ? [`${skipped} changed pages were not read for links (over ${MAX_LINK_CHARS} characters): not called unrelated`] : [];
+  return { unrelated, named, sweep: false, notes };
 }

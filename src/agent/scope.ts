@@ -387,6 +387,7 @@ export class TurnScope {
     });
     facts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const verdict = await unrelatedPages(requests, facts);
+    notes.push(...verdict.notes);
     for (const p of verdict.unrelated)
       found.set(p, { reason: 'unrelated-page', detail: 'a page the request does not name that links to no page this change adds, moves or deletes' });
   }

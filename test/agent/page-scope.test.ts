@@ -28,7 +28,7 @@ describe('unrelated pages (pure)', () => {
     const c = modified('docs/c.md', '# New title\n', '# Old Setup Title\n');
     const d = modified('docs/d.md');
     const v = await unrelatedPages(['Document the new rate LIMITS in the single sign on (sso) page; also old setup title', 'unrelated words'], [a, b, c, d]);
-    expect(v).toEqual({ unrelated: ['docs/d.md'], named: ['docs/a.md', 'docs/b.md', 'docs/c.md'], sweep: false });
+    expect(v).toEqual({ unrelated: ['docs/d.md'], named: ['docs/a.md', 'docs/b.md', 'docs/c.md'], sweep: false, notes: [] });
     expect(namedBy(requestText(['see limits and quotas']), a)).toBe(true);
     expect(namedBy(requestText(['later heading']), b)).toBe(false);
     expect(pageTitles('---\ntitle: X\n---\n# Heading ##\n')).toEqual(['X', 'Heading']);
@@ -38,7 +38,12 @@ describe('unrelated pages (pure)', () => {
 
   it('a request that names none of the changed pages is a sweep: no page is unrelated', async () => {
     const pages = [modified('docs/a.md'), modified('docs/b.md')];
-    expect(await unrelatedPages(['Apply the style rule across the docs: sentence-case headings'], pages)).toEqual({ unrelated: [], named: [], sweep: true });
+    expect(await unrelatedPages(['Apply the style rule across the docs: sentence-case headings'], pages)).toEqual({
+      unrelated: [],
+      named: [],
+      sweep: true,
+      notes: [],
+    });
     expect(await unrelatedPages(['fix typos everywhere'], pages)).toMatchObject({ sweep: true });
     // A file named for its rules (AGENTS.md) is not a changed page: still a sweep.
     expect(await unrelatedPages(['Fix every violation of the AGENTS.md rule on "simply"'], pages)).toMatchObject({ unrelated: [], sweep: true });
@@ -86,6 +91,12 @@ describe('unrelated pages (pure)', () => {
     const v = await unrelatedPages([request], pages);
     // The huge title is longer than any name matched; the request names the added page.
     expect(v.unrelated).toEqual(['docs/huge.md', 'docs/links.md', 'docs/broken.mdx']);
+    expect(v.notes).toEqual([]);
+    // Past the characters parsed for links in one check, pages are not called unrelated, and a note says so.
+    const big = Array.from({ length: 12 }, (_, i) => modified(`docs/big-${i}.md`, 'x'.repeat(250_000)));
+    const over = await unrelatedPages(['new page'], [...big, pages[3]!]);
+    expect(over.unrelated).toEqual(big.slice(0, 8).map((p) => p.path));
+    expect(over.notes).toEqual(['4 changed pages were not read for links (over 2097152 characters): not called unrelated']);
     expect(requestText(['x'.repeat(50_000)]).length).toBeLessThanOrEqual(20_002);
     expect(normalise('A--b__C')).toBe(' a b c ');
   });
