@@ -27,8 +27,14 @@ function escapes(dir: string): string[] {
       // Worktrees hold what the tools wrote inside; the database holds the model's conversation.
       if (p === path.join(dir, 'worktrees') || /\.db(-wal|-shm|-journal)?$/.test(e.name)) continue;
       if (e.name.includes('PWNED')) found.push(p);
-      if (e.isDirectory()) visit(p);
-      else if (e.isFile() && fs.statSync(p).size < 1_000_000 && fs.readFileSync(p, 'latin1').includes(MARKER)) found.push(p);
+      try {
+        if (e.isDirectory()) visit(p);
+        else if (e.isFile() && fs.statSync(p).size < 1_000_000 && fs.readFileSync(p, 'latin1').includes(MARKER)) found.push(p);
+      } catch (err) {
+        // git may still be tidying up after the job (an index.lock comes and goes): a file gone since the
+        // directory was listed holds nothing. Anything else is a failure.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
     }
   };
   visit(dir);
