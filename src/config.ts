@@ -270,7 +270,7 @@ export const ConfigSchema = Type.Object({
       5000,
       0,
       MAX,
-      'How often an API process persists the day sets of changed days (0: never; built on demand then).',
+      "How often an API process persists the day sets of changed days and compacts finished days' raw-event segments (0: never; sets built on demand then).",
     ),
     visitorsEngine: Type.Enum(['daysets', 'sql'], {
       env: 'INKWELL_ANALYTICS_VISITORS_ENGINE',

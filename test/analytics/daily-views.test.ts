@@ -8,6 +8,7 @@ import { createBulkWriter } from '../../src/db/bulk.ts';
 import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { services } from './services.ts';
+import { rewindToEventRows, storedRows } from './stored-events.ts';
 
 const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
@@ -53,10 +54,16 @@ async function stored(db: Database): Promise<Count[]> {
 
 /** The same counts straight from the raw events. */
 async function fromEvents(db: Database): Promise<Count[]> {
-  const r = await sql<Count>`select day, path_id,
-      sum(case when class = 'human' then 1 else 0 end) as human, sum(case when class = 'ai' then 1 else 0 end) as ai
-    from analytics_events where qualifying = 1 group by day, path_id`.execute(db.kysely);
-  return norm(r.rows);
+  const counts = new Map<string, Count>();
+  for (const e of await storedRows(db)) {
+    if (e.qualifying !== 1) continue;
+    const k = `${e.day}:${e.path_id}`;
+    const c = counts.get(k) ?? { day: e.day, path_id: e.path_id, human: 0, ai: 0 };
+    if (e.class === 'human') c.human++;
+    if (e.class === 'ai') c.ai++;
+    counts.set(k, c);
+  }
+  return norm([...counts.values()]);
 }
 
 describeEachDialect('analytics daily view counts', (dialect) => {
@@ -93,11 +100,18 @@ describeEachDialect('analytics daily view counts', (dialect) => {
     const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
     const fromDay = Math.floor(Date.parse('2026-06-02T00:00:00Z') / 86_400_000);
     const page = await svc.store.views({ projectId: p.id, walkId: 'w', fromDay, toDay: fromDay + 2, offset: 0, limit: 100 });
-    const raw = await sql<{ path: string; human: number; ai: number }>`select p.path as path,
-        sum(case when e.class = 'human' then 1 else 0 end) as human, sum(case when e.class = 'ai' then 1 else 0 end) as ai
-      from analytics_events e join analytics_paths p on p.id = e.path_id
-      where e.project_ord = ${ord} and e.qualifying = 1 and e.day >= ${fromDay} and e.day < ${fromDay + 2} group by p.path`.execute(t.db.kysely);
-    const expected = raw.rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai), total: Number(r.human) + Number(r.ai) }));
+    const pathOf = new Map((await t.db.kysely.selectFrom('analytics_paths').select(['id', 'path']).execute()).map((r) => [Number(r.id), r.path]));
+    const byName = new Map<string, { path: string; human: number; ai: number; total: number }>();
+    for (const e of await storedRows(t.db, ord)) {
+      if (e.qualifying !== 1 || e.day < fromDay || e.day >= fromDay + 2) continue;
+      const path = pathOf.get(e.path_id) as string;
+      const r = byName.get(path) ?? { path, human: 0, ai: 0, total: 0 };
+      if (e.class === 'human') r.human++;
+      if (e.class === 'ai') r.ai++;
+      r.total = r.human + r.ai;
+      byName.set(path, r);
+    }
+    const expected = [...byName.values()];
     const byPath = (a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path);
     expect([...page.rows].sort(byPath)).toEqual(expected.sort(byPath));
     expect(page.totals).toEqual({
@@ -128,10 +142,11 @@ describeEachDialect('analytics daily view counts', (dialect) => {
     await svc.ingest.ingest(p.id, events(500, 5), { source: 'api' });
     await svc.close();
     const right = await stored(t.db);
-    // Back to the schema before 0009, then migrate again.
+    // Back to the schema before 0009 (raw events as rows, before 0016), then migrate again.
+    await rewindToEventRows(t.db);
     await sql`drop table analytics_daily_views`.execute(t.db.kysely);
     await sql`delete from kysely_migration where name = '0009_analytics_daily_views'`.execute(t.db.kysely);
-    expect(await migrate(t.db)).toEqual(['0009_analytics_daily_views']);
+    expect(await migrate(t.db)).toEqual(['0009_analytics_daily_views', '0016_analytics_segments']);
     expect(await stored(t.db)).toEqual(right);
     expect(right.length).toBeGreaterThan(0);
   });

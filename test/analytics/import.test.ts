@@ -4,12 +4,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFile, OccurrenceCounter } from '../../src/analytics/ingest/import.ts';
+import { rebuildVisits } from '../../src/analytics/store/segment-days.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
+import { createBulkWriter } from '../../src/db/bulk.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
 import { sendEvents, walk } from './api.ts';
 import { expectedViews, expectedVisitors, type GenEvent, generate } from './dataset.ts';
 import { sqlAnalyticsService } from './services.ts';
+import { rewriteStoredEvents } from './stored-events.ts';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '../../bin/inkwell.js');
@@ -173,13 +176,9 @@ describeEachDialect('analytics import and reclassify', (dialect) => {
     // counts are rebuilt from that (the state a database classified by the old rules would be in).
     const ord = (await t.ctx.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', viaImport.project.id).executeTakeFirstOrThrow())
       .ord;
-    await t.ctx.db.kysely
-      .updateTable('analytics_events')
-      .set({ class: 'human', category: null, rule: 'old-rule', qualifying: 1 })
-      .where('project_ord', '=', ord)
-      .execute();
+    await rewriteStoredEvents(t.ctx.db, (e) => ({ ...e, cls: 'human', category: null, rule: 'old-rule', qualifying: true }), ord);
     await analyticsStore.deleteVisits(t.ctx.db.kysely, ord);
-    await analyticsStore.rebuildVisits(t.ctx.db.kysely, ord);
+    await rebuildVisits(t.ctx.db.kysely, createBulkWriter(t.ctx.db), ord);
     await t.ctx.db.kysely
       .updateTable('analytics_projects')
       .set((eb) => ({ version: eb('version', '+', 1) }))

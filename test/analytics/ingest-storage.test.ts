@@ -1,15 +1,15 @@
 // The stored form of raw events (migration 0007): user agents through a per-project dictionary, the raw path
 // only when it differs from the normalised one — and everything that reads raw events (reclassify, the
 // views export, import deduplication) still exact, for new rows and for rows stored before 0007.
-import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
 import { normalizePath } from '../../src/analytics/classify/normalize.ts';
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
-import { type EventRow, analyticsStore as store } from '../../src/analytics/store/store.ts';
-import type { Database } from '../../src/db/index.ts';
+import { analyticsStore as store } from '../../src/analytics/store/store.ts';
+import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { services } from './services.ts';
+import { type LegacyRow, rewindToEventRows, rewriteStoredEvents, storedRows } from './stored-events.ts';
 
 const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
@@ -39,8 +39,15 @@ interface Stored {
 
 async function storedEvents(db: Database, projectId: string): Promise<Stored[]> {
   const ord = (await store.selectProjectOrd(db.kysely, projectId)) as number;
-  const rows = await store.selectEventsForReclassify(db.kysely, ord, 0, 1000);
-  return rows.map((r) => ({ raw: r.raw_path, ua: r.user_agent, cls: r.class, rule: r.rule, qualifying: r.qualifying }));
+  const pathOf = new Map((await db.kysely.selectFrom('analytics_paths').select(['id', 'path']).execute()).map((r) => [Number(r.id), r.path]));
+  const uaOf = new Map((await db.kysely.selectFrom('analytics_user_agents').select(['id', 'user_agent']).execute()).map((r) => [Number(r.id), r.user_agent]));
+  return (await storedRows(db, ord)).map((r) => ({
+    raw: r.raw_path === '' ? (pathOf.get(r.path_id) as string) : r.raw_path,
+    ua: r.ua_id === null ? null : (uaOf.get(r.ua_id) as string),
+    cls: r.class,
+    rule: r.rule,
+    qualifying: r.qualifying,
+  }));
 }
 
 function expected(e: { path?: string; url?: string; userAgent?: string; accept?: string }): Stored {
@@ -68,8 +75,9 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     // What reclassification and audits read back is exactly what was sent.
     expect(await storedEvents(t.db, p.id)).toEqual(EVENTS.map(expected));
     // Stored form: no user agent text in the rows, one dictionary entry per distinct user agent ('' included).
-    const rows = await t.db.kysely.selectFrom('analytics_events').select(['raw_path', 'user_agent', 'ua_id']).orderBy('id').execute();
-    expect(rows.every((r) => r.user_agent === null)).toBe(true);
+    const rows = await storedRows(t.db);
+    const text = JSON.stringify(rows, (_, v) => (typeof v === 'bigint' ? v.toString() : v));
+    expect([UA_FIREFOX, UA_CLAUDE, UA_GOOGLEBOT, UA_CURL].some((ua) => text.includes(ua))).toBe(false);
     expect(rows.map((r) => r.ua_id === null)).toEqual(EVENTS.map((e) => e.userAgent === undefined));
     expect(rows.map((r) => r.raw_path)).toEqual(EVENTS.map((e) => ((e.path ?? e.url) === normalizePath((e.path ?? e.url) as string) ? '' : (e.path ?? e.url))));
     const dict = await t.db.kysely.selectFrom('analytics_user_agents').select('user_agent').orderBy('user_agent').execute();
@@ -98,7 +106,7 @@ describeEachDialect('analytics raw event storage', (dialect) => {
       { raw: '/docs/legacy', ua: null },
     ];
     const somePath = await t.db.kysely.selectFrom('analytics_paths').select('id').where('path', '=', '/docs/a').executeTakeFirstOrThrow();
-    const legacyRows: EventRow[] = legacy.map((l, i) => ({
+    const legacyRows: LegacyRow[] = legacy.map((l, i) => ({
       project_ord: ord,
       ts: Date.UTC(2026, 4, 2) + i,
       day: Math.floor(Date.UTC(2026, 4, 2) / 86_400_000),
@@ -119,11 +127,14 @@ describeEachDialect('analytics raw event storage', (dialect) => {
       source: 'api',
       dedup_key: null,
     }));
-    await store.insertEvents(t.db.kysely, legacyRows);
+    // Stored before migration 0016 beside the rows of the events above; migrating moves them all into segments.
+    const current = (await storedRows(t.db)).map(({ seq: _s, dedup: _d, ...r }) => ({ ...r, user_agent: null, dedup_key: null }));
+    await rewindToEventRows(t.db, [...current, ...legacyRows]);
+    expect(await migrate(t.db)).toEqual(['0016_analytics_segments']);
     const viewsBefore = await svc.store.views({ projectId: p.id, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 250 });
 
     // Every stored class goes wrong; reclassify must restore exactly what classify() says for the stored inputs.
-    await t.db.kysely.updateTable('analytics_events').set({ class: 'crawler', category: 'other', rule: 'broken', qualifying: 0 }).execute();
+    await rewriteStoredEvents(t.db, (e) => ({ ...e, cls: 'crawler', category: 'other', rule: 'broken', qualifying: false }));
     const result = await svc.store.reclassify(p.id);
     expect(result.scanned).toBe(EVENTS.length + legacy.length);
     const stored = await storedEvents(t.db, p.id);
@@ -166,7 +177,7 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     expect(visitors.map((v) => v.visitor_key).sort()).toEqual(['v:four', 'v:one', 'v:three', 'v:two']);
     const ordOf = new Map(visitors.map((v) => [v.visitor_key, Number(v.ord)]));
     expect(ordOf.get('v:two')).toBe(5_000_000);
-    const events = await t.db.kysely.selectFrom('analytics_events').select('visitor_ord').orderBy('id').execute();
+    const events = await storedRows(t.db);
     expect(events.map((e) => Number(e.visitor_ord))).toEqual(['v:one', 'v:two', 'v:three', 'v:one', 'v:three', 'v:two', 'v:four'].map((k) => ordOf.get(k)));
   });
 
@@ -180,7 +191,6 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     const fresh = services(t.reopen());
     expect((await fresh.svc.ingest.ingest(p.id, EVENTS, { source: 'import', dedupKeys: keys })).inserted).toBe(0);
     await fresh.svc.close();
-    const n = await sql<{ n: number }>`select count(*) as n from analytics_events`.execute(t.db.kysely);
-    expect(Number(n.rows[0]?.n)).toBe(EVENTS.length);
+    expect((await storedRows(t.db)).length).toBe(EVENTS.length);
   });
 });

@@ -14,6 +14,7 @@ import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { sendEvents } from './api.ts';
 import { DAY_MS, type GenEvent, generate, START_MS, type WireEvent } from './dataset.ts';
 import { services, sqlAnalyticsService } from './services.ts';
+import { rewindToEventRows } from './stored-events.ts';
 
 const iso = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const START_DAY = START_MS / DAY_MS;
@@ -315,11 +316,12 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
     const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
     const right = await facetRows(ord);
     expect(right.length).toBeGreaterThan(10);
-    // Back to the schema before 0010, then migrate again.
+    // Back to the schema before 0010 (raw events as rows, before 0016), then migrate again.
+    await rewindToEventRows(t.db);
     await sql`drop table analytics_daily_facets`.execute(t.db.kysely);
     await sql`drop table analytics_day_facet_versions`.execute(t.db.kysely);
     await sql`delete from kysely_migration where name = '0010_analytics_daily_facets'`.execute(t.db.kysely);
-    expect(await migrate(t.db)).toEqual(['0010_analytics_daily_facets']);
+    expect(await migrate(t.db)).toEqual(['0010_analytics_daily_facets', '0016_analytics_segments']);
     expect(await facetRows(ord)).toEqual(right);
     const again = services(t.db).svc;
     expect(await again.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);

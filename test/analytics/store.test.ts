@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { chunkRows, type EventRow, analyticsStore as store, type VisitRow } from '../../src/analytics/store/store.ts';
+import { encodeSegment, type SegmentEvent } from '../../src/analytics/segments/codec.ts';
+import { segmentStore } from '../../src/analytics/store/segment-store.ts';
+import { chunkRows, analyticsStore as store, type VisitRow } from '../../src/analytics/store/store.ts';
 import { CLS_AI, CLS_HUMAN } from '../../src/analytics/store/tables.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
@@ -99,33 +101,35 @@ describeEachDialect('analytics store', (dialect) => {
     expect(await store.selectVisitorsByOrd(t.db.kysely, [])).toEqual([]);
   });
 
-  it('skips raw events whose dedup key was stored before, and keeps every live event', async () => {
-    await store.insertPaths(t.db.kysely, [{ project_ord: ord, path_hash: 'h', path: '/p' }]);
-    const [pathRow] = await store.selectPathIds(t.db.kysely, ord, ['h']);
-    const ev = (dedup: string | null): EventRow => ({
-      project_ord: ord,
-      ts: 86_400_000 * 3,
-      day: 3,
-      path_id: pathRow!.id,
-      raw_path: '/p',
-      visitor_ord: 1,
-      user_agent: 'UA',
-      ua_id: null,
+  it('keeps raw events as day segments and counts them', async () => {
+    const ev = (ts: number, dedup: bigint | null): SegmentEvent => ({
+      ts,
+      pathId: 1,
+      rawPath: null,
+      visitor: 1,
+      uaId: null,
       accept: null,
       method: 'GET',
       status: 200,
       referrer: null,
-      class: 'human',
+      cls: 'human',
       category: null,
       rule: null,
-      rules_version: 'test',
-      qualifying: 1,
+      rulesVersion: 'r',
+      qualifying: true,
       source: 'import',
-      dedup_key: dedup,
+      dedup,
     });
-    expect(await store.insertEvents(t.db.kysely, [ev('k1'), ev('k2'), ev(null), ev(null)])).toBe(4);
-    expect(await store.insertEvents(t.db.kysely, [ev('k1'), ev('k3'), ev(null)])).toBe(2);
-    expect(await store.countEvents(t.db.kysely, ord)).toBe(6);
+    const day = 3;
+    await segmentStore.insertSegment(t.db.kysely, ord, day, 1, 2, encodeSegment([ev(day * 86_400_000, 1n), ev(day * 86_400_000 + 1, null)]));
+    await segmentStore.insertSegment(t.db.kysely, ord, day, 2, 1, encodeSegment([ev(day * 86_400_000 + 2, 2n)]));
+    await segmentStore.insertSegment(t.db.kysely, ord, day + 1, 2, 1, encodeSegment([ev((day + 1) * 86_400_000, null)]));
+    expect(await segmentStore.countEvents(t.db.kysely, ord)).toBe(4);
+    expect(await segmentStore.selectDays(t.db.kysely, ord)).toEqual([day, day + 1]);
+    expect((await segmentStore.selectDaySegments(t.db.kysely, ord, day, 1)).map((s) => s.seq)).toEqual([2]);
+    expect(await segmentStore.selectCompactable(t.db.kysely, day + 2, 1, 10)).toEqual([{ projectOrd: ord, day }]);
+    expect(await segmentStore.deleteSegments(t.db.kysely, ord, day, [1, 2, 9])).toBe(2);
+    expect(await segmentStore.countEvents(t.db.kysely, ord)).toBe(1);
   });
 
   it('counts exact distinct visitors per path and site-wide over day ranges', async () => {

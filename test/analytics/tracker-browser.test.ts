@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumMissing, launchChromium } from '../helpers/browser.ts';
 import { describeEachDialect } from '../helpers/db.ts';
+import { storedRows } from './stored-events.ts';
 
 const missing = chromiumMissing();
 if (missing) console.warn(`tracker browser tests skipped: ${missing}`);
@@ -66,14 +67,20 @@ async function startSite(inkwell: string, seeded: Seeded): Promise<{ port: numbe
 }
 
 async function storedViews(t: TestApp): Promise<StoredView[]> {
-  const rows = await t.testDb.db.kysely
-    .selectFrom('analytics_events as e')
-    .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
-    .leftJoin('analytics_user_agents as u', 'u.id', 'e.ua_id')
-    .select(['p.path', 'e.referrer', 'e.class', 'e.category', 'e.source', 'u.user_agent'])
-    .orderBy('e.id')
-    .execute();
-  return rows.map((r) => ({ path: r.path, referrer: r.referrer, class: r.class, category: r.category, source: r.source, userAgent: r.user_agent }));
+  const db = t.testDb.db.kysely;
+  // Events first, then the dictionaries: an event read has its entries committed before it.
+  const events = await storedRows(db);
+  const pathOf = new Map((await db.selectFrom('analytics_paths').select(['id', 'path']).execute()).map((r) => [Number(r.id), r.path]));
+  const uaOf = new Map((await db.selectFrom('analytics_user_agents').select(['id', 'user_agent']).execute()).map((r) => [Number(r.id), r.user_agent]));
+  // Storage order (seq, then time) is arrival order here: one beacon after another.
+  return events.map((r) => ({
+    path: pathOf.get(r.path_id) as string,
+    referrer: r.referrer,
+    class: r.class,
+    category: r.category,
+    source: r.source,
+    userAgent: r.ua_id === null ? null : (uaOf.get(r.ua_id) ?? null),
+  }));
 }
 
 /** Waits until the store holds `count` page views (the beacon is asynchronous); no fixed sleeps. */

@@ -16,6 +16,7 @@ import type { DB } from '../../db/schema.ts';
 import { ByteLru } from '../lru.ts';
 import { rebuildFacets } from '../store/facet-rebuild.ts';
 import { facetStore } from '../store/facet-store.ts';
+import { facetSource } from '../store/segment-days.ts';
 import type { DayRange } from '../store/store.ts';
 import { CLS_CRAWLER, FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
 
@@ -133,7 +134,7 @@ export function createFacetService(deps: FacetServiceDeps) {
   /** Rebuilds a project's facets from its stored events inside the caller's write transaction (reclassification). */
   async function rebuildIn(trx: Kysely<DB>, projectOrd: number): Promise<void> {
     const bulk = createBulkWriter(deps.db);
-    await rebuildFacets(trx, projectOrd, (values) => facetStore.bulkAddFacets(bulk, trx, values));
+    await rebuildFacets(trx, projectOrd, facetSource(trx, projectOrd), (values) => facetStore.bulkAddFacets(bulk, trx, values));
   }
 
   /** The day facets of a window (days with data only), consistent with one snapshot. */

@@ -1,8 +1,9 @@
 // The write side of ingest: group commit, dictionaries and the SQL of one ingest transaction.
 //
-// Each accepted event becomes one raw row (`analytics_events`) and, when it is a qualifying view, one
-// deduplicated (day, path, visitor, class) row (`analytics_daily_visits`). Both, the dictionary entries
-// they need, the project's data-version bump and the day-version bumps are written in ONE transaction, and
+// Each group transaction appends one segment (src/analytics/segments/codec.ts, `analytics_segments`) per
+// (project, day) it touched, holding those raw events, and for each qualifying view one deduplicated (day, path,
+// visitor, class) row (`analytics_daily_visits`). Both, the dictionary entries they need, the daily counts and
+// facets, the project's data-version bump and the day-version bumps are written in ONE transaction, and
 // `write` resolves only after it committed, so accepted events are durable when the 202 is sent (SQLite
 // runs synchronous=FULL).
 //
@@ -27,10 +28,14 @@ import { RULES_VERSION } from '../classify/classify.ts';
 import { FacetAccumulator } from '../classify/facets.ts';
 import { isStaticAsset } from '../classify/normalize.ts';
 import { GenerationCache, Lru } from '../lru.ts';
+import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
+import { dedupHash, dedupHashHex, dedupKeyDay } from '../segments/dedup.ts';
 import { daysetStore } from '../store/dayset-store.ts';
 import { facetStore } from '../store/facet-store.ts';
+import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
+import { DedupCache } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
   type EventClass,
@@ -117,6 +122,8 @@ interface GroupJob {
   /** The job's position in the group (its count of inserted rows goes there). */
   index: number;
   keep: Uint8Array | null;
+  /** Per event, the dedup hash of its import key (null: none); null when no event has one. */
+  hashes: (bigint | null)[] | null;
 }
 
 /** A batch's dictionary ids by string index (see idsOf): paths, visitor ordinals, user agents. */
@@ -141,6 +148,7 @@ interface NewEntries {
  * for locking). `views` counts the views per (day, path): [human, ai], added to the daily counts.
  */
 interface DailyRows {
+  ord: number;
   visits: number[];
   seen: Map<number, Map<number, number[]>>;
   views: Map<number, Map<number, [number, number]>>;
@@ -213,20 +221,21 @@ function learnedOf(b: WriteBatch, known: NonNullable<WriteBatch['known']>, ids: 
 }
 
 /**
- * The raw-event rows of one batch, flat in EVENT_TABLE column order, and its qualifying views added to
- * `daily`. The raw path is stored only when it differs from the normalised one ('' = the same), the user
- * agent by its dictionary id (migration 0007).
+ * The raw events of one batch, added to their day's segment in `segments`, and its qualifying views added to
+ * `daily`; returns the events added. The raw path is stored only when it differs from the normalised one
+ * (null = the same), the user agent by its dictionary id.
  *
  * One loop body on purpose (about 60 lines): it runs for every event ingested, and the view accounting as a
  * function of its own measured a few percent more writer CPU per event on SQLite.
  */
-function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8Array | null, ids: BatchIds, daily: DailyRows): unknown[] {
+function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchIds, daily: DailyRows, segments: Map<number, SegmentEvent[]>): number {
+  const { keep, hashes } = t;
   const { pids, vords, uas } = ids;
   const { strings, refs } = b;
   const { visits, seen, views } = daily;
   const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
   const staticAssets = new Map<number, boolean>();
-  const values: unknown[] = [];
+  let added = 0;
   for (let i = 0; i < b.n; i++) {
     if (keep !== null && keep[i] === 0) continue;
     const o = i * REF_WIDTH;
@@ -239,26 +248,30 @@ function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8
     const status = b.status[i] as number;
     const qualifying = b.qualifying[i] as number;
     const cls = strings[refs[o + R_CLASS] as number] as string;
-    values.push(
-      ord,
-      b.ts[i],
-      day,
-      pid,
-      rawRef === pathRef ? '' : strings[rawRef],
-      vord,
-      uaRef === NO_STRING ? null : uas[uaRef],
-      str(refs[o + R_ACCEPT] as number),
-      str(refs[o + R_METHOD] as number),
-      status === NO_STATUS ? null : status,
-      str(refs[o + R_REFERRER] as number),
-      cls,
-      str(refs[o + R_CATEGORY] as number),
-      str(refs[o + R_RULE] as number),
-      RULES_VERSION,
-      qualifying,
+    let dayEvents = segments.get(day);
+    if (!dayEvents) {
+      dayEvents = [];
+      segments.set(day, dayEvents);
+    }
+    dayEvents.push({
+      ts: b.ts[i] as number,
+      pathId: pid,
+      rawPath: rawRef === pathRef ? null : (strings[rawRef] as string),
+      visitor: vord,
+      uaId: uaRef === NO_STRING ? null : (uas[uaRef] as number),
+      accept: str(refs[o + R_ACCEPT] as number),
+      method: str(refs[o + R_METHOD] as number),
+      status: status === NO_STATUS ? null : status,
+      referrer: str(refs[o + R_REFERRER] as number),
+      cls: cls as EventClass,
+      category: str(refs[o + R_CATEGORY] as number) as SegmentCategory,
+      rule: str(refs[o + R_RULE] as number),
+      rulesVersion: RULES_VERSION,
+      qualifying: qualifying === 1,
       source,
-      str(refs[o + R_DEDUP] as number),
-    );
+      dedup: hashes === null ? null : (hashes[i] as bigint | null),
+    });
+    added++;
     daily.facets.add({
       day,
       visitor: vord,
@@ -298,10 +311,10 @@ function eventRows(ord: number, source: IngestSource, b: WriteBatch, keep: Uint8
       if (mine === undefined) byVisitor.set(vord, [pathCls]);
       else if (mine.includes(pathCls)) continue;
       else mine.push(pathCls);
-      visits.push(ord, day, pid, vord, c);
+      visits.push(daily.ord, day, pid, vord, c);
     }
   }
-  return values;
+  return added;
 }
 
 /**
@@ -314,6 +327,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
+  const dedupCache = new DedupCache();
   let draining: Promise<void> | null = null;
 
   function cacheFor(ord: number): ProjectCache {
@@ -471,35 +485,79 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
    * twice in this group) are dropped whole — raw event and daily visit — so a re-import after a settings change
    * (e.g. visitor-id rotation) cannot add visits. `keep` marks the events to write (null: all of them).
    */
-  async function jobsToWrite(trx: Kysely<DB>, ord: number, jobs: Job[]): Promise<GroupJob[]> {
+  async function jobsToWrite(trx: Kysely<DB>, ord: number, jobs: Job[], caughtUp: Map<number, number>, unscopedNew: string[]): Promise<GroupJob[]> {
     const todo: GroupJob[] = [];
-    for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) todo.push({ job: jobs[i] as Job, index: i, keep: null });
-    const keyed: string[] = [];
-    for (const { job } of todo) {
-      for (let i = 0; i < job.batch.n; i++) {
-        const k = textOf(job.batch, i, R_DEDUP);
-        if (k !== null) keyed.push(k);
+    for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) todo.push({ job: jobs[i] as Job, index: i, keep: null, hashes: null });
+    const days = new Set<number>();
+    const unscoped = new Set<string>();
+    /** Per job, which keyed events name no day of their own (looked up project-wide). */
+    const projectWide = new Map<GroupJob, Uint8Array>();
+    for (const t of todo) {
+      const b = t.job.batch;
+      for (let i = 0; i < b.n; i++) {
+        const k = textOf(b, i, R_DEDUP);
+        if (k === null) continue;
+        t.hashes ??= new Array<bigint | null>(b.n).fill(null);
+        const h = dedupHash(k);
+        t.hashes[i] = h;
+        const day = b.day[i] as number;
+        // An import key begins with the event time, so the same line imported again falls on the same day.
+        if (dedupKeyDay(k) === day) days.add(day);
+        else {
+          let w = projectWide.get(t);
+          if (!w) {
+            w = new Uint8Array(b.n);
+            projectWide.set(t, w);
+          }
+          w[i] = 1;
+          unscoped.add(dedupHashHex(h));
+        }
       }
     }
-    if (keyed.length === 0) return todo;
-    const skip = new Set<string>();
-    for (const chunk of chunkRows(keyed, 1, db.caps.maxParams - 1, 5000)) {
-      for (const k of await store.selectExistingDedupKeys(trx, ord, chunk)) skip.add(k);
-    }
+    if (days.size === 0 && unscoped.size === 0) return todo;
+    for (const day of [...days].sort((a, b) => a - b)) await catchUpDay(trx, ord, day, caughtUp);
+    const storedUnscoped = new Set(await segmentStore.selectDedupKeys(trx, ord, [...unscoped].sort()));
+    const seen = new Set<bigint>();
     for (const t of todo) {
       const b = t.job.batch;
       const keep = new Uint8Array(b.n);
+      const wide = projectWide.get(t);
       for (let i = 0; i < b.n; i++) {
-        const k = textOf(b, i, R_DEDUP);
-        if (k === null) keep[i] = 1;
-        else if (!skip.has(k)) {
-          skip.add(k);
+        const h = t.hashes === null ? null : (t.hashes[i] as bigint | null);
+        if (h === null) keep[i] = 1;
+        else if (seen.has(h)) continue;
+        else if (wide !== undefined && wide[i] === 1) {
+          const hex = dedupHashHex(h);
+          if (storedUnscoped.has(hex)) continue;
+          seen.add(h);
+          unscopedNew.push(hex);
+          keep[i] = 1;
+        } else if (!dedupCache.entry(ord, b.day[i] as number).hashes.has(h)) {
+          seen.add(h);
           keep[i] = 1;
         }
       }
       t.keep = keep;
     }
     return todo;
+  }
+
+  /**
+   * Brings a (project, day)'s dedup hashes up to date with its stored segments (dedup-cache.ts), under the
+   * project's write lock; `caughtUp` records the days done in this transaction, with the seq they reached.
+   */
+  async function catchUpDay(trx: Kysely<DB>, ord: number, day: number, caughtUp: Map<number, number>): Promise<void> {
+    const e = dedupCache.entry(ord, day);
+    const fresh: bigint[] = [];
+    let seq = e.seq;
+    for (const seg of await segmentStore.selectDaySegments(trx, ord, day, e.seq)) {
+      const d = decodeSegment(seg.data).dedup;
+      if (d !== null) for (let i = 0; i < d.hash.length; i++) if (d.present[i] === 1) fresh.push(d.hash[i] as bigint);
+      seq = seg.seq;
+    }
+    // Committed by earlier transactions: safe to cache at once.
+    dedupCache.add(ord, day, fresh, seq);
+    caughtUp.set(day, seq);
   }
 
   /**
@@ -578,29 +636,50 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     const ords = [...new Set(jobs.map((j) => j.ord))].sort((a, b) => a - b);
     const newEntries = new Map<number, NewEntries>();
     const learned: { projectId: string; learned: Learned }[] = [];
+    const dedupAfter: { ord: number; seq: number; caughtUp: Map<number, number>; segments: Map<number, SegmentEvent[]> }[] = [];
     await db.kysely.transaction().execute(async (trx) => {
       // The version bumps come first on purpose: they take the write lock at once. On SQLite a transaction
       // that read first and writes later fails (SQLITE_BUSY) when another process committed in between; one
       // that writes first waits its turn (busy_timeout). On PostgreSQL they order concurrent writers of a
       // project (in ord order), so their dictionary and visit inserts cannot deadlock.
-      for (const ord of ords) await store.bumpVersion(trx, ord);
+      // The new version is also the seq of the segments this transaction appends (tables.ts).
+      const versions = new Map<number, number>();
+      for (const ord of ords) versions.set(ord, await segmentStore.bumpVersionReturning(trx, ord));
 
       for (const ord of ords) {
-        const todo = await jobsToWrite(trx, ord, jobs);
+        const caughtUp = new Map<number, number>();
+        const unscopedNew: string[] = [];
+        const todo = await jobsToWrite(trx, ord, jobs, caughtUp, unscopedNew);
+        await segmentStore.insertDedupKeys(trx, ord, unscopedNew.sort());
         const { ids, entries } = await resolveIds(trx, ord, todo);
         newEntries.set(ord, entries);
-        const daily: DailyRows = { visits: [], seen: new Map(), views: new Map(), facets: new FacetAccumulator() };
+        const daily: DailyRows = { ord, visits: [], seen: new Map(), views: new Map(), facets: new FacetAccumulator() };
+        const segments = new Map<number, SegmentEvent[]>();
         for (let j = 0; j < todo.length; j++) {
-          const { job, index, keep } = todo[j] as GroupJob;
-          const b = job.batch;
+          const t = todo[j] as GroupJob;
+          const b = t.job.batch;
           const batchIds = ids[j] as BatchIds;
-          if (b.known && opts.onLearned) learned.push({ projectId: job.projectId, learned: learnedOf(b, b.known, batchIds) });
-          inserted[index] = await store.bulkInsertEvents(bulk, trx, eventRows(ord, job.source, b, keep, batchIds, daily));
+          if (b.known && opts.onLearned) learned.push({ projectId: t.job.projectId, learned: learnedOf(b, b.known, batchIds) });
+          inserted[t.index] = eventRows(t.job.source, b, t, batchIds, daily, segments);
+        }
+        const seq = versions.get(ord) as number;
+        for (const day of [...segments.keys()].sort((a, b) => a - b)) {
+          const events = segments.get(day) as SegmentEvent[];
+          await segmentStore.insertSegment(trx, ord, day, seq, events.length, encodeSegment(events));
         }
         await writeDaily(trx, ord, daily);
+        dedupAfter.push({ ord, seq, caughtUp, segments });
       }
     });
     publish(newEntries);
+    // The hashes this transaction stored join the days it caught up (others are read from their segments later).
+    for (const { ord, seq, caughtUp, segments } of dedupAfter) {
+      for (const day of caughtUp.keys()) {
+        const hashes: bigint[] = [];
+        for (const e of segments.get(day) ?? []) if (e.dedup !== null) hashes.push(e.dedup);
+        dedupCache.add(ord, day, hashes, seq);
+      }
+    }
     if (opts.onLearned) for (const l of learned) opts.onLearned(l.projectId, l.learned);
     return inserted;
   }
@@ -661,6 +740,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
 
     clearCaches() {
       caches.clear();
+      dedupCache.clear();
       loading.clear();
       projectOrds.clear();
     },

@@ -60,8 +60,13 @@ export const SEGMENT_FORMAT_VERSION = 1;
 export const MAX_SEGMENT_EVENTS = 1 << 20;
 /** Largest uncompressed body. */
 export const MAX_BODY_BYTES = 1 << 26;
-/** Largest integer id (path, visitor, user agent) and status a segment holds. */
+/** Largest integer id (path, user agent) and status a segment holds. */
 export const MAX_ID = 0xffff_ffff;
+/**
+ * Largest visitor ordinal a segment holds: visitors are the one dictionary that can pass 32 bits (a bigserial
+ * over every project's visitors; the day sets fall back to SQL for such days), and the column is varints anyway.
+ */
+export const MAX_VISITOR = Number.MAX_SAFE_INTEGER;
 /** Largest timestamp (epoch ms): the last instant a JavaScript Date holds. */
 export const MAX_TS = 8_640_000_000_000_000;
 /** zstd level of a new segment (fast enough for every flush; see bench/segments.ts). */
@@ -114,7 +119,7 @@ export interface Segment {
   ts: Float64Array;
   pathId: DictColumn<number>;
   rawPath: DictColumn<string | null>;
-  visitor: Uint32Array;
+  visitor: Float64Array;
   uaId: DictColumn<number | null>;
   accept: DictColumn<string | null>;
   method: DictColumn<string | null>;
@@ -210,9 +215,9 @@ const bad = (i: number, field: string, why: string): never => {
 };
 
 /** The value of an id-like field (path, visitor, user agent, status), checked. */
-function checkId(v: number | null, i: number, field: string, nullable: boolean): number | null {
+function checkId(v: number | null, i: number, field: string, nullable: boolean, max = MAX_ID): number | null {
   if (v === null) return nullable ? null : bad(i, field, 'must not be null');
-  if (!Number.isInteger(v) || v < 0 || v > MAX_ID) bad(i, field, `must be an integer from 0 to ${MAX_ID}`);
+  if (!Number.isInteger(v) || v < 0 || v > max) bad(i, field, `must be an integer from 0 to ${max}`);
   return v;
 }
 
@@ -301,7 +306,7 @@ function encodeBody(events: readonly SegmentEvent[]): Uint8Array {
   const order = sortedOrder(events);
   // One pass gathers and checks every field into columns (in stored order); the columns are written after.
   const ts = new Float64Array(n);
-  const visitor = new Uint32Array(n);
+  const visitor = new Float64Array(n);
   const flags = new Uint8Array(n);
   const dedup: (bigint | null)[] = new Array(n);
   let keyed = 0;
@@ -319,7 +324,7 @@ function encodeBody(events: readonly SegmentEvent[]): Uint8Array {
     const i = order[k] as number;
     const e = events[i] as SegmentEvent;
     ts[k] = e.ts;
-    visitor[k] = checkId(e.visitor, i, 'visitor', false) as number;
+    visitor[k] = checkId(e.visitor, i, 'visitor', false, MAX_VISITOR) as number;
     path.add(k, e.pathId, i);
     rawPath.add(k, e.rawPath, i);
     ua.add(k, e.uaId, i);
@@ -544,8 +549,8 @@ function decodeBody(body: Uint8Array, n: number): Segment {
     return out;
   });
   const visitor = column(C_VISITOR, (r) => {
-    const out = new Uint32Array(n);
-    for (let i = 0; i < n; i++) out[i] = r.bounded(MAX_ID, 'visitor');
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = r.bounded(MAX_VISITOR, 'visitor');
     return out;
   });
   const flags = column(C_FLAGS, (r) => {

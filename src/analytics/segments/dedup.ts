@@ -27,3 +27,21 @@ export const DEDUP_HASH_BYTES = 8;
 export function dedupHash(key: string): bigint {
   return crypto.createHash('sha256').update(key).digest().readBigUInt64BE(0);
 }
+
+/**
+ * The UTC day an import key names (its time prefix, src/analytics/ingest/import.ts lineDedupKeyAt), or null
+ * for a key without one (a line without a timestamp; a key an API caller chose). A key with a day can only
+ * repeat on that day, so its duplicates are looked up among that day's hashes; one without is looked up
+ * project-wide (the writer keeps those hashes apart, `analytics_dedup_keys`).
+ */
+export function dedupKeyDay(key: string): number | null {
+  const m = /^([0-9a-z]{9,11})\./.exec(key);
+  if (m === null) return null;
+  const ms = Number.parseInt(m[1] as string, 36);
+  return Number.isSafeInteger(ms) ? Math.floor(ms / 86_400_000) : null;
+}
+
+/** A hash as the project-wide table keeps it: 16 lowercase hex digits. */
+export function dedupHashHex(h: bigint): string {
+  return h.toString(16).padStart(16, '0');
+}

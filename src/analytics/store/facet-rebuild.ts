@@ -1,18 +1,22 @@
-// Deriving a project's daily facets from its stored events: what reclassification does after changing classes,
-// and what migration 0010 did for the events stored before the table existed. Runs inside the caller's write
-// transaction; `write` adds a batch of rows (flat, analytics_daily_facets column order, distinct keys) to the
-// stored counts.
+// Deriving a project's daily facets from its stored events: what reclassification does after changing classes
+// (events read from the day segments), and what migration 0010 did for the event rows stored before the table
+// existed. Runs inside the caller's write transaction; `events` gives the project's events a page at a time,
+// `write` adds a batch of rows (flat, analytics_daily_facets column order, distinct keys) to the stored counts.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { FacetAccumulator } from '../classify/facets.ts';
 import { isStaticAsset } from '../classify/normalize.ts';
-import { facetStore } from './facet-store.ts';
+import { type FacetSourceRow, facetStore } from './facet-store.ts';
 
-const PAGE = 5000;
 /** Rows accumulated in memory before they are written. */
 const FLUSH_ROWS = 50_000;
 
-export async function rebuildFacets(trx: Kysely<DB>, projectOrd: number, write: (values: unknown[]) => Promise<unknown>): Promise<void> {
+export async function rebuildFacets(
+  trx: Kysely<DB>,
+  projectOrd: number,
+  events: AsyncIterable<readonly FacetSourceRow[]>,
+  write: (values: unknown[]) => Promise<unknown>,
+): Promise<void> {
   await facetStore.deleteFacets(trx, projectOrd);
   const acc = new FacetAccumulator();
   const days = new Set<number>();
@@ -21,9 +25,7 @@ export async function rebuildFacets(trx: Kysely<DB>, projectOrd: number, write: 
     for (const d of acc.days) days.add(d);
     acc.clear();
   };
-  for (let afterId = 0; ; ) {
-    const rows = await facetStore.selectEventsForFacets(trx, projectOrd, afterId, PAGE);
-    if (rows.length === 0) break;
+  for await (const rows of events) {
     for (const r of rows) {
       acc.add({
         day: r.day,
@@ -38,7 +40,6 @@ export async function rebuildFacets(trx: Kysely<DB>, projectOrd: number, write: 
       });
     }
     if (acc.size >= FLUSH_ROWS) await flush();
-    afterId = (rows[rows.length - 1] as { id: number }).id;
   }
   await flush();
   // Every day that had facets may have changed (or lost them all): a new version for each, and for new days.

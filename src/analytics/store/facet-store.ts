@@ -35,7 +35,6 @@ export interface FacetRow {
 
 /** What rebuilding the facets reads of each stored event. */
 export interface FacetSourceRow {
-  id: number;
   day: number;
   visitor_ord: number;
   class: 'human' | 'ai' | 'crawler';
@@ -79,19 +78,5 @@ export const facetStore = {
 
   async deleteFacets(trx: Q, projectOrd: number): Promise<void> {
     await trx.deleteFrom('analytics_daily_facets').where('project_ord', '=', projectOrd).execute();
-  },
-
-  /** A page of a project's stored events in id order, with what their facets derive from. */
-  async selectEventsForFacets(db: Q, projectOrd: number, afterId: number, limit: number): Promise<FacetSourceRow[]> {
-    const rows = await db
-      .selectFrom('analytics_events as e')
-      .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
-      .select(['e.id', 'e.day', 'e.visitor_ord', 'e.class', 'e.rule', 'e.qualifying', 'e.method', 'e.status', 'e.referrer', 'p.path'])
-      .where('e.project_ord', '=', projectOrd)
-      .where('e.id', '>', afterId)
-      .orderBy('e.id')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ ...r, id: Number(r.id), day: Number(r.day), visitor_ord: Number(r.visitor_ord) }));
   },
 };

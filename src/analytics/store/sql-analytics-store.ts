@@ -2,10 +2,9 @@
 // events, dictionaries and daily rows written by the group-committing ingest writer, exports from per-day
 // visitor sets, the dashboard's reads from daily facets. See analytics-store.ts for the contract.
 import type { Config } from '../../config.ts';
+import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import { ping } from '../../db/index.ts';
-import { classify, RULES_VERSION } from '../classify/classify.ts';
-import { isQualifyingView } from '../classify/qualify.ts';
 import { createDaySetService } from '../export/dayset-service.ts';
 import { createExportService } from '../export/export.ts';
 import { createFacetService } from '../export/facet-service.ts';
@@ -15,7 +14,9 @@ import { createWorkerWriter } from '../ingest/ingest-worker-client.ts';
 import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
 import { daysetStore } from './dayset-store.ts';
-import { type EventRow, analyticsStore as store } from './store.ts';
+import { compactDay, rebuildVisits, reclassifyDay } from './segment-days.ts';
+import { segmentStore } from './segment-store.ts';
+import { analyticsStore as store } from './store.ts';
 
 export interface SqlAnalyticsStoreDeps {
   config: Pick<Config, 'analytics'>;
@@ -25,7 +26,10 @@ export interface SqlAnalyticsStoreDeps {
   onBackgroundError?: (err: unknown) => void;
 }
 
-const RECLASSIFY_PAGE = 5000;
+/** A complete day is compacted once it has more segments than this (bench/README.md, bytes per event). */
+const COMPACT_MIN_SEGMENTS = 8;
+/** Days compacted per step of background work at most. */
+const COMPACT_DAYS = 4;
 
 /**
  * The writer for this database: a worker thread where writes would hold up this thread and the database has
@@ -66,6 +70,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
   });
   const facets = createFacetService({ db: deps.db });
+  const bulk = createBulkWriter(deps.db);
   const insights = createInsightsService({
     db: deps.db,
     facets,
@@ -80,45 +85,22 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
     const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
     if (ord === undefined) return { scanned: 0, changed: 0 };
-    const total = await store.countEvents(deps.db.kysely, ord);
+    const total = await segmentStore.countEvents(deps.db.kysely, ord);
     let scanned = 0;
     let changed = 0;
-    let afterId = 0;
     onProgress?.(0, total);
-    for (;;) {
-      const rows = await store.selectEventsForReclassify(deps.db.kysely, ord, afterId, RECLASSIFY_PAGE);
-      if (rows.length === 0) break;
-      const groups = new Map<string, { values: Parameters<typeof store.updateEventClass>[2]; ids: number[] }>();
-      for (const r of rows) {
-        const c = classify({ userAgent: r.user_agent, path: r.raw_path, accept: r.accept });
-        const qualifying = isQualifyingView({ method: r.method, status: r.status, path: r.path, class: c.class }) ? 1 : 0;
-        if (c.class === r.class && c.category === r.category && c.rule === r.rule && r.rules_version === RULES_VERSION && qualifying === r.qualifying) continue;
-        const values = { class: c.class as EventRow['class'], category: c.category, rule: c.rule, rules_version: RULES_VERSION, qualifying };
-        const key = JSON.stringify(values);
-        let g = groups.get(key);
-        if (!g) {
-          g = { values, ids: [] };
-          groups.set(key, g);
-        }
-        g.ids.push(r.id);
-      }
-      if (groups.size > 0) {
-        await deps.db.kysely.transaction().execute(async (trx) => {
-          for (const g of groups.values()) {
-            for (let i = 0; i < g.ids.length; i += 1000) await store.updateEventClass(trx, g.ids.slice(i, i + 1000), g.values);
-            changed += g.ids.length;
-          }
-        });
-      }
-      scanned += rows.length;
-      afterId = (rows[rows.length - 1] as { id: number }).id;
+    // One transaction per day: its segments rewritten with the new classes.
+    for (const day of await segmentStore.selectDays(deps.db.kysely, ord)) {
+      const r = await reclassifyDay(deps.db.kysely, ord, day);
+      scanned += r.scanned;
+      changed += r.changed;
       onProgress?.(scanned, Math.max(total, scanned));
     }
     // Version bump first: it takes the project's write lock, so ingest batches wait (as they take it first too).
     await deps.db.kysely.transaction().execute(async (trx) => {
       await store.bumpVersion(trx, ord);
       await store.deleteVisits(trx, ord);
-      await store.rebuildVisits(trx, ord);
+      await rebuildVisits(trx, bulk, ord);
       // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
       await daysetStore.bumpAllDayVersions(trx, ord);
       await daysetStore.insertMissingDayVersions(trx, ord);
@@ -127,6 +109,21 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     });
     return { scanned, changed };
   }
+
+  /**
+   * Compaction, a bounded step of background work: merges the segments of up to COMPACT_DAYS complete days
+   * (before today, UTC) that have more than COMPACT_MIN_SEGMENTS. Returns segments merged.
+   */
+  async function compact(): Promise<number> {
+    const today = Math.floor(deps.now() / 86_400_000);
+    let merged = 0;
+    for (const { projectOrd, day } of await segmentStore.selectCompactable(deps.db.kysely, today, COMPACT_MIN_SEGMENTS, COMPACT_DAYS)) {
+      merged += await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS);
+    }
+    return merged;
+  }
+  let compactTimer: NodeJS.Timeout | null = null;
+  let compacting: Promise<unknown> | null = null;
 
   const analytics = {
     append(projectId, source, batch) {
@@ -150,12 +147,26 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     warmUp: () => writer.warmUp(),
     startBackground(): void {
       daySets.startSealer(deps.config.analytics.sealIntervalMs);
+      // Compaction shares the sealer's interval (0: neither runs; segments then stay as appended).
+      if (compactTimer || deps.config.analytics.sealIntervalMs <= 0) return;
+      compactTimer = setInterval(() => {
+        if (compacting) return;
+        compacting = compact()
+          .catch((err) => deps.onBackgroundError?.(err))
+          .finally(() => {
+            compacting = null;
+          });
+      }, deps.config.analytics.sealIntervalMs);
+      compactTimer.unref();
     },
     clearCaches(): void {
       writer.clearCaches();
       mirror?.clear();
     },
     async close(): Promise<void> {
+      if (compactTimer) clearInterval(compactTimer);
+      compactTimer = null;
+      await compacting;
       await daySets.stop();
       await writer.close();
     },
@@ -172,6 +183,8 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     insights,
     facets,
     daySets,
+    /** One step of compaction (what the background work runs): segments merged. */
+    compact,
   };
 }
 

@@ -1,11 +1,10 @@
 // SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
 import { type AnalyticsTables, CLS_AI, CLS_HUMAN } from './tables.ts';
 
 type Q = Kysely<DB>;
-export type EventRow = Omit<Selectable<AnalyticsTables['analytics_events']>, 'id'>;
 export type VisitRow = AnalyticsTables['analytics_daily_visits'];
 
 export interface DayRange {
@@ -22,21 +21,6 @@ export interface NamedCounts {
   total: number;
 }
 
-export interface ReclassifyRow {
-  id: number;
-  raw_path: string;
-  user_agent: string | null;
-  accept: string | null;
-  method: string | null;
-  status: number | null;
-  class: string;
-  category: string | null;
-  rule: string | null;
-  rules_version: string;
-  qualifying: number;
-  path: string;
-}
-
 /** Splits rows into chunks whose bound parameters stay under `maxParams`. */
 export function chunkRows<T>(rows: readonly T[], columns: number, maxParams: number, cap = 1000): T[][] {
   const size = Math.max(1, Math.min(cap, Math.floor(maxParams / columns)));
@@ -44,32 +28,6 @@ export function chunkRows<T>(rows: readonly T[], columns: number, maxParams: num
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
-
-/** Column order of the bulk inserts (rows are arrays in this order). */
-export const EVENT_TABLE: BulkTable = {
-  table: 'analytics_events',
-  columns: [
-    { name: 'project_ord', type: 'integer' },
-    { name: 'ts', type: 'bigint' },
-    { name: 'day', type: 'integer' },
-    { name: 'path_id', type: 'bigint' },
-    { name: 'raw_path', type: 'text' },
-    { name: 'visitor_ord', type: 'bigint' },
-    { name: 'ua_id', type: 'bigint' },
-    { name: 'accept', type: 'text' },
-    { name: 'method', type: 'text' },
-    { name: 'status', type: 'integer' },
-    { name: 'referrer', type: 'text' },
-    { name: 'class', type: 'text' },
-    { name: 'category', type: 'text' },
-    { name: 'rule', type: 'text' },
-    { name: 'rules_version', type: 'text' },
-    { name: 'qualifying', type: 'integer' },
-    { name: 'source', type: 'text' },
-    { name: 'dedup_key', type: 'text' },
-  ],
-  onConflict: 'ignore',
-};
 
 export const VISIT_TABLE: BulkTable = {
   table: 'analytics_daily_visits',
@@ -183,14 +141,6 @@ export const analyticsStore = {
 
   // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
 
-  /**
-   * Inserts raw events, their values one row after another in EVENT_TABLE column order; previously stored
-   * dedup keys are skipped. Returns rows inserted.
-   */
-  async bulkInsertEvents(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
-    return bulk.insertFlat(trx, EVENT_TABLE, values);
-  },
-
   /** Inserts daily visits (values row after row in VISIT_TABLE order); existing ones are skipped. */
   async bulkInsertVisits(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
     return bulk.insertFlat(trx, VISIT_TABLE, values);
@@ -247,17 +197,6 @@ export const analyticsStore = {
 
   // ---- events and daily visits ---------------------------------------------------------------------
 
-  /** Inserts raw events; rows whose (project, dedup_key) already exists are skipped. Returns rows inserted. */
-  async insertEvents(db: Q, rows: EventRow[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    const r = await db
-      .insertInto('analytics_events')
-      .values(rows)
-      .onConflict((oc) => oc.doNothing())
-      .executeTakeFirst();
-    return Number(r.numInsertedOrUpdatedRows ?? 0);
-  },
-
   async insertVisits(db: Q, rows: VisitRow[]): Promise<void> {
     if (rows.length === 0) return;
     await db
@@ -265,22 +204,6 @@ export const analyticsStore = {
       .values(rows)
       .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
       .execute();
-  },
-
-  /** Which of these dedup keys are already stored for the project. */
-  async selectExistingDedupKeys(db: Q, projectOrd: number, keys: string[]): Promise<string[]> {
-    if (keys.length === 0) return [];
-    const rows = await db.selectFrom('analytics_events').select('dedup_key').where('project_ord', '=', projectOrd).where('dedup_key', 'in', keys).execute();
-    return rows.map((r) => r.dedup_key as string);
-  },
-
-  async countEvents(db: Q, projectOrd: number): Promise<number> {
-    const r = await db
-      .selectFrom('analytics_events')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('project_ord', '=', projectOrd)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
   },
 
   // ---- export --------------------------------------------------------------------------------------
@@ -336,92 +259,9 @@ export const analyticsStore = {
     return rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai) }));
   },
 
-  // ---- reclassification ----------------------------------------------------------------------------
-
-  /**
-   * A page of raw events (by id) with what classification needs: the user agent from the dictionary (or
-   * the row's own text, for rows stored before migration 0007) and the raw path ('' = the normalised path).
-   */
-  async selectEventsForReclassify(db: Q, projectOrd: number, afterId: number, limit: number): Promise<ReclassifyRow[]> {
-    const rows = await db
-      .selectFrom('analytics_events as e')
-      .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
-      .leftJoin('analytics_user_agents as u', 'u.id', 'e.ua_id')
-      .select((eb) => [
-        'e.id',
-        eb.case().when('e.raw_path', '=', '').then(eb.ref('p.path')).else(eb.ref('e.raw_path')).end().as('raw_path'),
-        eb.fn.coalesce('u.user_agent', 'e.user_agent').as('user_agent'),
-        'e.accept',
-        'e.method',
-        'e.status',
-        'e.class',
-        'e.category',
-        'e.rule',
-        'e.rules_version',
-        'e.qualifying',
-        'p.path',
-      ])
-      .where('e.project_ord', '=', projectOrd)
-      .where('e.id', '>', afterId)
-      .orderBy('e.id')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ ...r, id: Number(r.id) }));
-  },
-
-  /** Sets the classification of many events at once (all get the same values). */
-  async updateEventClass(
-    db: Q,
-    ids: number[],
-    values: { class: EventRow['class']; category: EventRow['category']; rule: string | null; rules_version: string; qualifying: number },
-  ): Promise<void> {
-    if (ids.length === 0) return;
-    await db.updateTable('analytics_events').set(values).where('id', 'in', ids).execute();
-  },
-
   async deleteVisits(db: Q, projectOrd: number): Promise<void> {
     await db.deleteFrom('analytics_daily_visits').where('project_ord', '=', projectOrd).execute();
     await db.deleteFrom('analytics_daily_views').where('project_ord', '=', projectOrd).execute();
-  },
-
-  /** Rebuilds the daily visits and view counts of a project from its qualifying raw events (after deleteVisits). */
-  async rebuildVisits(db: Q, projectOrd: number): Promise<void> {
-    const qualifying = db
-      .selectFrom('analytics_events')
-      .where('project_ord', '=', projectOrd)
-      .where('qualifying', '=', 1)
-      .where('class', 'in', ['human', 'ai']);
-    await db
-      .insertInto('analytics_daily_views')
-      .columns(['project_ord', 'day', 'path_id', 'human', 'ai'])
-      .expression(
-        qualifying
-          .select([
-            'project_ord',
-            'day',
-            'path_id',
-            sql<number>`sum(case when class = 'human' then 1 else 0 end)`.as('human'),
-            sql<number>`sum(case when class = 'ai' then 1 else 0 end)`.as('ai'),
-          ])
-          .groupBy(['project_ord', 'day', 'path_id']),
-      )
-      .execute();
-    await db
-      .insertInto('analytics_daily_visits')
-      .columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls'])
-      .expression(
-        qualifying
-          .select([
-            'project_ord',
-            'day',
-            'path_id',
-            'visitor_ord',
-            sql<number>`case when class = 'human' then ${sql.lit(CLS_HUMAN)} else ${sql.lit(CLS_AI)} end`.as('cls'),
-          ])
-          .distinct(),
-      )
-      .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
-      .execute();
   },
 };
 

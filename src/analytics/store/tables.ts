@@ -7,8 +7,8 @@
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
 //   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/ingest/visitor-index.ts).
-// - `analytics_events` keeps every accepted event (for reclassification, rebuilding the derived tables and audits), its user agent
-//   by dictionary id and its raw path only when it differs from the normalised one (migration 0007).
+// - `analytics_segments` keeps every accepted event (for reclassification, rebuilding the derived tables and
+//   audits) in compressed columnar segments per (project, day) (migration 0016; segment-store.ts).
 // - `analytics_daily_views` counts qualifying views per (project, day, path), human and AI apart (the views
 //   export reads only this table).
 // - `analytics_daily_visits` holds one row per qualifying (project, day, path, visitor, class), deduplicated
@@ -55,33 +55,29 @@ export interface AnalyticsTables {
     ua_hash: string;
     user_agent: string;
   };
-  analytics_events: {
-    id: Generated<number>;
+  /**
+   * Raw events (migration 0016): each row one immutable segment (src/analytics/segments/codec.ts) of a
+   * (project, day)'s events. Ingest appends one per (project, day) a transaction touched; compaction and
+   * reclassification replace a day's segments by fewer. `seq` orders a day's segments: a new one takes the
+   * project's data version of its transaction (bumped by every writer first), so it is above every seq stored
+   * before it; replacements reuse the seqs of the segments they replace.
+   */
+  analytics_segments: {
     project_ord: number;
-    ts: number;
     day: number;
-    path_id: number;
-    /** The path or URL as sent, for audits; '' = the same as its normalised path (migration 0007). */
-    raw_path: string;
-    visitor_ord: number;
-    /** The user agent text of rows stored before migration 0007; newer rows use ua_id. */
-    user_agent: string | null;
-    /** analytics_user_agents.id (null: no user agent, or a row from before migration 0007). */
-    ua_id: number | null;
-    accept: string | null;
-    method: string | null;
-    status: number | null;
-    referrer: string | null;
-    class: 'human' | 'ai' | 'crawler';
-    category: 'search' | 'training' | 'other' | null;
-    rule: string | null;
-    rules_version: string;
-    /** 1 when the event is a qualifying view (SPEC 4.3), else 0. */
-    qualifying: number;
-    /** api | collect | import */
-    source: string;
-    /** Idempotency key of imported lines; null for live events. */
-    dedup_key: string | null;
+    seq: number;
+    /** Events in the segment. */
+    events: number;
+    data: Uint8Array;
+  };
+  /**
+   * Dedup hashes of imported events whose key names no day (dedup.ts dedupKeyDay), looked up project-wide
+   * (migration 0016); keys with a day are looked up in their day's segments.
+   */
+  analytics_dedup_keys: {
+    project_ord: number;
+    /** dedupHashHex of the key's hash. */
+    hash: string;
   };
   analytics_daily_visits: {
     project_ord: number;

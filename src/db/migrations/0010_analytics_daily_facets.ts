@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { rebuildFacets } from '../../analytics/store/facet-rebuild.ts';
+import type { FacetSourceRow } from '../../analytics/store/facet-store.ts';
 import type { DialectCaps } from '../dialect.ts';
 import type { DB } from '../schema.ts';
 
@@ -38,9 +39,27 @@ export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
   // need code, not SQL), one project at a time, while no service runs (migrations run at start).
   const projects = await db.selectFrom('analytics_projects').select('ord').orderBy('ord').execute();
   for (const { ord } of projects) {
-    await rebuildFacets(db as Kysely<DB>, Number(ord), async (values) => {
+    await rebuildFacets(db as Kysely<DB>, Number(ord), eventRows(db, Number(ord)), async (values) => {
       for (let i = 0; i < values.length; i += FACET_COLUMNS.length * 500) await insertFacetRows(db, values.slice(i, i + FACET_COLUMNS.length * 500));
     });
+  }
+}
+
+/** The project's event rows (the table migration 0016 replaced by segments) in id order, a page at a time. */
+async function* eventRows(db: Kysely<any>, projectOrd: number): AsyncGenerator<FacetSourceRow[]> {
+  for (let afterId = 0; ; ) {
+    const rows = await db
+      .selectFrom('analytics_events as e')
+      .innerJoin('analytics_paths as p', 'p.id', 'e.path_id')
+      .select(['e.id', 'e.day', 'e.visitor_ord', 'e.class', 'e.rule', 'e.qualifying', 'e.method', 'e.status', 'e.referrer', 'p.path'])
+      .where('e.project_ord', '=', projectOrd)
+      .where('e.id', '>', afterId)
+      .orderBy('e.id')
+      .limit(5000)
+      .execute();
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({ ...r, day: Number(r.day), visitor_ord: Number(r.visitor_ord) }));
+    afterId = Number(rows[rows.length - 1].id);
   }
 }
 

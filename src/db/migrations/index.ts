@@ -16,6 +16,7 @@ import * as m0012 from './0012_code_host_deliveries.ts';
 import * as m0013 from './0013_job_diffs.ts';
 import * as m0014 from './0014_job_budgets.ts';
 import * as m0015 from './0015_code_host_threads.ts';
+import * as m0016 from './0016_analytics_segments.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -35,4 +36,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0013_job_diffs': m0013.up,
   '0014_job_budgets': m0014.up,
   '0015_code_host_threads': m0015.up,
+  '0016_analytics_segments': m0016.up,
 };
