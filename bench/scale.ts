@@ -18,9 +18,9 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { BENCH_PG_ADMIN_URL, openPgRaw } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
-import { DATA_DIR, type DatasetMeta, dayString, ensureDataset, genOptions, readEvents, START_DAY, toApiEvent } from './lib/dataset.ts';
+import { DATA_DIR, type DatasetMeta, dayString, ensureDataset, genOptions, START_DAY } from './lib/dataset.ts';
 import { digestExport, type PageRow, type Totals } from './lib/export.ts';
-import { walkExport } from './lib/inkwell-client.ts';
+import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round, since } from './lib/stats.ts';
@@ -69,52 +69,29 @@ interface InkwellScale {
 
 /** Sends the dataset in 1,000-event batches (4 in flight), timing the first and the last tenth of the events. */
 async function ingest(baseUrl: string, projectId: string, key: string): Promise<NonNullable<InkwellScale['ingest']>> {
-  const url = `${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`;
   const total = meta.counts.events;
   const tenth = Math.max(1, Math.floor(total / 10));
   const marks = new Map<number, number>();
   let acked = 0;
-  let rejected = 0;
-  const inflight = new Set<Promise<void>>();
-  const send = async (batch: Record<string, unknown>[]) => {
-    const r = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ events: batch }),
-    });
-    const text = await r.text();
-    if (r.status !== 202) throw new Error(`ingest returned ${r.status}: ${text.slice(0, 300)}`);
-    rejected += (JSON.parse(text) as { rejected: unknown[] }).rejected.length;
-    const before = acked;
-    acked += batch.length;
-    for (const m of [tenth, total - tenth, total]) if (before < m && acked >= m) marks.set(m, performance.now());
-  };
   const t0 = performance.now();
-  marks.set(0, t0);
-  let batch: Record<string, unknown>[] = [];
-  let next = 10_000_000;
-  for await (const e of readEvents(csv)) {
-    batch.push(toApiEvent(e, meta));
-    if (batch.length === 1000) {
-      const p = send(batch).finally(() => inflight.delete(p));
-      inflight.add(p);
-      batch = [];
-      if (inflight.size >= 4) await Promise.race(inflight);
-      if (acked >= next) {
-        log(`  ${acked.toLocaleString('en')} events (${Math.round(acked / (since(t0) / 1000)).toLocaleString('en')}/s)`);
-        next += 10_000_000;
-      }
-    }
-  }
-  if (batch.length) inflight.add(send(batch));
-  await Promise.all(inflight);
+  const stats = await ingestDataset(baseUrl, projectId, key, csv, meta, {
+    concurrency: 4,
+    batchSize: 1000,
+    log,
+    logEvery: 10_000_000,
+    onAcknowledged: (events) => {
+      const before = acked;
+      acked += events;
+      for (const m of [tenth, total - tenth, total]) if (before < m && acked >= m) marks.set(m, performance.now());
+    },
+  });
   const at = (m: number) => marks.get(m) ?? performance.now();
   const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
   return {
     eventsPerSecond: rate(total, since(t0)),
     firstTenthEventsPerSecond: rate(tenth, at(tenth) - t0),
     lastTenthEventsPerSecond: rate(tenth, at(total) - at(total - tenth)),
-    rejected,
+    rejected: stats.rejected,
   };
 }
 

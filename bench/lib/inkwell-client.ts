@@ -22,7 +22,15 @@ export async function ingestDataset(
   key: string,
   csv: string,
   meta: DatasetMeta,
-  o: { concurrency: number; batchSize: number; log?: (m: string) => void },
+  o: {
+    concurrency: number;
+    batchSize: number;
+    log?: (m: string) => void;
+    /** Events between two progress lines (default 1M). */
+    logEvery?: number;
+    /** Told each batch's size once its 202 has come back (in the order the answers arrive). */
+    onAcknowledged?: (events: number) => void;
+  },
 ): Promise<IngestStats> {
   const url = `${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`;
   const stats: IngestStats = {
@@ -47,6 +55,7 @@ export async function ingestDataset(
     if (r.status !== 202) throw new Error(`ingest returned ${r.status}: ${text.slice(0, 500)}`);
     const body = JSON.parse(text) as { accepted: number; rejected: { index: number; error: string }[] };
     stats.requests++;
+    o.onAcknowledged?.(batch.length);
     stats.accepted += body.accepted;
     stats.rejected += body.rejected.length;
     for (const rej of body.rejected) {
@@ -55,7 +64,8 @@ export async function ingestDataset(
   };
   const t0 = performance.now();
   let batch: Record<string, unknown>[] = [];
-  let nextLog = 1_000_000;
+  const logEvery = o.logEvery ?? 1_000_000;
+  let nextLog = logEvery;
   for await (const e of readEvents(csv)) {
     batch.push(toApiEvent(e, meta));
     stats.events++;
@@ -66,7 +76,7 @@ export async function ingestDataset(
       if (inflight.size >= o.concurrency) await Promise.race(inflight);
       if (stats.events >= nextLog) {
         o.log?.(`  ingested ${stats.events.toLocaleString('en')} events (${Math.round(stats.events / (since(t0) / 1000)).toLocaleString('en')}/s)`);
-        nextLog += 1_000_000;
+        nextLog += logEvery;
       }
     }
   }
