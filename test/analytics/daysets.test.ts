@@ -8,6 +8,7 @@ import {
   DaySetFormatError,
   DaySetIdRangeError,
   decodeDaySet,
+  densify,
   encodeDaySet,
   FLAG_AI,
   FLAG_HUMAN,
@@ -106,12 +107,26 @@ describe('day sets: build, encode, decode', () => {
     expect(() => buildDaySetFromLists(1, 1, [1], ['7'], H, A)).toThrow(/class/);
   });
 
-  it('refuses unsorted rows, unknown classes and ids beyond 32 bits', () => {
+  it('refuses unsorted rows, unknown classes, path ids beyond 32 bits and a day whose visitors span more than 30 bits', () => {
     expect(() => buildDaySet(1, 1, [2, 1], [1, 1], [H, H], H, A)).toThrow(/sorted/);
     expect(() => buildDaySet(1, 1, [1], [1], [3], H, A)).toThrow(/class/);
     expect(() => buildDaySet(1, 1, [2 ** 32], [1], [H], H, A)).toThrow(DaySetIdRangeError);
-    expect(() => buildDaySet(1, 1, [1], [2 ** 30], [H], H, A)).toThrow(DaySetIdRangeError);
+    expect(() => buildDaySet(1, 1, [1, 1], [1, 2 ** 30 + 1], [H, H], H, A)).toThrow(DaySetIdRangeError);
     expect(buildDaySet(1, 1, [2 ** 32 - 1], [2 ** 30 - 1], [A], H, A).maxVisitor).toBe(2 ** 30 - 1);
+  });
+
+  it('holds visitor ordinals beyond 30 bits relative to a base, through the encoding too', () => {
+    const big = 2 ** 40;
+    const s = daySetOf(4, [
+      [1, big + 7, H],
+      [1, big, A],
+      [2, big + 2 ** 30 - 1, H],
+    ]);
+    expect(s.base).toBe(big);
+    expect([s.minVisitor, s.maxVisitor]).toEqual([big, big + 2 ** 30 - 1]);
+    expect([...s.pairs].map(pairVisitor)).toEqual([0, 7, 2 ** 30 - 1]);
+    expect(decodeDaySet(4, 1, encodeDaySet(s))).toEqual(s);
+    expect(daySetOf(4, [[1, 2 ** 30 - 1, H]]).base).toBe(0);
   });
 
   it('round-trips through the encoding for random sets, including large ids and empty days', () => {
@@ -211,6 +226,26 @@ describe('day sets: counting a window', () => {
         expect([...c.pathIds].map((id, i) => ({ id, human: c.human[i] as number, ai: c.ai[i] as number, total: c.total[i] as number }))).toEqual(want.rows);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('is exact for windows whose sets have different bases, and for windows too wide for a marks array (renumbered)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(visitArb(6, 20), { maxLength: 30 }), { maxLength: 6 }),
+        fc.array(fc.constantFrom(0, 2 ** 31, 2 ** 31 + 5, 2 ** 45), { minLength: 6, maxLength: 6 }),
+        (days, offsets) => {
+          // Each day's visitors offset by one of a few large values: bases differ, spans may be huge.
+          const shifted = days.map((rows, d) => rows.map(([p, v, c]) => [p, v + (offsets[d] as number), c] as [number, number, number]));
+          const sets = shifted.map((rows, d) => daySetOf(d, rows));
+          const c = countWindow(sets);
+          const want = naiveCounts(shifted);
+          expect(c.totals).toEqual(want.totals);
+          expect([...c.pathIds].map((id, i) => ({ id, human: c.human[i] as number, ai: c.ai[i] as number, total: c.total[i] as number }))).toEqual(want.rows);
+          expect(countWindow(densify(sets)).totals).toEqual(want.totals);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 

@@ -1,11 +1,12 @@
-// Per-day visitor sets: the compact, immutable form of one (project, day) of `analytics_daily_visits`, and
-// the exact distinct count over a window of days. Pure: no I/O.
+// Per-day visitor sets: the compact, immutable form of one (project, day)'s distinct qualifying (path, visitor,
+// class) triples, and the exact distinct count over a window of days. Pure: no I/O.
 //
 // A day set holds the day's distinct (path, visitor) pairs sorted by path, then visitor, each packed in one
-// 32-bit word as visitor × 4 + flags (the visitor's classes on that path: human, ai). It is built from the
-// day's deduplicated visits, cached in memory and persisted (format 2: path ids as varints, the pairs as
-// raw little-endian words, so loading is a copy) with the day's data version, so a cold process reads one
-// blob per day instead of every visit row.
+// 32-bit word as (visitor − base) × 4 + flags (the visitor's classes on that path: human, ai). `base` is 0
+// while every visitor ordinal fits 30 bits, else the day's smallest visitor (ordinals are numbered across all
+// projects and pass 32 bits on big databases; one day's span must stay within 30 bits). It is part of a day
+// summary (day-summary.ts), built from the day's segments, cached in memory and persisted (format 2 / 3: path
+// ids as varints, the pairs as raw little-endian words, so loading is a copy).
 //
 // Counting a window: the days' path lists are merged (they are sorted), and for each path the visitors of
 // its segments are marked in one byte-per-visitor array: bits 0–1 = seen on this path as human / ai (counted
@@ -25,15 +26,19 @@ export interface DaySet {
   starts: Uint32Array;
   /** visitor × 4 + (FLAG_HUMAN | FLAG_AI), ascending within each path. */
   pairs: Uint32Array;
-  /** Smallest and largest visitor ordinal (0, -1 when empty). */
+  /** What the pairs' visitors are relative to (see above). */
+  base: number;
+  /** Smallest and largest visitor ordinal, absolute (0, -1 when empty). */
   minVisitor: number;
   maxVisitor: number;
 }
 
 /** Largest path id a day set holds. */
 export const MAX_PATH_ID = 0xffff_ffff;
-/** Largest visitor ordinal a day set holds (× 4 + flags must fit 32 bits). */
+/** Largest visitor ordinal above a day set's base (× 4 + flags must fit 32 bits). */
 export const MAX_VISITOR = 2 ** 30 - 1;
+/** Largest absolute visitor ordinal (segments hold up to 2^53). */
+export const MAX_ABSOLUTE_VISITOR = Number.MAX_SAFE_INTEGER;
 
 export class DaySetIdRangeError extends Error {}
 
@@ -42,7 +47,7 @@ export function daySetBytes(s: DaySet): number {
   return 200 + s.pathIds.byteLength + s.starts.byteLength + s.pairs.byteLength;
 }
 
-/** The visitor of a packed pair. */
+/** The visitor of a packed pair (relative to its set's base). */
 export const pairVisitor = (x: number): number => x >>> 2;
 /** The flags of a packed pair. */
 export const pairFlags = (x: number): number => x & 3;
@@ -58,7 +63,10 @@ class Builder {
   private path = -1;
   private pathStart = 0;
 
-  constructor(capacity: number) {
+  constructor(
+    capacity: number,
+    readonly base: number,
+  ) {
     this.pairs = new Uint32Array(Math.max(1, capacity));
   }
 
@@ -71,8 +79,10 @@ class Builder {
     this.pathStart = this.m;
   }
 
-  add(v: number, f: number): void {
-    if (!(v >= 0 && v <= MAX_VISITOR)) throw new DaySetIdRangeError(`visitor ${v} out of range for a day set`);
+  /** Adds absolute visitor `abs` with flags `f`. */
+  add(abs: number, f: number): void {
+    const v = abs - this.base;
+    if (!(v >= 0 && v <= MAX_VISITOR)) throw new DaySetIdRangeError(`visitor ${abs} out of range for a day set based at ${this.base}`);
     if (f === 0) throw new Error('unknown class code');
     const m = this.m;
     if (m > this.pathStart) {
@@ -90,8 +100,8 @@ class Builder {
     }
     this.pairs[m] = v * 4 + f;
     this.m = m + 1;
-    if (v < this.minV) this.minV = v;
-    if (v > this.maxV) this.maxV = v;
+    if (abs < this.minV) this.minV = abs;
+    if (abs > this.maxV) this.maxV = abs;
   }
 
   finish(day: number, version: number): DaySet {
@@ -99,6 +109,7 @@ class Builder {
     return {
       day,
       version,
+      base: this.base,
       pathIds: Uint32Array.from(this.pathIds),
       starts: Uint32Array.from(this.starts),
       pairs: this.pairs.slice(0, this.m),
@@ -109,6 +120,9 @@ class Builder {
 }
 
 const flagOf = (code: number, clsHuman: number, clsAi: number): number => (code === clsHuman ? FLAG_HUMAN : code === clsAi ? FLAG_AI : 0);
+
+/** The base for a set of visitors from `min` to `max`: 0 while they fit MAX_VISITOR (the common case), else `min`. */
+export const baseFor = (min: number, max: number): number => (max <= MAX_VISITOR ? 0 : min);
 
 /**
  * Builds a day set from visit rows sorted by (path, visitor, class) — parallel arrays of path ids, visitor
@@ -123,7 +137,14 @@ export function buildDaySet(
   clsHuman: number,
   clsAi: number,
 ): DaySet {
-  const b = new Builder(paths.length);
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = -1;
+  for (let i = 0; i < visitors.length; i++) {
+    const v = visitors[i] as number;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const b = new Builder(paths.length, baseFor(lo, hi));
   let prev = -1;
   for (let i = 0; i < paths.length; i++) {
     const p = paths[i] as number;
@@ -153,7 +174,7 @@ export function buildDaySetFromLists(
 ): DaySet {
   let cap = 0;
   for (const l of lists) cap += l.length >>> 1;
-  const b = new Builder(cap);
+  const b = new Builder(cap, 0);
   for (let k = 0; k < pathIds.length; k++) {
     b.startPath(pathIds[k] as number);
     const s = lists[k] as string;
@@ -180,9 +201,29 @@ export function buildDaySetFromLists(
   return b.finish(day, version);
 }
 
+/**
+ * Builds a day set from per-path word lists: `pathIds` ascending, and for each the path's `(visitor − base) × 4 +
+ * flags` words, in any order, repeats allowed (the flags of one visitor are or-ed). Sorts the lists in place.
+ */
+export function buildDaySetFromWords(day: number, version: number, base: number, pathIds: readonly number[], lists: readonly Uint32Array[]): DaySet {
+  let cap = 0;
+  for (const l of lists) cap += l.length;
+  const b = new Builder(cap, base);
+  for (let k = 0; k < pathIds.length; k++) {
+    b.startPath(pathIds[k] as number);
+    const xs = (lists[k] as Uint32Array).sort();
+    for (let i = 0; i < xs.length; i++) {
+      const x = xs[i] as number;
+      b.add((x >>> 2) + base, x & 3);
+    }
+  }
+  return b.finish(day, version);
+}
+
 // ---- encoding ----------------------------------------------------------------------------------------
 //
-// Format 2 (written): [2] varint(pathCount) varint(pairCount)
+// Format 3 (written when base > 0): [3] varint(base), then format 2 from its path count on.
+// Format 2 (written when base = 0): [2] varint(pathCount) varint(pairCount)
 //           pathCount × (varint(pathId − previous pathId) varint(pairs of the path))
 //           zero bytes up to a multiple of 4, then pairCount × uint32 little-endian (visitor × 4 + flags).
 // Format 1 (still read): the same header with [1], then pairCount × varint((visitor − previous visitor of the
@@ -219,7 +260,10 @@ class Writer {
 export function encodeDaySet(s: DaySet): Uint8Array {
   const n = s.pairs.length;
   const w = new Writer(16 + s.pathIds.length * 5 + n * 4);
-  w.varint(2);
+  if (s.base > 0) {
+    w.varint(3);
+    w.varint(s.base);
+  } else w.varint(2);
   w.varint(s.pathIds.length);
   w.varint(n);
   let prev = 0;
@@ -258,7 +302,9 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
     }
   };
   const format = read();
-  if (format !== 1 && format !== 2) throw new DaySetFormatError(`unknown day set format ${format}`);
+  if (format !== 1 && format !== 2 && format !== 3) throw new DaySetFormatError(`unknown day set format ${format}`);
+  const base = format === 3 ? read() : 0;
+  if (base > MAX_ABSOLUTE_VISITOR - MAX_VISITOR) throw new DaySetFormatError('day set base out of range');
   const nPaths = read();
   const nPairs = read();
   if (nPaths > len || nPairs > len) throw new DaySetFormatError('day set counts exceed the blob');
@@ -276,7 +322,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   starts[nPaths] = at;
   if (at !== nPairs) throw new DaySetFormatError('day set path counts do not add up');
   const pairs = new Uint32Array(nPairs);
-  if (format === 2) {
+  if (format !== 1) {
     pos = (pos + 3) & ~3;
     if (pos + nPairs * 4 !== len) throw new DaySetFormatError('day set blob has the wrong length');
     if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer).set(data.subarray(pos, len));
@@ -311,7 +357,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
     if (lo < minV) minV = lo;
     if (hi > maxV) maxV = hi;
   }
-  return { day, version, pathIds, starts, pairs, minVisitor: nPairs === 0 ? 0 : minV, maxVisitor: nPairs === 0 ? -1 : maxV };
+  return { day, version, base, pathIds, starts, pairs, minVisitor: nPairs === 0 ? 0 : base + minV, maxVisitor: nPairs === 0 ? -1 : base + maxV };
 }
 
 // ---- counting a window -----------------------------------------------------------------------------
@@ -325,7 +371,7 @@ export interface WindowCounts {
   total: Uint32Array;
 }
 
-/** Widest visitor-ordinal range one window may span (one byte each); wider ones are counted in SQL. */
+/** Widest visitor-ordinal range one window may span (one byte each); wider ones are renumbered densely first (densify). */
 export const MAX_MARKS = 128 * 1024 * 1024;
 
 /** A reusable marks buffer (one byte per visitor ordinal in the window's range). */
@@ -383,13 +429,15 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     const empty = new Uint32Array(0);
     return { totals: { human: 0, ai: 0, total: 0 }, pathIds: empty, human: empty, ai: empty, total: empty };
   }
-  if (top - base + 1 > MAX_MARKS) throw new DaySetIdRangeError(`visitor ordinals span ${top - base + 1} values (more than ${MAX_MARKS})`);
+  if (top - base + 1 > MAX_MARKS) return countWindow(densify(sets), marksBuffer);
   const marks = marksBuffer.take(top - base + 1);
   // Hoisted per-day arrays (monomorphic typed-array reads in the hot loops).
   const P = sets.map((s) => s.pathIds);
   const S = sets.map((s) => s.starts);
   const X = sets.map((s) => s.pairs);
   const len = Int32Array.from(sets, (s) => s.pathIds.length);
+  // Per day, what its pair's visitor adds to land in the marks array (its base minus the window's).
+  const shift = Float64Array.from(sets, (s) => s.base - base);
   const cur = new Int32Array(nd);
   const segStart = new Uint32Array(nd);
   const segEnd = new Uint32Array(nd);
@@ -427,10 +475,11 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
       segDay[nseg] = d;
       nseg++;
       const xs = X[d] as Uint32Array;
+      const sh = shift[d] as number;
       // Mark: per-path bits (0–1) and site-wide bits (2–3) at once.
       for (let i = start; i < end; i++) {
         const x = xs[i] as number;
-        const v = (x >>> 2) - base;
+        const v = (x >>> 2) + sh;
         marks[v] = (marks[v] as number) | ((x & 3) * 5);
       }
     }
@@ -438,9 +487,10 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     // distinct visitor of the path counts once; the site-wide bits stay for the final sweep.
     for (let k = 0; k < nseg; k++) {
       const xs = X[segDay[k] as number] as Uint32Array;
+      const sh = shift[segDay[k] as number] as number;
       const end = segEnd[k] as number;
       for (let i = segStart[k] as number; i < end; i++) {
-        const v = ((xs[i] as number) >>> 2) - base;
+        const v = ((xs[i] as number) >>> 2) + sh;
         const m = marks[v] as number;
         if ((m & 3) !== 0) {
           t++;
@@ -463,4 +513,32 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     ai: outA.slice(0, rows),
     total: outT.slice(0, rows),
   };
+}
+
+/**
+ * The same sets with their visitors renumbered 0 … distinct − 1 in ascending order (so counts are unchanged):
+ * for windows whose ordinals spread wider than a marks array should (ordinals are numbered across projects).
+ * O(pairs × log) and a Map of the distinct visitors; only such windows pay it.
+ */
+export function densify(sets: readonly DaySet[]): DaySet[] {
+  const all = new Set<number>();
+  for (const s of sets) for (const x of s.pairs) all.add((x >>> 2) + s.base);
+  const sorted = Float64Array.from(all).sort();
+  const rank = new Map<number, number>();
+  for (let i = 0; i < sorted.length; i++) rank.set(sorted[i] as number, i);
+  return sets.map((s) => {
+    const pairs = new Uint32Array(s.pairs.length);
+    for (let i = 0; i < pairs.length; i++) {
+      const x = s.pairs[i] as number;
+      pairs[i] = (rank.get((x >>> 2) + s.base) as number) * 4 + (x & 3);
+    }
+    const n = pairs.length;
+    return {
+      ...s,
+      base: 0,
+      pairs,
+      minVisitor: n === 0 ? 0 : (rank.get(s.minVisitor) as number),
+      maxVisitor: n === 0 ? -1 : (rank.get(s.maxVisitor) as number),
+    };
+  });
 }

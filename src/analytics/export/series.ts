@@ -5,7 +5,7 @@
 // in one byte per ordinal (bit 0 human, bit 1 ai), counting a class when its bit is first set and the
 // visitor when any bit is, then clears what it marked: O(pairs of the window) per pass, exact.
 import { dayToIso } from '../dates.ts';
-import { type DaySet, MarkBuffer } from './daysets.ts';
+import { type DaySet, densify, MAX_MARKS, MarkBuffer } from './daysets.ts';
 
 export type Interval = 'day' | 'week' | 'month';
 export const INTERVALS: readonly Interval[] = ['day', 'week', 'month'];
@@ -66,14 +66,16 @@ export function countBuckets(
     if (s.minVisitor < base) base = s.minVisitor;
     if (s.maxVisitor > top) top = s.maxVisitor;
   }
+  if (top - base + 1 > MAX_MARKS) return countBuckets(densify(days), buckets, marksBuffer);
   const marks = marksBuffer.take(top >= base ? top - base + 1 : 0);
   const count = (sets: readonly DaySet[]): VisitorCounts => {
     const c = { human: 0, ai: 0, total: 0 };
     for (const s of sets) {
       const pairs = s.pairs;
+      const sh = s.base - base;
       for (let i = 0; i < pairs.length; i++) {
         const p = pairs[i] as number;
-        const at = (p >>> 2) - base;
+        const at = (p >>> 2) + sh;
         const m = marks[at] as number;
         const f = p & 3;
         if ((m | f) === m) continue;
@@ -83,7 +85,7 @@ export function countBuckets(
         marks[at] = m | f;
       }
     }
-    for (const s of sets) for (const p of s.pairs) marks[(p >>> 2) - base] = 0;
+    for (const s of sets) for (const p of s.pairs) marks[(p >>> 2) + s.base - base] = 0;
     return c;
   };
   let k = 0;
