@@ -98,8 +98,8 @@ export interface paths {
   };
   "/readyz": {
     /**
-     * Database reachable and migrations applied
-     * @description A readiness probe: 200 when the database answers, its migrations are applied and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).
+     * Database and analytics store reachable, migrations applied
+     * @description A readiness probe: 200 when the database answers, its migrations are applied, the analytics store can answer (SQL store: the database; ClickHouse: the server) and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).
      */
     get: {
       responses: {
@@ -164,8 +164,8 @@ export interface paths {
         /** @description `not_ready`: the database is unreachable, its migrations are not applied, or requests failed recently for lack of database or disk; `shutting_down`: the server is closing (with Retry-After) */
         503: {
           headers: {
-            /** @description Present when an unreachable database or a full disk is why */
-            "x-not-ready-cause"?: "database_unavailable" | "storage_full";
+            /** @description Present when an unreachable database, a full disk or an analytics store that cannot answer (e.g. an unreachable ClickHouse) is why */
+            "x-not-ready-cause"?: "database_unavailable" | "storage_full" | "analytics_unavailable";
             /** @description The id of this request (the one sent in X-Request-ID when well-formed) */
             "x-request-id": string;
             /** @description Seconds to wait before retrying */

@@ -545,7 +545,7 @@ export async function buildApp(ctx: AppContext, services?: Services, options: { 
   addRequestHooks(app, ctx, metrics);
   addErrorHandlers(app, ctx, routeMethods);
   await registerOpenApi(app, ctx);
-  await app.register(async (scope) => opsRoutes(scope, ctx, metrics));
+  await app.register(async (scope) => opsRoutes(scope, ctx, metrics, analytics.store));
   await app.register(async (scope) => projectRoutes(scope, ctx));
   await app.register(async (scope) => webhookRoutes(scope, ctx));
   await app.register(async (scope) => agentRoutes(scope, ctx, jobs));

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { testConfig } from '../../src/config.ts';
-import { createContext } from '../../src/context.ts';
+import { createContext, wireServices } from '../../src/context.ts';
 import { buildApp, routeTable } from '../../src/http/app.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { httpRequest, type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -133,10 +133,14 @@ describeEachDialect('readiness failures', (dialect) => {
     tdb = undefined;
   });
 
-  async function serve(migrated: boolean) {
+  async function serve(migrated: boolean, analyticsReason?: string) {
     tdb = await openTestDb(dialect, { migrated });
     const config = testConfig({ dataDir: tdb.env.INKWELL_DATA_DIR as string });
-    const app = await buildApp(createContext(config, tdb.db, createLogger(config)));
+    const ctx = createContext(config, tdb.db, createLogger(config));
+    const services = await wireServices(ctx);
+    // An analytics store that cannot answer (as the ClickHouse store says when its server is unreachable).
+    if (analyticsReason !== undefined) services.analytics.store.health = async () => ({ ok: false, reason: analyticsReason });
+    const app = await buildApp(ctx, services);
     await app.listen({ host: '127.0.0.1', port: 0 });
     close = () => app.close();
     return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -157,5 +161,14 @@ describeEachDialect('readiness failures', (dialect) => {
     const r = await httpRequest(base, 'GET', '/readyz');
     expect(r.status).toBe(503);
     expect(r.body.code).toBe('not_ready');
+  });
+
+  it('/readyz → 503 not_ready naming the analytics store when it cannot answer, while /healthz stays 200', async () => {
+    const base = await serve(true, 'ClickHouse at http://127.0.0.1:8123 is not reachable: connect ECONNREFUSED');
+    const r = await httpRequest(base, 'GET', '/readyz');
+    expect(r.status).toBe(503);
+    expect(r.body.code).toBe('not_ready');
+    expect(r.headers.get('x-not-ready-cause')).toBe('analytics_unavailable');
+    expect((await httpRequest(base, 'GET', '/healthz')).status).toBe(200);
   });
 });

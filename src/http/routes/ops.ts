@@ -1,5 +1,6 @@
 // Operational endpoints: liveness, readiness, metrics, the OpenAPI document.
 import { Type } from 'typebox';
+import type { AnalyticsStore } from '../../analytics/store/analytics-store.ts';
 import { infraFault } from '../../db/errors.ts';
 import { migrationsApplied, ping } from '../../db/index.ts';
 import { AppError } from '../../errors.ts';
@@ -16,13 +17,13 @@ const NotReady = {
   headers: {
     'x-not-ready-cause': {
       type: 'string',
-      enum: ['database_unavailable', 'storage_full'],
-      description: 'Present when an unreachable database or a full disk is why',
+      enum: ['database_unavailable', 'storage_full', 'analytics_unavailable'],
+      description: 'Present when an unreachable database, a full disk or an analytics store that cannot answer (e.g. an unreachable ClickHouse) is why',
     },
   },
 };
 
-export async function opsRoutes(app: App, ctx: AppContext, metrics: Metrics): Promise<void> {
+export async function opsRoutes(app: App, ctx: AppContext, metrics: Metrics, analytics: Pick<AnalyticsStore, 'health'>): Promise<void> {
   app.get(
     '/healthz',
     {
@@ -41,15 +42,15 @@ export async function opsRoutes(app: App, ctx: AppContext, metrics: Metrics): Pr
     {
       schema: {
         tags: ['Operations'],
-        summary: 'Database reachable and migrations applied',
+        summary: 'Database and analytics store reachable, migrations applied',
         description:
-          'A readiness probe: 200 when the database answers, its migrations are applied and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).',
+          'A readiness probe: 200 when the database answers, its migrations are applied, the analytics store can answer (SQL store: the database; ClickHouse: the server) and no request failed recently for lack of database or disk; else 503 `not_ready` (the reason goes to the log, `X-Not-Ready-Cause` names the failing part).',
         response: { 200: Ready, 503: NotReady },
       },
     },
     async (request) => {
       let reason: string | null = null;
-      let code: 'not_ready' | FaultCode = 'not_ready';
+      let code: 'not_ready' | 'analytics_unavailable' | FaultCode = 'not_ready';
       try {
         await ping(ctx.db);
         clearFault(ctx, 'database_unavailable');
@@ -57,6 +58,13 @@ export async function opsRoutes(app: App, ctx: AppContext, metrics: Metrics): Pr
       } catch (err) {
         reason = `database is not reachable: ${(err as Error).message}`;
         code = infraFault(err) ?? 'database_unavailable';
+      }
+      if (!reason) {
+        const analyticsHealth = await analytics.health();
+        if (!analyticsHealth.ok) {
+          reason = `analytics store: ${analyticsHealth.reason}`;
+          code = 'analytics_unavailable';
+        }
       }
       const faults = recentFaults(ctx);
       if (!reason && faults.length > 0) {

@@ -1,0 +1,92 @@
+// Numbered, append-only ClickHouse migrations of the analytics store, applied at start (never edit or reorder a
+// released one: add the next number). Each statement is idempotent (IF NOT EXISTS), so two processes starting
+// at once, or a start that failed half-way, apply them again harmlessly; a migration is recorded in
+// schema_migrations after all its statements ran.
+//
+// The layout (single node; docs/scaling.md has the clustered variant):
+//
+// - `events`: every accepted event, append-only, one row each, sorted by (project, day, path, visitor) and
+//   partitioned by month. Strings compressed with ZSTD; low-cardinality columns dictionary-encoded. Each
+//   insert is fsynced before ClickHouse acknowledges it (fsync_after_insert), so a resolved append survives a
+//   power loss, and a retried insert with the same insert_deduplication_token is dropped
+//   (non_replicated_deduplication_window).
+// - `data_days`: (project, day) of every day that has or had a qualifying view or an agent request, filled by
+//   the materialised view `data_days_mv` in the same insert; reclassification rewrites `events` in place and
+//   adds the days that gained data, never removes any (the series' unbounded range keeps such days).
+//
+// THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows with
+// uniqExact over the visitor key itself (not a hash, not a sketch) and count() over rows, filtered by the
+// project, the day range and the class columns; `events` holds each accepted event exactly once (dedup keys
+// checked before the insert under the project's lock; retries of one insert dropped by its token). Nothing
+// is pre-aggregated, so no merge of partial states can lose or double a visitor.
+import type { ClickHouseExecutor } from './executor.ts';
+
+export interface ClickHouseMigration {
+  version: number;
+  name: string;
+  statements: readonly string[];
+}
+
+export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
+  {
+    version: 1,
+    name: 'events and data days',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS events (
+        project LowCardinality(String),
+        day Int32,
+        seq UInt64,
+        ts Int64,
+        path String CODEC(ZSTD(3)),
+        raw_path String CODEC(ZSTD(3)),
+        visitor String CODEC(ZSTD(3)),
+        user_agent Nullable(String) CODEC(ZSTD(3)),
+        accept LowCardinality(Nullable(String)),
+        method LowCardinality(Nullable(String)),
+        status Nullable(Int32),
+        referrer Nullable(String) CODEC(ZSTD(3)),
+        ref_host Nullable(String) CODEC(ZSTD(3)),
+        cls LowCardinality(String),
+        category LowCardinality(Nullable(String)),
+        rule LowCardinality(Nullable(String)),
+        qualifying UInt8,
+        view_shape UInt8,
+        source LowCardinality(String),
+        dedup_key Nullable(String) CODEC(ZSTD(3)),
+        INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1
+      ) ENGINE = MergeTree
+      PARTITION BY toYYYYMM(toDate(greatest(day, 0)))
+      ORDER BY (project, day, path, visitor)
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
+      `CREATE TABLE IF NOT EXISTS data_days (project LowCardinality(String), day Int32) ENGINE = ReplacingMergeTree ORDER BY (project, day)
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv TO data_days AS
+      SELECT project, day FROM events WHERE qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL) GROUP BY project, day`,
+    ],
+  },
+];
+
+/** Applies the migrations not recorded yet, in order; returns the versions applied now. */
+export async function migrateClickHouse(ch: ClickHouseExecutor, migrations: readonly ClickHouseMigration[] = CLICKHOUSE_MIGRATIONS): Promise<number[]> {
+  await ch.command(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now()) ENGINE = ReplacingMergeTree ORDER BY version',
+  );
+  const done = new Set((await ch.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations')).map((r) => Number(r.version)));
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (done.has(m.version)) continue;
+    for (const sql of m.statements) await ch.command(sql);
+    await ch.insert('schema_migrations', [{ version: m.version, name: m.name }]);
+    applied.push(m.version);
+  }
+  return applied;
+}
+
+/** Whether every migration is recorded (readiness). */
+export async function clickHouseMigrationsApplied(
+  ch: ClickHouseExecutor,
+  migrations: readonly ClickHouseMigration[] = CLICKHOUSE_MIGRATIONS,
+): Promise<boolean> {
+  const done = new Set((await ch.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations')).map((r) => Number(r.version)));
+  return migrations.every((m) => done.has(m.version));
+}

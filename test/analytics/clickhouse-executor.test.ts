@@ -1,0 +1,115 @@
+// The ClickHouse executors (src/analytics/clickhouse/executor.ts): chdb really loaded (npm skips an optional
+// dependency it cannot install without a word, so on CI its absence fails here rather than skipping), the same
+// SQL text and parameters answered alike through chdb and — when CLICKHOUSE_URL is set — a real server,
+// idempotent numbered migrations, insert dedup tokens, and the start-up check of the server's version.
+import { describe, expect, it } from 'vitest';
+import { loadChdb } from '../../src/analytics/clickhouse/chdb-executor.ts';
+import type { ClickHouseExecutor } from '../../src/analytics/clickhouse/executor.ts';
+import { CLICKHOUSE_MIGRATIONS, clickHouseMigrationsApplied, migrateClickHouse } from '../../src/analytics/clickhouse/migrations.ts';
+import { checkClickHouseServer, MIN_CLICKHOUSE_VERSION } from '../../src/analytics/clickhouse/server-check.ts';
+import { clickHouseServerOptions, openChdb, openServer, type TestClickHouse } from '../helpers/clickhouse.ts';
+
+let chdbError: Error | null = null;
+try {
+  loadChdb();
+} catch (err) {
+  chdbError = err as Error;
+}
+
+describe('chdb', () => {
+  // Locally a missing chdb skips the chdb tests with a reason; on CI (CI set) it fails.
+  it.skipIf(chdbError !== null && !process.env.CI)('is installed and its native library loads (ClickHouse 26.x in this process)', () => {
+    if (chdbError) throw new Error(`chdb did not load (npm ci skipped its optional native package?): ${chdbError.message}`);
+    const v = loadChdb().version();
+    expect(v.chdb).toMatch(/^3\.4\./);
+    expect(v.libchdb).toMatch(/26\.\d+/);
+  });
+});
+
+const ENGINES: [string, () => TestClickHouse | Promise<TestClickHouse>][] = [];
+if (chdbError === null || process.env.CI) ENGINES.push(['chdb', openChdb]);
+if (clickHouseServerOptions()) ENGINES.push(['server', openServer]);
+
+for (const [engine, open] of ENGINES) {
+  describe(`ClickHouse executor [${engine}]`, () => {
+    async function withDb<T>(f: (ch: ClickHouseExecutor) => Promise<T>): Promise<T> {
+      const t = await open();
+      try {
+        return await f(t.ch);
+      } finally {
+        await t.cleanup();
+      }
+    }
+
+    it('binds parameters as values, never as SQL: quotes, backslashes, newlines, NUL-free Unicode, arrays, nulls', async () => {
+      await withDb(async (ch) => {
+        const hostile = ["it's", 'back\\slash', 'new\nline\ttab', "'); DROP TABLE x; --", 'é😀{x:String}'];
+        const [row] = await ch.query<{ a: string; arr: string[]; n: null; big: string }>(
+          'SELECT {a:String} AS a, {arr:Array(String)} AS arr, {n:Nullable(Int32)} AS n, toUInt64(18446744073709551615) AS big',
+          { a: hostile[3], arr: hostile, n: null },
+        );
+        expect(row).toEqual({ a: hostile[3], arr: hostile, n: null, big: '18446744073709551615' });
+      });
+    });
+
+    it('inserts rows and reads them back; an insert retried with the same dedup token adds nothing', async () => {
+      await withDb(async (ch) => {
+        await ch.command('CREATE TABLE t (k String, v Nullable(Int32)) ENGINE = MergeTree ORDER BY k SETTINGS non_replicated_deduplication_window = 100');
+        const rows = [
+          { k: 'a', v: 1 },
+          { k: "b'\n", v: null },
+        ];
+        await ch.insert('t', rows, { insert_deduplication_token: 'tok-1' });
+        await ch.insert('t', rows, { insert_deduplication_token: 'tok-1' });
+        expect(await ch.query('SELECT k, v FROM t ORDER BY k')).toEqual(rows);
+        await ch.insert('t', rows, { insert_deduplication_token: 'tok-2' });
+        expect(await ch.query<{ n: string }>('SELECT count() AS n FROM t')).toEqual([{ n: '4' }]);
+        await expect(ch.query('SELECT nope FROM t')).rejects.toThrow(/nope/);
+      });
+    });
+
+    it('applies the numbered migrations once: a second start applies none', async () => {
+      await withDb(async (ch) => {
+        expect(await migrateClickHouse(ch)).toEqual(CLICKHOUSE_MIGRATIONS.map((m) => m.version));
+        expect(await migrateClickHouse(ch)).toEqual([]);
+        expect(await clickHouseMigrationsApplied(ch)).toBe(true);
+        const tables = (await ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
+        expect(tables).toEqual(expect.arrayContaining(['data_days', 'data_days_mv', 'events', 'schema_migrations']));
+      });
+    });
+
+    it('passes the start-up check (version and functions); names the minimum version when the server is older', async () => {
+      await withDb(async (ch) => {
+        expect(await checkClickHouseServer(ch)).toMatch(/^\d+\.\d+/);
+        await expect(checkClickHouseServer(ch, '999.1')).rejects.toThrow(/is version \d+\.[\d.]+; Inkwell's analytics need ClickHouse 999\.1 or newer/);
+      });
+    });
+  });
+}
+
+describe('ClickHouse migrations and start-up check (pure)', () => {
+  it('migrations are numbered 1, 2, … without gaps, each with statements', () => {
+    expect(CLICKHOUSE_MIGRATIONS.map((m) => m.version)).toEqual(CLICKHOUSE_MIGRATIONS.map((_, i) => i + 1));
+    for (const m of CLICKHOUSE_MIGRATIONS) expect(m.statements.length).toBeGreaterThan(0);
+  });
+
+  it('a server lacking a function fails with the minimum version and what is missing', async () => {
+    const fake = {
+      describe: 'http://ch.example:8123',
+      database: 'inkwell',
+      async query(sql: string) {
+        if (sql.includes('version()')) return [{ v: '22.3.1.1' }];
+        if (sql.includes('combinators')) return [{ name: 'If' }];
+        return [{ name: 'uniqExact' }];
+      },
+      async command() {},
+      async insert() {},
+      async close() {},
+    } as unknown as ClickHouseExecutor;
+    await expect(checkClickHouseServer(fake)).rejects.toThrow(
+      new RegExp(
+        `ClickHouse at http://ch\\.example:8123 is version 22\\.3\\.1\\.1; Inkwell's analytics need ClickHouse ${MIN_CLICKHOUSE_VERSION} or newer \\(missing: .*joinGet`,
+      ),
+    );
+  });
+});
