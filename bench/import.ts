@@ -3,6 +3,7 @@
 //
 //   npm run bench:import -- [--lines 1M] [--rounds 3] [--backends sqlite,postgres] [--compare <checkout>]
 //                           [--goaccess /usr/bin/goaccess] [--keep]
+//   npm run bench:import -- --profile [--lines 200k]
 //
 // GoAccess comes from Debian's packages: `apt-get install -y goaccess` (the bench stops and says so when it is
 // missing). The log (bench/lib/access-log.ts) is the analytics dataset written as a combined log, cached in
@@ -11,6 +12,9 @@
 // (every thread: the CLI's ingest worker and checkpointer too). Checked every round: GoAccess's JSON report counts
 // every line as a valid request; the import reads every line and stores every one of them. In the first round
 // each import of this checkout is run a second time on the same database: it must add nothing.
+//
+// --profile: instead of the rounds, one import of this checkout from its sources under `node --cpu-prof`, and where
+// its CPU went by thread and stage (bench/lib/cpu-profile.ts), written to bench/results/import-profile-latest.json.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,7 +22,8 @@ import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { ensureAccessLog } from './lib/access-log.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { compareFromArgs, compareNote, type Side, sidesOf, systemName } from './lib/compare.ts';
-import { ensureDataset, genOptions } from './lib/dataset.ts';
+import { breakdowns, printBreakdowns } from './lib/cpu-profile.ts';
+import { ensureDataset, genOptions, RESULTS_DIR } from './lib/dataset.ts';
 import { environment, peakRssMb, writeResults } from './lib/results.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, inkwellBin, type ServiceEnv, serviceEnv, tempDir } from './lib/service.ts';
 import { median, round } from './lib/stats.ts';
@@ -195,6 +200,52 @@ interface InkwellResult {
   reimportLinesPerSecond?: number | null;
   databaseMb?: number | null;
   error?: string;
+}
+
+if (args.has('profile')) {
+  const s: ServiceEnv = { backend: 'sqlite', dataDir: tempDir('import-profile') };
+  const profDir = tempDir('import-cpuprof');
+  try {
+    const project = await createProject(s);
+    const m = await measure(
+      process.execPath,
+      [
+        `--cpu-prof`,
+        `--cpu-prof-dir=${profDir}`,
+        inkwellBin(),
+        'analytics',
+        'import',
+        '--project',
+        project.projectId,
+        '--format',
+        'combined',
+        '--json',
+        accessLog.file,
+      ],
+      { ...serviceEnv(s), INKWELL_FROM_SOURCE: '1', CI: '1' },
+    );
+    if (m.code !== 0) throw new Error(`inkwell analytics import exited with ${m.code}: ${(m.stderr || m.stdout).slice(-800)}`);
+    const threads = breakdowns(profDir);
+    log(`profiled import from the sources: ${m.wallMs} ms, CPU ${m.cpuMs} ms, peak RSS ${m.peakRssMb} MB (profiling slows it)`);
+    printBreakdowns(threads, accessLog.lines, log);
+    // Not a history line: a profile explains a run, it is not one of the measured series.
+    const file = path.join(RESULTS_DIR, 'import-profile-latest.json');
+    const result = {
+      benchmark: 'import-profile',
+      environment: environment(),
+      dataset: { name: meta.name, log: path.basename(accessLog.file), lines: accessLog.lines, bytes: accessLog.bytes },
+      run: strip(m),
+      threads,
+    };
+    fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    log(`results: ${file}`);
+  } finally {
+    if (!keep) {
+      fs.rmSync(s.dataDir, { recursive: true, force: true });
+      fs.rmSync(profDir, { recursive: true, force: true });
+    }
+  }
+  process.exit(0);
 }
 
 const sides: Side[] = backends.flatMap((b) => sidesOf(b, compare));
