@@ -284,6 +284,21 @@ export const ConfigSchema = Type.Object({
       'Ingest writes a SQLite file from a worker thread (own connection), so commits never block requests.',
     ),
   }),
+  /** ClickHouse for the analytics store (jobs, projects and keys stay in the SQL database). */
+  clickhouse: Type.Object({
+    url: Unset(Type.String(), {
+      env: 'CLICKHOUSE_URL',
+      parse: 'url',
+      secret: true,
+      description: 'http(s)://host:8123 of a ClickHouse server switches the analytics store to ClickHouse; unset: analytics in the SQL database.',
+    }),
+    database: Text('CLICKHOUSE_DATABASE', 'inkwell', {
+      pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
+      rule: 'must be letters, digits and _ (a ClickHouse database name)',
+    }),
+    user: OptionalText('CLICKHOUSE_USER', "ClickHouse user (default: the server's default user)."),
+    password: Unset(Type.String(), { env: 'CLICKHOUSE_PASSWORD', parse: 'text', secret: true, description: 'Password of CLICKHOUSE_USER.' }),
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -37,14 +37,31 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
 }
 
 /**
- * The analytics service over this deployment's analytics store (today the SQL one, on the context's database).
- * `onBackgroundError` hears failures of background work, which never throws.
+ * The analytics service over this deployment's analytics store: ClickHouse when CLICKHOUSE_URL is set (its
+ * version checked and its migrations applied here: a server that is too old or unreachable fails the start),
+ * else the SQL store on the context's database. `onBackgroundError` hears failures of background work, which
+ * never throws.
  */
 export async function wireAnalytics(ctx: AppContext, onBackgroundError?: (err: unknown) => void): Promise<AnalyticsService> {
-  const [{ createAnalyticsService }, { createSqlAnalyticsStore }] = await Promise.all([
-    import('./analytics/service.ts'),
-    import('./analytics/store/sql-analytics-store.ts'),
-  ]);
+  const { createAnalyticsService } = await import('./analytics/service.ts');
+  const ch = ctx.config.clickhouse;
+  if (ch.url) {
+    const [{ openClickHouseAnalyticsStore }, { createHttpExecutor, ensureServerDatabase }] = await Promise.all([
+      import('./analytics/clickhouse/clickhouse-store.ts'),
+      import('./analytics/clickhouse/http-executor.ts'),
+    ]);
+    const opts = { url: ch.url, database: ch.database, user: ch.user, password: ch.password };
+    // (A user without CREATE DATABASE rights needs the database made for it: then this fails and the check says why.)
+    await ensureServerDatabase(opts).catch(() => undefined);
+    const store = await openClickHouseAnalyticsStore({
+      ch: createHttpExecutor(opts),
+      now: ctx.now,
+      snapshotMs: ctx.config.analytics.snapshotMs,
+      resultEntries: ctx.config.analytics.resultCacheEntries,
+    });
+    return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
+  }
+  const { createSqlAnalyticsStore } = await import('./analytics/store/sql-analytics-store.ts');
   const store = createSqlAnalyticsStore({ ...ctx, ...(onBackgroundError ? { onBackgroundError } : {}) });
   return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
 }

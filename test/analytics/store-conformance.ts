@@ -23,6 +23,8 @@ export interface StoreUnderTest {
   createProject(): Promise<string>;
   /** Closes the store and removes what it stored. */
   cleanup(): Promise<void>;
+  /** Another store to compare with instead of the reference store (it takes the same project ids). */
+  reference?: AnalyticsStore;
 }
 
 const BASE_MS = Date.UTC(2026, 2, 27); // A Friday: the days below cross an ISO week and a month boundary.
@@ -167,7 +169,7 @@ export function describeAnalyticsStoreConformance(name: string, factory: () => P
     it('answers every method exactly as the reference computes it from the accepted events', async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.array(eventArb, { minLength: 1, maxLength: 8 }), async (ops, late) => {
-          const reference = createReferenceStore();
+          const reference = subject.reference ?? createReferenceStore();
           const ids = [await subject.createProject(), await subject.createProject()];
           for (const op of ops) {
             const projectId = ids[op.project] as string;

@@ -1,5 +1,5 @@
 // The production executor (executor.ts): the official client, @clickhouse/client, over HTTP(S).
-import { createClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { type ClickHouseExecutor, checkDatabaseName, OUTPUT_SETTINGS, type Params, type Settings } from './executor.ts';
 
 export interface ClickHouseServerOptions {
@@ -30,6 +30,8 @@ export function createHttpExecutor(opts: ClickHouseServerOptions): ClickHouseExe
     ...(opts.password !== undefined ? { password: opts.password } : {}),
     request_timeout: opts.requestTimeoutMs ?? 60_000,
     clickhouse_settings: { ...OUTPUT_SETTINGS } as never,
+    // Failures reach the caller as errors (and the service's log, redacted); the client's own console logger stays off.
+    log: { level: ClickHouseLogLevel.OFF },
   });
   const merged = (settings?: Settings) => ({ ...OUTPUT_SETTINGS, ...settings }) as never;
   return {

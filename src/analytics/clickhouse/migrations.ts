@@ -15,10 +15,12 @@
 //   adds the days that gained data, never removes any (the series' unbounded range keeps such days).
 //
 // THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows with
-// uniqExact over the visitor key itself (not a hash, not a sketch) and count() over rows, filtered by the
-// project, the day range and the class columns; `events` holds each accepted event exactly once (dedup keys
-// checked before the insert under the project's lock; retries of one insert dropped by its token). Nothing
-// is pre-aggregated, so no merge of partial states can lose or double a visitor.
+// uniqExact over the visitor key and count() over rows, filtered by the project, the day range and the class
+// columns; `events` holds each accepted event exactly once (dedup keys checked before the insert under the
+// project's lock; retries of one insert dropped by its token). uniqExact is a set, not a sketch: of the keys'
+// 128-bit SipHash for strings, so two keys could only be confused by a 128-bit collision (about n^2 / 2^129:
+// 10^-21 for a billion visitors). Nothing is pre-aggregated; where partial results are merged (several parts,
+// several shards: docs/scaling.md), they are such sets and their union is exact.
 import type { ClickHouseExecutor } from './executor.ts';
 
 export interface ClickHouseMigration {

@@ -1,0 +1,461 @@
+// The analytics store on ClickHouse (AnalyticsStore, ../store/analytics-store.ts), through an executor
+// (executor.ts): the official client against a server in production, chdb in tests — the same SQL text.
+// The schema and the invariant that keeps every answer exact are in migrations.ts.
+//
+// - append: dedup keys checked against the project's stored keys and within the batch (first wins) under the
+//   project's lock in this process, then one synchronous insert (fsynced, migrations.ts) that resolves once
+//   ClickHouse has the rows; a failed insert is retried with the same insert_deduplication_token, so a retry
+//   after a timeout or a restart adds nothing if the first attempt landed.
+// - reads: one query each, uniqExact / count over `events` rows of the project and range; a result and its
+//   totals come from one query (GROUPING SETS), i.e. one snapshot of the table's parts. Rows are ordered and
+//   paged here with the shared rules (export/rows.ts, export/answers.ts), so ordering is UTF-16 as in JS.
+// - walks: the offset-0 page's result is kept per (walkId, kind, project, range) for snapshotMs after its last
+//   use; later pages of the walk are served from it (per process, as the SQL store does).
+// - reclassify: the distinct classification inputs of the project's events are classified again here; the
+//   changed ones go to a temporary Join table and one mutation rewrites the events that have them
+//   (mutations_sync = 2: resolves when done). A mutation rewrites each part and swaps it in atomically and
+//   touches only parts that existed when it started: events appended meanwhile were classified by the
+//   current rules already and are never lost.
+//
+// Values only travel as query parameters ({name:Type}) or inserted rows; the only names built into SQL text
+// are the store's own (its database, a random table name).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { classify } from '../classify/classify.ts';
+import { referrerHost } from '../classify/facets.ts';
+import { isStaticAsset } from '../classify/normalize.ts';
+import { isQualifyingParts, isQualifyingView } from '../classify/qualify.ts';
+import { type AgentRow, crawlerCategoryOf, listPage, MAX_BUCKETS, type ReferrerRow, SeriesTooLongError } from '../export/answers.ts';
+import { type ExportResult, type PathRow, pageOf, sortRows } from '../export/rows.ts';
+import { bucketCount, bucketLabel, bucketsOf } from '../export/series.ts';
+import {
+  NO_STATUS,
+  R_ACCEPT,
+  R_CATEGORY,
+  R_CLASS,
+  R_DEDUP,
+  R_METHOD,
+  R_PATH,
+  R_RAW_PATH,
+  R_REFERRER,
+  R_RULE,
+  R_UA,
+  R_VKEY,
+  textOf,
+} from '../ingest/write-batch.ts';
+import { Lru } from '../lru.ts';
+import type { AnalyticsStore, ExportQuery, Page, RangeQuery, ReclassifyResult, SeriesResult } from '../store/analytics-store.ts';
+import type { ClickHouseExecutor } from './executor.ts';
+import { migrateClickHouse } from './migrations.ts';
+import { ClickHouseVersionError, checkClickHouseServer } from './server-check.ts';
+
+export interface ClickHouseStoreDeps {
+  ch: ClickHouseExecutor;
+  now: () => number;
+  /** A walk's snapshot lives this long after its last page request. */
+  snapshotMs?: number;
+  /** Walk results kept in memory. */
+  resultEntries?: number;
+  /** Further attempts of a failed insert (same dedup token). */
+  insertRetries?: number;
+  /** How long health() waits for an answer. */
+  healthTimeoutMs?: number;
+}
+
+const MIN_DAY = -2_147_483_648;
+const MAX_DAY = 2_147_483_647;
+/** Rows per INSERT at most (ClickHouse wants thousands to a few hundred thousand rows per insert). */
+const INSERT_ROWS = 100_000;
+/** Dedup keys looked up per query at most. */
+const KEY_CHUNK = 5_000;
+
+const bounds = (q: RangeQuery, projectId: string) => ({ p: projectId, from: q.fromDay ?? MIN_DAY, to: q.toDay ?? MAX_DAY });
+const emptyRange = (q: RangeQuery) => q.fromDay !== null && q.toDay !== null && q.fromDay >= q.toDay;
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const EMPTY: ExportResult = { totals: { human: 0, ai: 0, total: 0 }, rows: [] };
+
+/** The classification inputs of an event, hashed: what reclassification groups by (128 bits: no collisions in practice). */
+const INPUT_KEY =
+  "hex(sipHash128(isNull(user_agent), ifNull(user_agent, ''), raw_path, isNull(accept), ifNull(accept, ''), isNull(method), ifNull(method, ''), isNull(status), ifNull(status, 0), path))";
+
+type CountRow = { g: number | string; path: string; human: string | number; ai: string | number; total: string | number };
+
+/** Opens the store: checks the server's version and functions, applies the migrations. */
+export async function openClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
+  try {
+    await checkClickHouseServer(deps.ch);
+  } catch (err) {
+    if (err instanceof ClickHouseVersionError) throw err;
+    throw new Error(`ClickHouse at ${deps.ch.describe} is not reachable: ${(err as Error).message}`, { cause: err });
+  }
+  await migrateClickHouse(deps.ch);
+  return createClickHouseAnalyticsStore(deps);
+}
+
+/** The store over a migrated database (openClickHouseAnalyticsStore checks and migrates first). */
+export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
+  const { ch } = deps;
+  const snapshotMs = deps.snapshotMs ?? 600_000;
+  const walks = new Lru<string, { result: ExportResult; usedAt: number }>(Math.max(16, deps.resultEntries ?? 64));
+  const locks = new Map<string, Promise<unknown>>();
+  let lastSeq = 0;
+
+  /** Runs `f` after the project's earlier appends and reclassifications in this process. */
+  function withLock<T>(projectId: string, f: () => Promise<T>): Promise<T> {
+    const prev = locks.get(projectId) ?? Promise.resolve();
+    const run = prev.then(f);
+    const tail = run.catch(() => undefined);
+    locks.set(projectId, tail);
+    void tail.then(() => {
+      if (locks.get(projectId) === tail) locks.delete(projectId);
+    });
+    return run;
+  }
+
+  /** Insertion order (the agents row's class is its first event's): increasing within this process. */
+  function seqBase(n: number): number {
+    const base = Math.max(deps.now() * 1000, lastSeq + 1);
+    lastSeq = base + n;
+    return base;
+  }
+
+  async function insertRows(table: string, rows: Record<string, unknown>[]): Promise<void> {
+    const token = randomUUID();
+    for (let at = 0, chunk = 0; at < rows.length; at += INSERT_ROWS, chunk++) {
+      const part = rows.slice(at, at + INSERT_ROWS);
+      const settings = { insert_deduplication_token: `${token}:${chunk}`, deduplicate_blocks_in_dependent_materialized_views: 1 };
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await ch.insert(table, part, settings);
+          break;
+        } catch (err) {
+          if (attempt >= (deps.insertRetries ?? 2)) throw err;
+        }
+      }
+    }
+  }
+
+  async function storedKeys(projectId: string, keys: string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let at = 0; at < keys.length; at += KEY_CHUNK) {
+      const rows = await ch.query<{ k: string }>(
+        'SELECT DISTINCT dedup_key AS k FROM events WHERE project = {p:String} AND dedup_key IN {keys:Array(String)}',
+        {
+          p: projectId,
+          keys: keys.slice(at, at + KEY_CHUNK),
+        },
+      );
+      for (const r of rows) out.add(r.k);
+    }
+    return out;
+  }
+
+  function append(projectId: string, source: string, b: Parameters<AnalyticsStore['append']>[2]): Promise<number> {
+    return withLock(projectId, async () => {
+      const batchKeys = new Set<string>();
+      for (let i = 0; i < b.n; i++) {
+        const k = textOf(b, i, R_DEDUP);
+        if (k !== null) batchKeys.add(k);
+      }
+      const stored = batchKeys.size > 0 ? await storedKeys(projectId, [...batchKeys]) : new Set<string>();
+      const seen = new Set<string>();
+      const rows: Record<string, unknown>[] = [];
+      const base = seqBase(b.n);
+      const staticPath = new Map<string, boolean>();
+      for (let i = 0; i < b.n; i++) {
+        const key = textOf(b, i, R_DEDUP);
+        if (key !== null) {
+          if (stored.has(key) || seen.has(key)) continue;
+          seen.add(key);
+        }
+        const path = textOf(b, i, R_PATH) as string;
+        const method = textOf(b, i, R_METHOD);
+        const st = b.status[i] as number;
+        const status = st === NO_STATUS ? null : st;
+        const referrer = textOf(b, i, R_REFERRER);
+        const staticAsset = () => {
+          let s = staticPath.get(path);
+          if (s === undefined) {
+            s = isStaticAsset(path);
+            staticPath.set(path, s);
+          }
+          return s;
+        };
+        rows.push({
+          project: projectId,
+          day: b.day[i],
+          seq: base + i,
+          ts: Math.trunc(b.ts[i] as number),
+          path,
+          raw_path: textOf(b, i, R_RAW_PATH),
+          visitor: textOf(b, i, R_VKEY),
+          user_agent: textOf(b, i, R_UA),
+          accept: textOf(b, i, R_ACCEPT),
+          method,
+          status,
+          referrer,
+          ref_host: referrerHost(referrer),
+          cls: textOf(b, i, R_CLASS),
+          category: textOf(b, i, R_CATEGORY),
+          rule: textOf(b, i, R_RULE),
+          qualifying: b.qualifying[i] === 1 ? 1 : 0,
+          view_shape: isQualifyingParts(method, status, 'human', staticAsset) ? 1 : 0,
+          source,
+          dedup_key: key,
+        });
+      }
+      if (rows.length > 0) await insertRows('events', rows);
+      return rows.length;
+    });
+  }
+
+  function resultOf(rows: CountRow[]): ExportResult {
+    let totals = EMPTY.totals;
+    const out: PathRow[] = [];
+    for (const r of rows) {
+      const c = { human: Number(r.human), ai: Number(r.ai), total: Number(r.total) };
+      if (Number(r.g) === 1) totals = c;
+      else out.push({ path: r.path, ...c });
+    }
+    return { totals, rows: sortRows(out) };
+  }
+
+  async function visitorsResult(q: ExportQuery): Promise<ExportResult> {
+    const rows = await ch.query<CountRow>(
+      `SELECT grouping(path) AS g, path, uniqExactIf(visitor, cls = 'human') AS human, uniqExactIf(visitor, cls != 'human') AS ai, uniqExact(visitor) AS total
+       FROM events WHERE project = {p:String} AND qualifying = 1 AND day >= {from:Int32} AND day < {to:Int32}
+       GROUP BY GROUPING SETS ((path), ())`,
+      bounds(q, q.projectId),
+    );
+    return resultOf(rows);
+  }
+
+  async function viewsResult(q: ExportQuery): Promise<ExportResult> {
+    const rows = await ch.query<CountRow>(
+      `SELECT grouping(path) AS g, path, countIf(cls = 'human') AS human, countIf(cls != 'human') AS ai, count() AS total
+       FROM events WHERE project = {p:String} AND qualifying = 1 AND day >= {from:Int32} AND day < {to:Int32}
+       GROUP BY GROUPING SETS ((path), ())`,
+      bounds(q, q.projectId),
+    );
+    return resultOf(rows);
+  }
+
+  async function walkPage(kind: string, q: ExportQuery, compute: (q: ExportQuery) => Promise<ExportResult>): Promise<Page> {
+    if (emptyRange(q)) return pageOf(EMPTY, q.offset, q.limit);
+    const key = JSON.stringify([q.walkId, kind, q.projectId, q.fromDay, q.toDay]);
+    const now = deps.now();
+    const pinned = q.offset > 0 ? walks.get(key) : undefined;
+    if (pinned && now - pinned.usedAt <= snapshotMs) {
+      pinned.usedAt = now;
+      return pageOf(pinned.result, q.offset, q.limit);
+    }
+    const result = await compute(q);
+    walks.set(key, { result, usedAt: now });
+    return pageOf(result, q.offset, q.limit);
+  }
+
+  async function series(projectId: string, q: RangeQuery & { interval: 'day' | 'week' | 'month' }): Promise<SeriesResult> {
+    const empty: SeriesResult = { interval: q.interval, series: [], totals: { human: 0, ai: 0, total: 0, crawlerRequests: 0 } };
+    if (q.fromDay !== null && q.toDay !== null && bucketCount(q.fromDay, q.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS)
+      throw new SeriesTooLongError(q.interval);
+    let range: { fromDay: number; toDay: number } | null;
+    if (q.fromDay !== null && q.toDay !== null) range = q.fromDay < q.toDay ? { fromDay: q.fromDay, toDay: q.toDay } : null;
+    else {
+      const [r] = await ch.query<{ lo: number; hi: number; n: string }>(
+        'SELECT min(day) AS lo, max(day) AS hi, count() AS n FROM data_days WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32}',
+        bounds(q, projectId),
+      );
+      range = !r || Number(r.n) === 0 ? null : { fromDay: q.fromDay ?? Number(r.lo), toDay: q.toDay ?? Number(r.hi) + 1 };
+    }
+    if (range === null) return empty;
+    if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);
+    // A bucket is named by its first day, clipped to the range (export/series.ts): ISO weeks start on Monday
+    // ((day + 3) mod 7 = 0; day 0 was a Thursday), months on the 1st (UTC).
+    const rows = await ch.query<{ g: number | string; b: number; human: string; ai: string; total: string; crawler: string }>(
+      `SELECT grouping(b) AS g,
+         greatest(multiIf({interval:String} = 'day', day, {interval:String} = 'week', day - (((day + 3) % 7) + 7) % 7,
+           toInt32(toStartOfMonth(toDate(greatest(day, 0))))), {from:Int32}) AS b,
+         uniqExactIf(visitor, qualifying = 1 AND cls = 'human') AS human, uniqExactIf(visitor, qualifying = 1 AND cls != 'human') AS ai,
+         uniqExactIf(visitor, qualifying = 1) AS total, countIf(cls = 'crawler' AND rule IS NOT NULL) AS crawler
+       FROM events
+       WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND (qualifying = 1 OR (cls = 'crawler' AND rule IS NOT NULL))
+       GROUP BY GROUPING SETS ((b), ())`,
+      { p: projectId, from: range.fromDay, to: range.toDay, interval: q.interval },
+    );
+    const byStart = new Map<number, (typeof rows)[number]>();
+    let totals = empty.totals;
+    for (const r of rows) {
+      const c = { human: Number(r.human), ai: Number(r.ai), total: Number(r.total), crawlerRequests: Number(r.crawler) };
+      if (Number(r.g) === 1) totals = c;
+      else byStart.set(Number(r.b), r);
+    }
+    const points = bucketsOf(range.fromDay, range.toDay, q.interval).map((bucket) => {
+      const r = byStart.get(bucket.start);
+      return {
+        date: bucketLabel(bucket),
+        human: r ? Number(r.human) : 0,
+        ai: r ? Number(r.ai) : 0,
+        total: r ? Number(r.total) : 0,
+        crawlerRequests: r ? Number(r.crawler) : 0,
+      };
+    });
+    return { interval: q.interval, series: points, totals };
+  }
+
+  async function agents(projectId: string, q: RangeQuery & { offset: number; limit: number }) {
+    const rows = emptyRange(q)
+      ? []
+      : await ch.query<{ name: string; first_cls: string; visitors: string; views: string; requests: string }>(
+          `SELECT rule AS name, argMin(cls, seq) AS first_cls, uniqExact(visitor) AS visitors, countIf(view_shape = 1) AS views, count() AS requests
+           FROM events WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND cls IN ('ai', 'crawler') AND rule IS NOT NULL
+           GROUP BY rule`,
+          bounds(q, projectId),
+        );
+    const out = rows
+      .map(
+        (r): AgentRow => ({
+          agent: r.name,
+          class: r.first_cls === 'ai' ? 'ai' : 'crawler',
+          category: r.first_cls === 'ai' ? null : crawlerCategoryOf(r.name),
+          visitors: Number(r.visitors),
+          views: Number(r.views),
+          requests: Number(r.requests),
+        }),
+      )
+      .sort((a, b) => b.visitors - a.visitors || b.requests - a.requests || byName(a.agent, b.agent));
+    return listPage(out, q.offset, q.limit);
+  }
+
+  async function referrers(projectId: string, q: RangeQuery & { offset: number; limit: number }) {
+    const rows = emptyRange(q)
+      ? []
+      : await ch.query<{ name: string; visitors: string; views: string }>(
+          `SELECT ref_host AS name, uniqExact(visitor) AS visitors, count() AS views
+           FROM events WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND qualifying = 1 AND ref_host IS NOT NULL
+           GROUP BY ref_host`,
+          bounds(q, projectId),
+        );
+    const out = rows
+      .map((r): ReferrerRow => ({ host: r.name, visitors: Number(r.visitors), views: Number(r.views) }))
+      .sort((a, b) => b.visitors - a.visitors || b.views - a.views || byName(a.host, b.host));
+    return listPage(out, q.offset, q.limit);
+  }
+
+  type InputRow = {
+    k: string;
+    in_ua: string | null;
+    in_raw_path: string;
+    in_accept: string | null;
+    in_method: string | null;
+    in_status: number | null;
+    in_path: string;
+    cls: string;
+    category: string | null;
+    rule: string | null;
+    qualifying: number;
+    n: string;
+  };
+
+  function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
+    return withLock(projectId, async () => {
+      const groups = await ch.query<InputRow>(
+        `SELECT ${INPUT_KEY} AS k, any(user_agent) AS in_ua, any(raw_path) AS in_raw_path, any(accept) AS in_accept, any(method) AS in_method,
+           any(status) AS in_status, any(path) AS in_path, cls, category, rule, qualifying, count() AS n
+         FROM events WHERE project = {p:String} GROUP BY k, cls, category, rule, qualifying`,
+        { p: projectId },
+      );
+      let scanned = 0;
+      for (const g of groups) scanned += Number(g.n);
+      onProgress?.(0, scanned);
+      let changed = 0;
+      const mapping = new Map<string, { k: string; cls: string; category: string | null; rule: string | null; qualifying: number }>();
+      for (const g of groups) {
+        const c = classify({ userAgent: g.in_ua, path: g.in_raw_path, accept: g.in_accept });
+        const status = g.in_status === null ? null : Number(g.in_status);
+        const qualifying = isQualifyingView({ method: g.in_method, status, path: g.in_path, class: c.class }) ? 1 : 0;
+        if (c.class !== g.cls || c.category !== g.category || c.rule !== g.rule || qualifying !== Number(g.qualifying)) {
+          changed += Number(g.n);
+          mapping.set(g.k, { k: g.k, cls: c.class, category: c.category, rule: c.rule, qualifying });
+        }
+      }
+      if (mapping.size > 0) await rewrite(projectId, [...mapping.values()]);
+      onProgress?.(scanned, scanned);
+      return { scanned, changed };
+    });
+  }
+
+  /** Rewrites the classes of the project's events whose input key is in `mapping` (one mutation), then records days that gained data. */
+  async function rewrite(projectId: string, mapping: Record<string, unknown>[]): Promise<void> {
+    const table = `reclass_${randomBytes(8).toString('hex')}`;
+    const qualified = `${ch.database}.${table}`;
+    await ch.command(
+      `CREATE TABLE ${table} (k String, cls String, category Nullable(String), rule Nullable(String), qualifying UInt8) ENGINE = Join(ANY, LEFT, k)`,
+    );
+    try {
+      await ch.insert(table, mapping);
+      try {
+        await ch.command(
+          `ALTER TABLE events UPDATE
+             cls = joinGet({m:String}, 'cls', ${INPUT_KEY}),
+             category = joinGet({m:String}, 'category', ${INPUT_KEY}),
+             rule = joinGet({m:String}, 'rule', ${INPUT_KEY}),
+             qualifying = joinGet({m:String}, 'qualifying', ${INPUT_KEY})
+           WHERE project = {p:String} AND ${INPUT_KEY} IN (SELECT k FROM ${table})`,
+          { m: qualified, p: projectId },
+          { mutations_sync: 2 },
+        );
+      } catch (err) {
+        // A failed mutation would be retried by the server forever: stop it.
+        await ch
+          .command("KILL MUTATION WHERE database = {db:String} AND table = 'events' AND position(command, {t:String}) > 0", { db: ch.database, t: table })
+          .catch(() => undefined);
+        throw err;
+      }
+      await ch.command(
+        `INSERT INTO data_days SELECT DISTINCT project, day FROM events
+         WHERE project = {p:String} AND (qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL))`,
+        { p: projectId },
+      );
+    } finally {
+      await ch.command(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    }
+  }
+
+  async function health(): Promise<{ ok: true } | { ok: false; reason: string }> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        ch.query('SELECT 1 AS ok'),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${deps.healthTimeoutMs ?? 5000} ms`)), deps.healthTimeoutMs ?? 5000);
+        }),
+      ]);
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, reason: `ClickHouse at ${ch.describe} is not reachable: ${(err as Error).message}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const store = {
+    append: (projectId, source, batch) => append(projectId, source, batch),
+    visitors: (q) => walkPage('visitors', q, visitorsResult),
+    views: (q) => walkPage('views', q, viewsResult),
+    series,
+    agents,
+    referrers,
+    reclassify,
+    health,
+    async warmUp() {},
+    startBackground() {},
+    // Walk snapshots are not caches: forgetting one would change the next page of its walk.
+    clearCaches() {},
+    async close() {
+      await Promise.all([...locks.values()]);
+      await ch.close();
+    },
+  } satisfies AnalyticsStore;
+  return store;
+}
+
+export type ClickHouseAnalyticsStore = ReturnType<typeof createClickHouseAnalyticsStore>;
