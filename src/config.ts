@@ -264,20 +264,20 @@ export const ConfigSchema = Type.Object({
       MAX,
       'Dictionary cache entries (paths, visitors) kept in memory per project for ingest.',
     ),
-    daySetCacheMb: Int('INKWELL_ANALYTICS_DAYSET_CACHE_MB', 256, 1, 65_536, 'Decoded per-day visitor sets kept in memory by the visitors export, in MiB.'),
+    daySetCacheMb: Int(
+      'INKWELL_ANALYTICS_DAYSET_CACHE_MB',
+      256,
+      1,
+      65_536,
+      'Decoded day summaries (visitor sets, views, facets) kept in memory by the analytics reads, in MiB.',
+    ),
     sealIntervalMs: Int(
       'INKWELL_ANALYTICS_SEAL_INTERVAL_MS',
       5000,
       0,
       MAX,
-      "How often an API process persists the day sets of changed days and compacts finished days' raw-event segments (0: never; sets built on demand then).",
+      "How often an API process persists the summaries of changed days and compacts finished days' raw-event segments (0: never; summaries built on demand then).",
     ),
-    visitorsEngine: Type.Enum(['daysets', 'sql'], {
-      env: 'INKWELL_ANALYTICS_VISITORS_ENGINE',
-      parse: 'choice',
-      default: 'daysets',
-      description: 'How the visitors export counts: per-day visitor sets, or one SQL aggregation (for comparison).',
-    }),
     ingestWorker: Flag(
       'INKWELL_ANALYTICS_INGEST_WORKER',
       true,

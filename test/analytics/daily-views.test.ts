@@ -1,14 +1,13 @@
-// The daily view counts (migration 0009): ingest adds to them in the same transaction as the raw events, and
-// they always equal the qualifying raw events counted per (day, path, class) — across batches, repeated paths,
-// imports (a re-import adds nothing), reclassification, and for events stored before the table existed.
-import { sql } from 'kysely';
+// The daily view counts (the day summaries' views, derived from the segments; the analytics_daily_views table of
+// migration 0009 until 0017): they always equal the qualifying raw events counted per (day, path, class) — across
+// batches, repeated paths, imports (a re-import adds nothing), reclassification, compaction, in a cold process
+// (persisted summaries), and for events stored before migration 0016.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
-import { createBulkWriter } from '../../src/db/bulk.ts';
 import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { services } from './services.ts';
-import { rewindToEventRows, storedRows } from './stored-events.ts';
+import { rewindToEventRows, rewriteStoredEvents, storedRows } from './stored-events.ts';
 
 const UA_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const UA_CLAUDE = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
@@ -47,9 +46,19 @@ const norm = (rows: Count[]) =>
     .map((r) => ({ day: Number(r.day), path_id: Number(r.path_id), human: Number(r.human), ai: Number(r.ai) }))
     .sort((a, b) => a.day - b.day || a.path_id - b.path_id);
 
+/** The counts the day summaries hold, every project and day (a cold service each time: built from segments or blobs). */
 async function stored(db: Database): Promise<Count[]> {
-  const r = await sql<Count>`select day, path_id, human, ai from analytics_daily_views`.execute(db.kysely);
-  return norm(r.rows);
+  const { svc } = services(db);
+  const out: Count[] = [];
+  for (const { ord } of await db.kysely.selectFrom('analytics_projects').select('ord').execute()) {
+    for (const d of (await svc.store.summaries.loadWindow(Number(ord), { fromDay: null, toDay: null })).days) {
+      d.views.pathIds.forEach((p, k) => {
+        out.push({ day: d.day, path_id: p, human: d.views.human[k] as number, ai: d.views.ai[k] as number });
+      });
+    }
+  }
+  await svc.close();
+  return norm(out);
 }
 
 /** The same counts straight from the raw events. */
@@ -122,47 +131,33 @@ describeEachDialect('analytics daily view counts', (dialect) => {
     await svc.close();
   });
 
-  it('reclassify rebuilds them from the raw events', async () => {
+  it('follow reclassification, and a cold process reads them from the persisted summaries', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'v', repository: 'r' });
     await svc.ingest.ingest(p.id, events(300, 3), { source: 'api' });
     const right = await stored(t.db);
-    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
-    // Counts gone wrong (a bug, a manual edit): reclassify puts them back.
-    await sql`update analytics_daily_views set human = human + 5, ai = 0 where project_ord = ${ord}`.execute(t.db.kysely);
+    // Events stored under stale classes (as a rules change leaves them).
+    await rewriteStoredEvents(t.db, (e) => (e.cls === 'human' ? { ...e, cls: 'ai' } : e));
     expect(await stored(t.db)).not.toEqual(right);
     await svc.store.reclassify(p.id);
+    expect(await stored(t.db)).toEqual(right);
+    // Sealed (twice: a day's version must hold for a tick), then read cold: the same.
+    await svc.store.summaries.sealOnce();
+    expect(await svc.store.summaries.sealOnce()).toBeGreaterThan(0);
     expect(await stored(t.db)).toEqual(right);
     await svc.close();
   });
 
-  it('migration 0009 counts the events stored before it', async () => {
+  it('events stored before migration 0016 (as rows) count the same after 0016 and 0017', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'v', repository: 'r' });
     await svc.ingest.ingest(p.id, events(500, 5), { source: 'api' });
     await svc.close();
     const right = await stored(t.db);
-    // Back to the schema before 0009 (raw events as rows, before 0016), then migrate again.
+    // Back to raw events as rows (before 0016), then migrate again.
     await rewindToEventRows(t.db);
-    await sql`drop table analytics_daily_views`.execute(t.db.kysely);
-    await sql`delete from kysely_migration where name = '0009_analytics_daily_views'`.execute(t.db.kysely);
-    expect(await migrate(t.db)).toEqual(['0009_analytics_daily_views', '0016_analytics_segments']);
+    expect(await migrate(t.db)).toEqual(['0016_analytics_segments']);
     expect(await stored(t.db)).toEqual(right);
     expect(right.length).toBeGreaterThan(0);
-  });
-
-  it('adding counts adds to the stored row of the same (project, day, path)', async () => {
-    const bulk = createBulkWriter(t.db);
-    await t.db.kysely.transaction().execute(async (trx) => {
-      await store.bulkAddViews(bulk, trx, [1, 10, 100, 2, 1, 1, 11, 100, 1, 0]);
-      await store.bulkAddViews(bulk, trx, [1, 10, 100, 3, 4, 2, 10, 100, 1, 1]);
-    });
-    const r = await sql<Count & { project_ord: number }>`select project_ord, day, path_id, human, ai from analytics_daily_views`.execute(t.db.kysely);
-    const rows = r.rows.map((x) => [Number(x.project_ord), Number(x.day), Number(x.path_id), Number(x.human), Number(x.ai)]).sort();
-    expect(rows).toEqual([
-      [1, 10, 100, 5, 5],
-      [1, 11, 100, 1, 0],
-      [2, 10, 100, 1, 1],
-    ]);
   });
 });

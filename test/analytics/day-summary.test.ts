@@ -57,7 +57,7 @@ function segmentsOf(groups: readonly SegmentEvent[][], firstSeq = 1): SeqSegment
   return groups.filter((g) => g.length > 0).map((g, i) => ({ seq: firstSeq + i, segment: decodeSegment(encodeSegment(g)) }));
 }
 
-/** The summary by brute force, with the ingest writer's facet code (FacetAccumulator) as the facets' oracle. */
+/** The summary by brute force, with the former ingest writer's facet code (FacetAccumulator) as the facets' oracle. */
 function naive(events: readonly SegmentEvent[]) {
   const visits = new Map<string, [number, number, number]>();
   const views = new Map<number, [number, number]>();

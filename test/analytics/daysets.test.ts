@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   buildDaySet,
-  buildDaySetFromLists,
   countWindow,
   type DaySet,
   DaySetFormatError,
@@ -76,35 +75,6 @@ describe('day sets: build, encode, decode', () => {
     expect([...s.pairs].map(pairVisitor)).toEqual([9, 3, 9]);
     expect([...s.pairs].map(pairFlags)).toEqual([FLAG_HUMAN, FLAG_AI, FLAG_HUMAN | FLAG_AI]);
     expect([s.minVisitor, s.maxVisitor]).toEqual([3, 9]);
-  });
-
-  it('builds the same set from per-path lists (visitor × 4 + class, as the database aggregates them)', () => {
-    fc.assert(
-      fc.property(fc.array(visitArb(30, 500), { maxLength: 200 }), fc.integer({ min: 0, max: 2 ** 30 - 600 }), (rows, offset) => {
-        const v = sortedVisits(rows.map(([p, vis, c]) => [p, vis + offset, c]));
-        const byPath = new Map<number, string[]>();
-        for (let i = 0; i < v.paths.length; i++) {
-          const p = v.paths[i] as number;
-          if (!byPath.has(p)) byPath.set(p, []);
-          byPath.get(p)?.push(String((v.visitors[i] as number) * 4 + (v.classes[i] as number)));
-        }
-        const ids = [...byPath.keys()];
-        const fromLists = buildDaySetFromLists(
-          3,
-          9,
-          ids,
-          ids.map((p) => (byPath.get(p) as string[]).join(',')),
-          H,
-          A,
-        );
-        expect(fromLists).toEqual(buildDaySet(3, 9, v.paths, v.visitors, v.classes, H, A));
-      }),
-      { numRuns: 200 },
-    );
-    expect(() => buildDaySetFromLists(1, 1, [1], ['5,x'], H, A)).toThrow(/character/);
-    expect(() => buildDaySetFromLists(1, 1, [1], ['9,5'], H, A)).toThrow(/sorted/);
-    expect(() => buildDaySetFromLists(1, 1, [2, 1], ['5', '5'], H, A)).toThrow(/sorted/);
-    expect(() => buildDaySetFromLists(1, 1, [1], ['7'], H, A)).toThrow(/class/);
   });
 
   it('refuses unsorted rows, unknown classes, path ids beyond 32 bits and a day whose visitors span more than 30 bits', () => {

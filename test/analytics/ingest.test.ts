@@ -52,7 +52,9 @@ describeEachDialect('analytics ingest', (dialect) => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'd', repository: 'r' });
     await svc.ingest.ingest(p.id, [{ path: '/x', ip: '198.51.100.77', userAgent: 'Mozilla/5.0 Firefox/125.0' }], { source: 'api' });
-    for (const table of ['analytics_visitors', 'analytics_paths', 'analytics_daily_visits'] as const) {
+    await svc.store.summaries.sealOnce();
+    await svc.store.summaries.sealOnce();
+    for (const table of ['analytics_visitors', 'analytics_paths', 'analytics_day_versions', 'analytics_day_summaries'] as const) {
       const rows = await t.db.kysely.selectFrom(table).selectAll().execute();
       expect(JSON.stringify(rows)).not.toContain('198.51.100.77');
     }
@@ -109,9 +111,10 @@ describeEachDialect('analytics ingest', (dialect) => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'd', repository: 'r' });
     const ev = { path: '/brand-new', ip: '192.0.2.1', userAgent: 'Mozilla/5.0 Firefox/125.0', timestamp: new Date(START_MS).toISOString() };
-    await sql`alter table analytics_daily_visits rename to analytics_daily_visits_away`.execute(t.db.kysely);
+    // The day-version upsert is the transaction's last write: without its table, everything before rolls back.
+    await sql`alter table analytics_day_versions rename to analytics_day_versions_away`.execute(t.db.kysely);
     await expect(svc.ingest.ingest(p.id, [ev], { source: 'api' })).rejects.toThrow();
-    await sql`alter table analytics_daily_visits_away rename to analytics_daily_visits`.execute(t.db.kysely);
+    await sql`alter table analytics_day_versions_away rename to analytics_day_versions`.execute(t.db.kysely);
     expect(await t.db.kysely.selectFrom('analytics_paths').selectAll().execute()).toEqual([]);
     expect(await storedRows(t.db)).toEqual([]);
     const r = await svc.ingest.ingest(p.id, [ev], { source: 'api' });
@@ -120,19 +123,20 @@ describeEachDialect('analytics ingest', (dialect) => {
     expect(page.rows).toEqual([{ path: '/brand-new', human: 1, ai: 0, total: 1 }]);
   });
 
-  it('deduplicates daily visits: one visitor viewing a page many times a day is one row per class', async () => {
+  it('deduplicates daily visits: one visitor viewing a page many times a day is one pair per class in the day set', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'd', repository: 'r' });
     const at = (h: number) => new Date(START_MS + h * 3_600_000).toISOString();
     const ev = (h: number, path = '/p') => ({ path, ip: '192.0.2.9', userAgent: 'Mozilla/5.0 Firefox/125.0', timestamp: at(h) });
     await svc.ingest.ingest(p.id, [ev(1), ev(2), ev(3), ev(4, '/p.md'), ev(25)], { source: 'api' });
     await svc.ingest.ingest(p.id, [ev(5), ev(26)], { source: 'api' });
-    const visits = await t.db.kysely.selectFrom('analytics_daily_visits').selectAll().orderBy('day').orderBy('cls').execute();
+    const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
     const day0 = Math.floor(START_MS / DAY_MS);
-    expect(visits.map((v) => [v.day - day0, v.cls])).toEqual([
-      [0, 1],
-      [0, 2],
-      [1, 1],
+    const days = (await svc.store.summaries.loadWindow(ord, { fromDay: null, toDay: null })).days;
+    // Day 0: one (path, visitor) pair flagged human and AI (the .md view is the AI's); day 1: one human pair.
+    expect(days.map((d) => [d.day - day0, d.visitors.pairs.length, [...d.visitors.pairs].map((x) => x & 3)])).toEqual([
+      [0, 1, [3]],
+      [1, 1, [1]],
     ]);
     const page = await svc.store.visitors({ projectId: p.id, ...all });
     expect(page.rows).toEqual([{ path: '/p', human: 1, ai: 1, total: 1 }]);

@@ -2,10 +2,10 @@
 // crawlers, the referrers. Every expected number is computed here from the generated events themselves
 // (Sets per bucket or name), not by the service's code; only the rule name an agent's user agent maps to is
 // taken from the classifier, which has its own tests against an independent table.
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
-import { countFacet, type DayFacets } from '../../src/analytics/export/facet-service.ts';
+import type { FacetGroup } from '../../src/analytics/export/day-summary.ts';
+import { countFacet } from '../../src/analytics/export/facet-counts.ts';
 import { createAnalyticsClient } from '../../src/client/analytics.ts';
 import { testConfig } from '../../src/config.ts';
 import { migrate } from '../../src/db/index.ts';
@@ -14,7 +14,7 @@ import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { sendEvents } from './api.ts';
 import { DAY_MS, type GenEvent, generate, START_MS, type WireEvent } from './dataset.ts';
 import { services, sqlAnalyticsService } from './services.ts';
-import { rewindToEventRows } from './stored-events.ts';
+import { rewindToEventRows, rewriteStoredEvents } from './stored-events.ts';
 
 const iso = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 const START_DAY = START_MS / DAY_MS;
@@ -264,7 +264,7 @@ describeEachDialect('analytics series, agents and referrers', (dialect) => {
   });
 });
 
-describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
+describeEachDialect('agents, referrers and series from day summaries: reclassification, migration, cold processes', (dialect) => {
   let t: TestDb;
   beforeAll(async () => {
     t = await openTestDb(dialect);
@@ -272,16 +272,9 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
   afterAll(async () => {
     await t?.cleanup();
   });
-  const facetRows = async (projectOrd: number) =>
-    (
-      await sql<
-        Record<string, unknown>
-      >`select day, facet, name, visitor_ord, cls, views, requests from analytics_daily_facets where project_ord = ${projectOrd}`.execute(t.db.kysely)
-    ).rows
-      .map((r) => Object.values(r).map(String).join(' '))
-      .sort();
+  const everything = { fromDay: null, toDay: null, offset: 0, limit: 250 };
 
-  it('reclassify rebuilds them from the raw events', async () => {
+  it('reclassify restores the breakdowns after stored classes went wrong', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'f', repository: 'r' });
     await svc.ingest.ingest(
@@ -290,20 +283,19 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
       { source: 'api' },
     );
     const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
-    const right = await facetRows(ord);
-    expect(right.length).toBeGreaterThan(10);
-    const agents = await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
-    // Rows gone wrong (a bug, a manual edit): reclassify puts them back, and the answers follow.
-    await sql`update analytics_daily_facets set requests = requests + 7 where project_ord = ${ord}`.execute(t.db.kysely);
-    await sql`delete from analytics_daily_facets where project_ord = ${ord} and facet = 2`.execute(t.db.kysely);
-    expect(await facetRows(ord)).not.toEqual(right);
+    const agents = await svc.store.agents(p.id, everything);
+    const referrers = await svc.store.referrers(p.id, everything);
+    expect(agents.rows.length).toBeGreaterThan(2);
+    // Stored classes gone wrong (as old rules would leave them): every agent request stored as a human's.
+    await rewriteStoredEvents(t.db, (e) => (e.cls === 'human' ? e : { ...e, cls: 'human', rule: null, category: null }), ord);
+    expect(await svc.store.agents(p.id, everything)).toEqual({ rows: [], hasMore: false });
     await svc.store.reclassify(p.id);
-    expect(await facetRows(ord)).toEqual(right);
-    expect(await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
+    expect(await svc.store.agents(p.id, everything)).toEqual(agents);
+    expect(await svc.store.referrers(p.id, everything)).toEqual(referrers);
     await svc.close();
   });
 
-  it('migration 0010 derives the facets of the events stored before it: the same rows ingest writes', async () => {
+  it('events stored before migration 0016 (as rows) give the same breakdowns after 0016 and 0017', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'g', repository: 'r' });
     await svc.ingest.ingest(
@@ -311,24 +303,17 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
       generate({ seed: 4, events: 300, days: 4 }).map((d) => d.wire),
       { source: 'api' },
     );
-    const agents = await svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 });
+    const agents = await svc.store.agents(p.id, everything);
     await svc.close();
-    const ord = (await t.db.kysely.selectFrom('analytics_projects').select('ord').where('project_id', '=', p.id).executeTakeFirstOrThrow()).ord;
-    const right = await facetRows(ord);
-    expect(right.length).toBeGreaterThan(10);
-    // Back to the schema before 0010 (raw events as rows, before 0016), then migrate again.
+    expect(agents.rows.length).toBeGreaterThan(2);
     await rewindToEventRows(t.db);
-    await sql`drop table analytics_daily_facets`.execute(t.db.kysely);
-    await sql`drop table analytics_day_facet_versions`.execute(t.db.kysely);
-    await sql`delete from kysely_migration where name = '0010_analytics_daily_facets'`.execute(t.db.kysely);
-    expect(await migrate(t.db)).toEqual(['0010_analytics_daily_facets', '0016_analytics_segments']);
-    expect(await facetRows(ord)).toEqual(right);
+    expect(await migrate(t.db)).toEqual(['0016_analytics_segments']);
     const again = services(t.db).svc;
-    expect(await again.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 250 })).toEqual(agents);
+    expect(await again.store.agents(p.id, everything)).toEqual(agents);
     await again.close();
   });
 
-  it('the SQL engine (no day sets) gives the same series as the day sets', async () => {
+  it('a cold process reading sealed summaries gives the same series, agents and referrers', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'h', repository: 'r' });
     await svc.ingest.ingest(
@@ -336,30 +321,29 @@ describeEachDialect('daily facets: rebuilds and engines', (dialect) => {
       generate({ seed: 5, events: 600, days: 20 }).map((d) => d.wire),
       { source: 'api' },
     );
-    const config = testConfig();
-    const sqlEngine = sqlAnalyticsService({
-      config: { analytics: { ...config.analytics, visitorsEngine: 'sql' } },
-      db: t.db,
-      projects,
-      now: Date.now,
+    const answers = async (s: typeof svc) => ({
+      series: await Promise.all(
+        (['day', 'week', 'month'] as const).map((interval) => s.store.series(p.id, { fromDay: START_DAY - 3, toDay: START_DAY + 25, interval })),
+      ),
+      open: await s.store.series(p.id, { fromDay: null, toDay: null, interval: 'week' }),
+      agents: await s.store.agents(p.id, everything),
+      referrers: await s.store.referrers(p.id, everything),
     });
-    for (const interval of ['day', 'week', 'month'] as const) {
-      const q = { fromDay: START_DAY - 3, toDay: START_DAY + 25, interval };
-      const fromSets = await svc.store.series(p.id, q);
-      expect(fromSets.series.length).toBeGreaterThan(0);
-      expect(await sqlEngine.store.series(p.id, q)).toEqual(fromSets);
-    }
+    const warm = await answers(svc);
+    expect(warm.series[0]?.series.length).toBeGreaterThan(0);
+    await svc.store.summaries.sealOnce();
+    while ((await svc.store.summaries.sealOnce()) > 0);
+    const cold = sqlAnalyticsService({ config: testConfig(), db: t.reopen(), projects, now: Date.now });
+    expect(await answers(cold)).toEqual(warm);
+    expect(cold.store.summaries.stats.rebuilt).toBe(0);
     await svc.close();
-    await sqlEngine.close();
+    await cold.close();
   });
 });
 
 describe('countFacet', () => {
-  const day = (d: number, groups: [string, number[]][]): DayFacets => ({
-    day: d,
-    version: 1,
-    crawlerRequests: 0,
-    groups: groups.map(([name, visitors]) => ({
+  const day = (_d: number, groups: [string, number[]][]): { facets: FacetGroup[] } => ({
+    facets: groups.map(([name, visitors]) => ({
       facet: 1,
       name,
       cls: 2,

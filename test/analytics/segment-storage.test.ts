@@ -117,14 +117,14 @@ describeEachDialect('analytics raw events as day segments', (dialect) => {
     expect((await storedRows(t.db)).length).toBe(12);
   });
 
-  it('a transaction that fails between two segments leaves nothing: no segment, no daily row, no version', async () => {
+  it('a transaction that fails between two segments leaves nothing: no segment, no day version, no project version', async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'f', repository: 'r' });
     await svc.ingest.ingest(p.id, views(1, 500), { source: 'api' });
     const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
     const version = await store.selectVersion(t.db.kysely, ord);
     const before = await storedRows(t.db);
-    const visitsBefore = await t.db.kysely.selectFrom('analytics_daily_visits').selectAll().execute();
+    const daysBefore = await t.db.kysely.selectFrom('analytics_day_versions').selectAll().execute();
     // The next transaction's segment of the second day is taken already: its insert fails after the first day's.
     const day2 = DAY / 86_400_000 + 1;
     const blocker = encodeSegment([]);
@@ -132,7 +132,7 @@ describeEachDialect('analytics raw events as day segments', (dialect) => {
     const batch = [...views(4, 0), ...views(4, 0, DAY + 86_400_000)];
     await expect(svc.ingest.ingest(p.id, batch, { source: 'import', dedupKeys: keys(8) })).rejects.toThrow();
     expect(await storedRows(t.db)).toEqual(before);
-    expect(await t.db.kysely.selectFrom('analytics_daily_visits').selectAll().execute()).toEqual(visitsBefore);
+    expect(await t.db.kysely.selectFrom('analytics_day_versions').selectAll().execute()).toEqual(daysBefore);
     expect(await store.selectVersion(t.db.kysely, ord)).toBe(version);
 
     // Without the blocker the same lines go in whole, once.

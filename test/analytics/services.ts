@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/index.ts';
 import { createProjectService, type ProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 
-/** The analytics service over a SQL analytics store (its parts reachable as `svc.store.exporter`, `.daySets`, …). */
+/** The analytics service over a SQL analytics store (its parts reachable as `svc.store.exporter`, `.summaries`, …). */
 export function sqlAnalyticsService(deps: SqlAnalyticsStoreDeps & { projects: Pick<ProjectService, 'getProject'> }) {
   return createAnalyticsService({ store: createSqlAnalyticsStore(deps), projects: deps.projects, now: deps.now });
 }

@@ -1,21 +1,9 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { encodeSegment, type SegmentEvent } from '../../src/analytics/segments/codec.ts';
 import { segmentStore } from '../../src/analytics/store/segment-store.ts';
-import { chunkRows, analyticsStore as store, type VisitRow } from '../../src/analytics/store/store.ts';
-import { CLS_AI, CLS_HUMAN } from '../../src/analytics/store/tables.ts';
+import { analyticsStore as store } from '../../src/analytics/store/store.ts';
+import { summaryStore } from '../../src/analytics/store/summary-store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
-
-/** A tiny deterministic PRNG (mulberry32). */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describeEachDialect('analytics store', (dialect) => {
   let t: TestDb;
@@ -132,66 +120,37 @@ describeEachDialect('analytics store', (dialect) => {
     expect(await segmentStore.countEvents(t.db.kysely, ord)).toBe(1);
   });
 
-  it('counts exact distinct visitors per path and site-wide over day ranges', async () => {
-    const rnd = prng(7);
-    const paths = ['/a', '/b', '/c', '/d'];
-    await store.insertPaths(
-      t.db.kysely,
-      paths.map((p) => ({ project_ord: ord, path_hash: `h${p}`, path: p })),
-    );
-    const ids = new Map(
-      (
-        await store.selectPathIds(
-          t.db.kysely,
-          ord,
-          paths.map((p) => `h${p}`),
-        )
-      ).map((r) => [r.id, r.path_hash.slice(1)]),
-    );
-    const idList = [...ids.keys()];
-    const visits: VisitRow[] = [];
-    for (let i = 0; i < 600; i++) {
-      visits.push({
-        project_ord: ord,
-        day: 100 + Math.floor(rnd() * 10),
-        path_id: idList[Math.floor(rnd() * idList.length)] as number,
-        visitor_ord: 1 + Math.floor(rnd() * 40),
-        cls: rnd() < 0.7 ? CLS_HUMAN : CLS_AI,
-      });
-    }
-    for (const c of chunkRows(visits, 5, t.db.caps.maxParams, 100)) await store.insertVisits(t.db.kysely, c);
-    await store.insertVisits(t.db.kysely, visits.slice(0, 50)); // duplicates change nothing
-
-    for (const [fromDay, toDay] of [
-      [null, null],
-      [102, 105],
-      [100, 101],
-      [109, null],
-      [null, 103],
-    ] as [number | null, number | null][]) {
-      const inRange = visits.filter((v) => (fromDay === null || v.day >= fromDay) && (toDay === null || v.day < toDay));
-      const expected = new Map<string, { h: Set<number>; a: Set<number>; t: Set<number> }>();
-      const site = { h: new Set<number>(), a: new Set<number>(), t: new Set<number>() };
-      for (const v of inRange) {
-        const p = ids.get(v.path_id) as string;
-        let e = expected.get(p);
-        if (!e) {
-          e = { h: new Set(), a: new Set(), t: new Set() };
-          expected.set(p, e);
-        }
-        (v.cls === CLS_HUMAN ? e.h : e.a).add(v.visitor_ord);
-        e.t.add(v.visitor_ord);
-        (v.cls === CLS_HUMAN ? site.h : site.a).add(v.visitor_ord);
-        site.t.add(v.visitor_ord);
-      }
-      const range = { fromDay, toDay };
-      const rows = await store.visitorsByPathNamed(t.db.kysely, ord, range);
-      expect(rows.map((r) => r.path).sort()).toEqual([...expected.keys()].sort());
-      for (const r of rows) {
-        const e = expected.get(r.path)!;
-        expect([r.human, r.ai, r.total]).toEqual([e.h.size, e.a.size, e.t.size]);
-      }
-      expect(await store.visitorTotals(t.db.kysely, ord, range)).toEqual({ human: site.h.size, ai: site.a.size, total: site.t.size });
-    }
+  it('day versions: one upsert per touched day, has_data stays 1 once set, a rewrite records its version', async () => {
+    const all = { fromDay: null, toDay: null };
+    await summaryStore.bumpDayVersions(t.db.kysely, ord, [
+      { day: 100, hasData: false },
+      { day: 101, hasData: true },
+    ]);
+    await summaryStore.bumpDayVersions(t.db.kysely, ord, [
+      { day: 100, hasData: true },
+      { day: 101, hasData: false },
+      { day: 102, hasData: false },
+    ]);
+    expect(await summaryStore.selectDayVersions(t.db.kysely, ord, all)).toEqual([
+      { day: 100, version: 2, rewritten: 0, hasData: true },
+      { day: 101, version: 2, rewritten: 0, hasData: true },
+      { day: 102, version: 1, rewritten: 0, hasData: false },
+    ]);
+    await summaryStore.rewriteDay(t.db.kysely, ord, 101, false);
+    await summaryStore.rewriteDay(t.db.kysely, ord, 103, false);
+    await summaryStore.bumpDayVersions(t.db.kysely, ord, [{ day: 101, hasData: false }]);
+    expect(await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: 101, toDay: 104 })).toEqual([
+      { day: 101, version: 4, rewritten: 3, hasData: true },
+      { day: 102, version: 1, rewritten: 0, hasData: false },
+      { day: 103, version: 1, rewritten: 1, hasData: false },
+    ]);
+    expect((await summaryStore.selectStaleDays(t.db.kysely, 100)).filter((d) => d.projectOrd === ord).map((d) => [d.day, d.version])).toEqual([
+      [100, 2],
+      [101, 4],
+      [102, 1],
+      [103, 1],
+    ]);
+    await summaryStore.upsertSummary(t.db.kysely, ord, 101, 4, new Uint8Array([1]));
+    expect((await summaryStore.selectStaleDays(t.db.kysely, 100)).filter((d) => d.projectOrd === ord).map((d) => d.day)).toEqual([100, 102, 103]);
   });
 });

@@ -1,8 +1,9 @@
 // Tests' view of the stored raw events: decoded from the day segments (analytics_segments) into rows shaped as
 // the old `analytics_events` rows were, in storage order (project, day, seq, then time), and a way to rewrite
 // them (stale classes, as a rules change leaves them).
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { decodeSegment, encodeSegment, readSegmentHeader, type SegmentEvent, segmentEvents } from '../../src/analytics/segments/codec.ts';
+import { summaryStore } from '../../src/analytics/store/summary-store.ts';
 import type { Database } from '../../src/db/index.ts';
 import type { DB } from '../../src/db/schema.ts';
 
@@ -74,10 +75,15 @@ export async function storedRows(db: Database | Kysely<DB>, projectOrd?: number)
   return out;
 }
 
-/** Rewrites every stored event with `fn` (segment by segment, same seqs). */
+/**
+ * Rewrites every stored event with `fn` (segment by segment, same seqs), and, as every writer that replaces
+ * segments does, marks each day rewritten (a new day version, summary-store.ts) and bumps the project's version.
+ */
 export async function rewriteStoredEvents(db: Database | Kysely<DB>, fn: (e: SegmentEvent) => SegmentEvent, projectOrd?: number): Promise<void> {
   const k = 'kysely' in db ? db.kysely : db;
+  const days = new Map<string, { ord: number; day: number }>();
   for (const s of await segments(k, projectOrd)) {
+    days.set(`${s.project_ord}:${s.day}`, { ord: Number(s.project_ord), day: Number(s.day) });
     const data = encodeSegment(segmentEvents(decodeSegment(s.data)).map(fn));
     await k
       .updateTable('analytics_segments')
@@ -86,6 +92,10 @@ export async function rewriteStoredEvents(db: Database | Kysely<DB>, fn: (e: Seg
       .where('day', '=', s.day)
       .where('seq', '=', s.seq)
       .execute();
+  }
+  for (const { ord, day } of days.values()) {
+    await summaryStore.rewriteDay(k, ord, day, true);
+    await k.updateTable('analytics_projects').set({ version: sql`version + 1` }).where('ord', '=', ord).execute();
   }
 }
 

@@ -218,13 +218,12 @@ describe('ConfigSchema', () => {
 
   it('reads bounds and choices from the schema into the messages', () => {
     expect(configError({ INKWELL_WORKTREE_POOL: '65' }).message).toBe('Invalid configuration: INKWELL_WORKTREE_POOL must be between 0 and 64 (got 65)');
-    expect(configError({ INKWELL_ANALYTICS_VISITORS_ENGINE: 'duckdb' }).message).toBe(
-      'Invalid configuration: INKWELL_ANALYTICS_VISITORS_ENGINE must be one of daysets, sql (got "duckdb")',
+    expect(configError({ LOG_LEVEL: 'loud' }).message).toBe(
+      'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
     );
     expect(configError({ INKWELL_WEBHOOK_RETRY_SCHEDULE: '5s,soon' }).message).toMatch(
       /INKWELL_WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations/,
     );
-    expect(loadConfig({ INKWELL_ANALYTICS_VISITORS_ENGINE: 'sql' }).analytics.visitorsEngine).toBe('sql');
   });
 
   it('gives undefined, not a missing key, for a setting without a default', () => {

@@ -1,5 +1,6 @@
-// What an event adds to the daily facets (analytics_daily_facets): the agents and referrers breakdowns.
-// Pure: no I/O. Used by the ingest writer and by the rebuild from stored events, so both derive the same rows.
+// Which events count for the agents and referrers breakdowns, and how. Pure: no I/O. The day summaries
+// (src/analytics/export/day-summary.ts) apply these rules; FacetAccumulator, the per-visitor rows of the
+// analytics_daily_facets table that migration 0010 fills (0017 drops it), stays as their reference (and tests').
 //
 // - Agent facet: every request of class ai or crawler, under the name of the rule that classified it
 //   (ChatGPT-User, GPTBot, …). `views` counts its page views: a GET (or no method) answered 2xx/304 (or no

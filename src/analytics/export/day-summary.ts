@@ -24,6 +24,7 @@ import {
   baseFor,
   buildDaySetFromWords,
   type DaySet,
+  DaySetFormatError,
   DaySetIdRangeError,
   daySetBytes,
   decodeDaySet,
@@ -285,6 +286,9 @@ export function mergeSummaries(a: DaySummary, b: DaySummary, version: number): D
 // Varints are little-endian base-128 of non-negative integers below 2^53.
 
 export class SummaryFormatError extends Error {}
+
+/** What a corrupt or foreign summary blob throws. */
+export const DaySummaryFormatErrors = [SummaryFormatError, DaySetFormatError];
 
 const utf8 = new TextEncoder();
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });

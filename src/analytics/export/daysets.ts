@@ -161,47 +161,6 @@ export function buildDaySet(
 }
 
 /**
- * Builds a day set from per-path lists: `pathIds` ascending, and for each a comma-separated list of
- * `visitor × 4 + class code` ascending (as dayset-store's selectDayVisitLists returns them).
- */
-export function buildDaySetFromLists(
-  day: number,
-  version: number,
-  pathIds: readonly number[],
-  lists: readonly string[],
-  clsHuman: number,
-  clsAi: number,
-): DaySet {
-  let cap = 0;
-  for (const l of lists) cap += l.length >>> 1;
-  const b = new Builder(cap, 0);
-  for (let k = 0; k < pathIds.length; k++) {
-    b.startPath(pathIds[k] as number);
-    const s = lists[k] as string;
-    let x = 0;
-    let digits = 0;
-    for (let i = 0; i <= s.length; i++) {
-      const c = i < s.length ? s.charCodeAt(i) : 44;
-      if (c !== 44) {
-        const d = c - 48;
-        if (d < 0 || d > 9) throw new Error(`bad visit list character ${JSON.stringify(s[i])}`);
-        x = x * 10 + d;
-        digits++;
-        continue;
-      }
-      if (digits === 0) throw new Error('empty entry in a visit list');
-      const code = x % 4;
-      const f = flagOf(code, clsHuman, clsAi);
-      if (f === 0) throw new Error(`unknown class code ${code}`);
-      b.add((x - code) / 4, f);
-      x = 0;
-      digits = 0;
-    }
-  }
-  return b.finish(day, version);
-}
-
-/**
  * Builds a day set from per-path word lists: `pathIds` ascending, and for each the path's `(visitor − base) × 4 +
  * flags` words, in any order, repeats allowed (the flags of one visitor are or-ed). Sorts the lists in place.
  */

@@ -10,15 +10,15 @@
 //   since, as long as the walk was used within `snapshotMs` (sliding) and its result is still cached.
 //   Without a live walk (evicted, expired, or a page served by another API process) a page is served from
 //   the current version — best effort, as an offset-paginated API without a cursor allows.
-// - Totals and rows of one result come from one read transaction (repeatable read on PostgreSQL; a
-//   SQLite transaction is a snapshot), so a result is internally consistent.
+// - Totals and rows of one result come from the day summaries of one read transaction (summary-service.ts), so a
+//   result is internally consistent. Visitors and views are computed from the same structures (the summaries),
+//   so both agree in every process that reads the same versions.
 import type { Database } from '../../db/index.ts';
 import { Lru } from '../lru.ts';
 import { analyticsStore as store } from '../store/store.ts';
 import type { ExportQuery } from './answers.ts';
-import type { DaySetService } from './dayset-service.ts';
-import { DaySetIdRangeError } from './daysets.ts';
-import { EMPTY_RESULT, type ExportResult, type Page, type PathRow, pageOf, sortRows } from './rows.ts';
+import { EMPTY_RESULT, type ExportResult, type Page, pageOf } from './rows.ts';
+import type { SummaryService } from './summary-service.ts';
 
 export type ExportKind = 'visitors' | 'views';
 
@@ -31,14 +31,9 @@ export interface ExportDeps {
   snapshotMs?: number;
   /** Computed results kept in memory. */
   resultEntries?: number;
-  /**
-   * Per-day visitor sets (src/analytics/export/dayset-service.ts): the visitors export counts from them. Without
-   * them (or for ids beyond their range) it counts with one SQL aggregation over the daily visits.
-   */
-  daySets?: DaySetService;
+  /** The day summaries both exports count from. */
+  summaries: SummaryService;
 }
-
-export type VisitorsEngine = 'daysets' | 'sql';
 
 interface Walk {
   resultKey: string;
@@ -56,34 +51,11 @@ export function createExportService(deps: ExportDeps) {
   async function compute(kind: ExportKind, projectOrd: number, fromDay: number | null, toDay: number | null): Promise<ExportResult> {
     computations++;
     const range = { fromDay, toDay };
-    if (kind === 'visitors' && deps.daySets) {
-      try {
-        const { totals, rows } = await deps.daySets.visitors(projectOrd, range);
-        return { totals, rows };
-      } catch (err) {
-        // Ids too large for a day set (a huge multi-project install): count in SQL instead.
-        if (!(err instanceof DaySetIdRangeError)) throw err;
-      }
+    if (kind === 'visitors') {
+      const { totals, rows } = await deps.summaries.visitors(projectOrd, range);
+      return { totals, rows };
     }
-    return deps.db.kysely
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        if (kind === 'visitors') {
-          const totals = await store.visitorTotals(trx, projectOrd, range);
-          const rows = await store.visitorsByPathNamed(trx, projectOrd, range);
-          return { totals, rows: sortRows(rows) };
-        }
-        const named = await store.viewsByPathNamed(trx, projectOrd, range);
-        let human = 0;
-        let ai = 0;
-        const rows: PathRow[] = named.map((r) => {
-          human += r.human;
-          ai += r.ai;
-          return { path: r.path, human: r.human, ai: r.ai, total: r.human + r.ai };
-        });
-        return { totals: { human, ai, total: human + ai }, rows: sortRows(rows) };
-      });
+    return deps.summaries.views(projectOrd, range);
   }
 
   /** The cached result for a key, computing it once even when several requests ask at the same time. */

@@ -2,8 +2,6 @@
 // on UTC days, `toDay` exclusive, with the export's range rules (absent bounds: from the first / to the last
 // day with data).
 import type { Database } from '../../db/index.ts';
-import { daysetStore as ds } from '../store/dayset-store.ts';
-import { facetStore } from '../store/facet-store.ts';
 import { analyticsStore as store } from '../store/store.ts';
 import { CLS_AI } from '../store/tables.ts';
 import {
@@ -17,19 +15,17 @@ import {
   type SeriesResult,
   SeriesTooLongError,
 } from './answers.ts';
-import type { DaySetService } from './dayset-service.ts';
-import { DaySetIdRangeError } from './daysets.ts';
-import type { FacetCount, FacetService } from './facet-service.ts';
-import { type Bucket, bucketCount, bucketLabel, bucketsOf, countBuckets, type Interval, type VisitorCounts } from './series.ts';
+import type { FacetCount } from './facet-counts.ts';
+import { bucketCount, bucketLabel, bucketsOf, countBuckets, type Interval, type VisitorCounts } from './series.ts';
+import type { SummaryService } from './summary-service.ts';
 
 export type { AgentRow, Paged, RangeQuery, ReferrerRow, SeriesPoint, SeriesResult } from './answers.ts';
 export { MAX_BUCKETS, SeriesTooLongError } from './answers.ts';
 
 export interface InsightsDeps {
   db: Database;
-  facets: FacetService;
-  /** Count visitors from day sets (else with one SQL aggregation per bucket). */
-  daySets?: DaySetService;
+  /** The day summaries every answer here counts from. */
+  summaries: SummaryService;
 }
 
 export function createInsightsService(deps: InsightsDeps) {
@@ -38,30 +34,10 @@ export function createInsightsService(deps: InsightsDeps) {
   /** The range with absent bounds resolved to the days with data; null when it holds no day. */
   async function resolve(projectOrd: number, q: RangeQuery): Promise<{ fromDay: number; toDay: number } | null> {
     if (q.fromDay !== null && q.toDay !== null) return q.fromDay < q.toDay ? { fromDay: q.fromDay, toDay: q.toDay } : null;
-    // Days with visits or with facets (a day of crawler requests only has no visits).
-    const days = [...(await ds.selectDayVersions(kysely, projectOrd, q)), ...(await facetStore.selectDayVersions(kysely, projectOrd, q))].map((v) => v.day);
+    // Days with a qualifying view or an agent request (a day of 404s only has segments but no data).
+    const days = (await deps.summaries.dayVersions(projectOrd, q)).filter((v) => v.hasData).map((v) => v.day);
     if (days.length === 0) return null;
     return { fromDay: q.fromDay ?? Math.min(...days), toDay: q.toDay ?? Math.max(...days) + 1 };
-  }
-
-  async function visitorCounts(projectOrd: number, range: { fromDay: number; toDay: number }, buckets: Bucket[]) {
-    if (deps.daySets) {
-      try {
-        const { days } = await deps.daySets.loadWindow(projectOrd, range);
-        return countBuckets(days, buckets);
-      } catch (err) {
-        // Ordinals too large for a day set (a huge multi-project install): counted in SQL instead.
-        if (!(err instanceof DaySetIdRangeError)) throw err;
-      }
-    }
-    return kysely
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        const counts: VisitorCounts[] = [];
-        for (const b of buckets) counts.push(await store.visitorTotals(trx, projectOrd, { fromDay: b.start, toDay: b.end }));
-        return { buckets: counts, totals: await store.visitorTotals(trx, projectOrd, range) };
-      });
   }
 
   async function series(projectId: string, q: RangeQuery & { interval: Interval }): Promise<SeriesResult> {
@@ -80,8 +56,16 @@ export function createInsightsService(deps: InsightsDeps) {
     if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);
     const buckets = bucketsOf(range.fromDay, range.toDay, q.interval);
     const zero = { human: 0, ai: 0, total: 0 };
-    const visitors = ord === undefined ? { buckets: buckets.map(() => zero), totals: zero } : await visitorCounts(ord, range, buckets);
-    const crawlerByDay = new Map(ord === undefined ? [] : (await deps.facets.loadWindow(ord, range)).map((d) => [d.day, d.crawlerRequests]));
+    // Visitors and crawler requests from the same summaries: one snapshot.
+    const window = ord === undefined ? [] : (await deps.summaries.loadWindow(ord, range)).days;
+    const visitors =
+      ord === undefined
+        ? { buckets: buckets.map(() => zero), totals: zero }
+        : countBuckets(
+            window.map((d) => d.visitors),
+            buckets,
+          );
+    const crawlerByDay = new Map(window.map((d) => [d.day, d.crawlerRequests]));
     let crawlerTotal = 0;
     const points = buckets.map((b, i) => {
       let crawlerRequests = 0;
@@ -95,7 +79,7 @@ export function createInsightsService(deps: InsightsDeps) {
   async function facetCounts(projectId: string, q: RangeQuery, kind: 'agents' | 'referrers'): Promise<FacetCount[]> {
     const ord = await store.selectProjectOrd(kysely, projectId);
     if (ord === undefined || (q.fromDay !== null && q.toDay !== null && q.fromDay >= q.toDay)) return [];
-    return kind === 'agents' ? deps.facets.agents(ord, q) : deps.facets.referrers(ord, q);
+    return kind === 'agents' ? deps.summaries.agents(ord, q) : deps.summaries.referrers(ord, q);
   }
 
   return {

@@ -5,10 +5,19 @@
 // Each known path gets its rank in path order (recomputed only after new paths were added); a row's sort
 // key is then one number, (maxTotal − total) × RANK_SPACE + rank, and a window's rows sort as a
 // Float64Array (native numeric sort).
-import type { WindowCounts } from './daysets.ts';
 import { compareRows, type PathRow } from './rows.ts';
 
 const RANK_SPACE = 2 ** 26;
+
+/** Counts per path id (same index): window counts of visitors, or summed views. */
+export interface PathCounts {
+  pathIds: ArrayLike<number>;
+  human: ArrayLike<number>;
+  ai: ArrayLike<number>;
+  total: ArrayLike<number>;
+  /** Ignored (window counts carry their site-wide totals). */
+  totals?: unknown;
+}
 
 export class PathDictionary {
   private readonly names = new Map<number, string>();
@@ -55,7 +64,7 @@ export class PathDictionary {
   }
 
   /** The named rows of window counts, sorted (every path id must be known). */
-  orderedRows(c: WindowCounts): PathRow[] {
+  orderedRows(c: PathCounts): PathRow[] {
     const n = c.pathIds.length;
     let maxTotal = 0;
     for (let i = 0; i < n; i++) if ((c.total[i] as number) > maxTotal) maxTotal = c.total[i] as number;
@@ -79,7 +88,7 @@ export class PathDictionary {
     return rows;
   }
 
-  private compareSorted(c: WindowCounts): PathRow[] {
+  private compareSorted(c: PathCounts): PathRow[] {
     const rows: PathRow[] = new Array(c.pathIds.length);
     for (let i = 0; i < c.pathIds.length; i++) {
       const path = this.names.get(c.pathIds[i] as number);

@@ -1,11 +1,11 @@
 // The write side of ingest: group commit, dictionaries and the SQL of one ingest transaction.
 //
 // Each group transaction appends one segment (src/analytics/segments/codec.ts, `analytics_segments`) per
-// (project, day) it touched, holding those raw events, and for each qualifying view one deduplicated (day, path,
-// visitor, class) row (`analytics_daily_visits`). Both, the dictionary entries they need, the daily counts and
-// facets, the project's data-version bump and the day-version bumps are written in ONE transaction, and
-// `write` resolves only after it committed, so accepted events are durable when the 202 is sent (SQLite
-// runs synchronous=FULL).
+// (project, day) it touched, holding those raw events: the only per-event storage. The segments, the dictionary
+// entries they need, the project's data-version bump and one day-version upsert per touched day (what the day
+// summaries are valid for: src/analytics/export/summary-service.ts) are written in ONE transaction, and `write`
+// resolves only after it committed, so accepted events are durable when the 202 is sent (SQLite runs
+// synchronous=FULL). Nothing per event is derived here: the answers' aggregates are derived from the segments.
 //
 // Group commit: batches that arrive while a transaction is running wait and are then written together in
 // the next transaction (up to GROUP_MAX_EVENTS), so one fsync covers many requests. If a group transaction
@@ -21,20 +21,16 @@
 // the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { createBulkWriter, sortFlatRows } from '../../db/bulk.ts';
+import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
-import { FacetAccumulator } from '../classify/facets.ts';
-import { isStaticAsset } from '../classify/normalize.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
 import { dedupHash, dedupHashHex, dedupKeyDay } from '../segments/dedup.ts';
-import { daysetStore } from '../store/dayset-store.ts';
-import { facetStore } from '../store/facet-store.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
-import { CLS_AI, CLS_HUMAN } from '../store/tables.ts';
+import { summaryStore } from '../store/summary-store.ts';
 import { DedupCache } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
@@ -141,21 +137,6 @@ interface NewEntries {
   indexed: { key: string; ord: number }[];
 }
 
-/**
- * A project's qualifying views in a group. One row per (day, path, visitor, class) in `visits` (flat, 5 numbers
- * a row); `seen` keeps, per day and visitor, the path × 4 + class pairs already there (existing rows are
- * skipped by the insert; writers of a project take turns under its version row lock, so no order is needed
- * for locking). `views` counts the views per (day, path): [human, ai], added to the daily counts.
- */
-interface DailyRows {
-  ord: number;
-  visits: number[];
-  seen: Map<number, Map<number, number[]>>;
-  views: Map<number, Map<number, [number, number]>>;
-  /** The agents and referrers rows of the group's events (src/analytics/classify/facets.ts). */
-  facets: FacetAccumulator;
-}
-
 function sha256(s: string): string {
   return crypto.createHash('sha256').update(s).digest('hex');
 }
@@ -221,20 +202,15 @@ function learnedOf(b: WriteBatch, known: NonNullable<WriteBatch['known']>, ids: 
 }
 
 /**
- * The raw events of one batch, added to their day's segment in `segments`, and its qualifying views added to
- * `daily`; returns the events added. The raw path is stored only when it differs from the normalised one
- * (null = the same), the user agent by its dictionary id.
- *
- * One loop body on purpose (about 60 lines): it runs for every event ingested, and the view accounting as a
- * function of its own measured a few percent more writer CPU per event on SQLite.
+ * The raw events of one batch, added to their day's segment in `segments`; returns the events added. The raw
+ * path is stored only when it differs from the normalised one (null = the same), the user agent by its
+ * dictionary id. `dataDays` gets the days of events the series and breakdowns count (summary-store.ts has_data).
  */
-function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchIds, daily: DailyRows, segments: Map<number, SegmentEvent[]>): number {
+function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchIds, segments: Map<number, SegmentEvent[]>, dataDays: Set<number>): number {
   const { keep, hashes } = t;
   const { pids, vords, uas } = ids;
   const { strings, refs } = b;
-  const { visits, seen, views } = daily;
   const str = (r: number): string | null => (r === NO_STRING ? null : (strings[r] as string));
-  const staticAssets = new Map<number, boolean>();
   let added = 0;
   for (let i = 0; i < b.n; i++) {
     if (keep !== null && keep[i] === 0) continue;
@@ -242,12 +218,11 @@ function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchI
     const pathRef = refs[o + R_PATH] as number;
     const rawRef = refs[o + R_RAW_PATH] as number;
     const uaRef = refs[o + R_UA] as number;
-    const pid = pids[pathRef] as number;
-    const vord = vords[refs[o + R_VKEY] as number] as number;
     const day = b.day[i] as number;
     const status = b.status[i] as number;
-    const qualifying = b.qualifying[i] as number;
-    const cls = strings[refs[o + R_CLASS] as number] as string;
+    const qualifying = b.qualifying[i] === 1;
+    const cls = strings[refs[o + R_CLASS] as number] as EventClass;
+    const rule = str(refs[o + R_RULE] as number);
     let dayEvents = segments.get(day);
     if (!dayEvents) {
       dayEvents = [];
@@ -255,64 +230,24 @@ function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchI
     }
     dayEvents.push({
       ts: b.ts[i] as number,
-      pathId: pid,
+      pathId: pids[pathRef] as number,
       rawPath: rawRef === pathRef ? null : (strings[rawRef] as string),
-      visitor: vord,
+      visitor: vords[refs[o + R_VKEY] as number] as number,
       uaId: uaRef === NO_STRING ? null : (uas[uaRef] as number),
       accept: str(refs[o + R_ACCEPT] as number),
       method: str(refs[o + R_METHOD] as number),
       status: status === NO_STATUS ? null : status,
       referrer: str(refs[o + R_REFERRER] as number),
-      cls: cls as EventClass,
+      cls,
       category: str(refs[o + R_CATEGORY] as number) as SegmentCategory,
-      rule: str(refs[o + R_RULE] as number),
+      rule,
       rulesVersion: RULES_VERSION,
-      qualifying: qualifying === 1,
+      qualifying,
       source,
       dedup: hashes === null ? null : (hashes[i] as bigint | null),
     });
     added++;
-    daily.facets.add({
-      day,
-      visitor: vord,
-      cls: cls as EventClass,
-      rule: str(refs[o + R_RULE] as number),
-      qualifying,
-      method: str(refs[o + R_METHOD] as number),
-      status: status === NO_STATUS ? null : status,
-      referrer: str(refs[o + R_REFERRER] as number),
-      staticAsset: () => {
-        let a = staticAssets.get(pathRef);
-        if (a === undefined) {
-          a = isStaticAsset(strings[pathRef] as string);
-          staticAssets.set(pathRef, a);
-        }
-        return a;
-      },
-    });
-    if (qualifying === 1) {
-      // The view counted per (day, path), and its (day, path, visitor, class) visit added unless the group has it.
-      const c = cls === 'human' ? CLS_HUMAN : CLS_AI;
-      let dayViews = views.get(day);
-      if (!dayViews) {
-        dayViews = new Map();
-        views.set(day, dayViews);
-      }
-      const counts = dayViews.get(pid);
-      if (counts) counts[c === CLS_HUMAN ? 0 : 1]++;
-      else dayViews.set(pid, c === CLS_HUMAN ? [1, 0] : [0, 1]);
-      let byVisitor = seen.get(day);
-      if (!byVisitor) {
-        byVisitor = new Map();
-        seen.set(day, byVisitor);
-      }
-      const pathCls = pid * 4 + c;
-      const mine = byVisitor.get(vord);
-      if (mine === undefined) byVisitor.set(vord, [pathCls]);
-      else if (mine.includes(pathCls)) continue;
-      else mine.push(pathCls);
-      visits.push(daily.ord, day, pid, vord, c);
-    }
+    if (qualifying || (cls !== 'human' && rule !== null)) dataDays.add(day);
   }
   return added;
 }
@@ -588,31 +523,6 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return { ids, entries: { paths, visitors, userAgents, indexed } };
   }
 
-  /** A project's daily rows of the group: views added to the daily counts, new visits inserted, changed days' versions bumped. */
-  async function writeDaily(trx: Kysely<DB>, ord: number, daily: DailyRows): Promise<void> {
-    const viewValues: number[] = [];
-    for (const [day, byPath] of daily.views) for (const [pid, [human, ai]] of byPath) viewValues.push(ord, day, pid, human, ai);
-    // Both in key order (their keys are their leading columns): a few percent less writer time than arrival order.
-    await store.bulkAddViews(bulk, trx, sortFlatRows(viewValues, 5));
-    const added = await store.bulkInsertVisits(bulk, trx, sortFlatRows(daily.visits, 5));
-    // Day sets (src/analytics/export/dayset-service.ts) are valid for one version of their (project, day).
-    if (added > 0)
-      await daysetStore.bumpDayVersions(
-        trx,
-        ord,
-        [...daily.seen.keys()].sort((a, b) => a - b),
-      );
-    // So are day facets (facet-service.ts), with versions of their own: a crawler's request moves no visitor set.
-    if (daily.facets.size > 0) {
-      await facetStore.bulkAddFacets(bulk, trx, daily.facets.flat(ord));
-      await facetStore.bumpDayVersions(
-        trx,
-        ord,
-        [...daily.facets.days].sort((a, b) => a - b),
-      );
-    }
-  }
-
   /** After the commit (never before: a rolled-back id must not be cached), the group's new dictionary entries join the caches. */
   function publish(newEntries: Map<number, NewEntries>): void {
     for (const [ord, e] of newEntries) {
@@ -653,21 +563,27 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         await segmentStore.insertDedupKeys(trx, ord, unscopedNew.sort());
         const { ids, entries } = await resolveIds(trx, ord, todo);
         newEntries.set(ord, entries);
-        const daily: DailyRows = { ord, visits: [], seen: new Map(), views: new Map(), facets: new FacetAccumulator() };
         const segments = new Map<number, SegmentEvent[]>();
+        const dataDays = new Set<number>();
         for (let j = 0; j < todo.length; j++) {
           const t = todo[j] as GroupJob;
           const b = t.job.batch;
           const batchIds = ids[j] as BatchIds;
           if (b.known && opts.onLearned) learned.push({ projectId: t.job.projectId, learned: learnedOf(b, b.known, batchIds) });
-          inserted[t.index] = eventRows(t.job.source, b, t, batchIds, daily, segments);
+          inserted[t.index] = eventRows(t.job.source, b, t, batchIds, segments, dataDays);
         }
         const seq = versions.get(ord) as number;
-        for (const day of [...segments.keys()].sort((a, b) => a - b)) {
+        const days = [...segments.keys()].sort((a, b) => a - b);
+        for (const day of days) {
           const events = segments.get(day) as SegmentEvent[];
           await segmentStore.insertSegment(trx, ord, day, seq, events.length, encodeSegment(events));
         }
-        await writeDaily(trx, ord, daily);
+        // The day summaries (summary-service.ts) are valid for one version of their day: a new one for each day touched.
+        await summaryStore.bumpDayVersions(
+          trx,
+          ord,
+          days.map((day) => ({ day, hasData: dataDays.has(day) })),
+        );
         dedupAfter.push({ ord, seq, caughtUp, segments });
       }
     });

@@ -64,7 +64,7 @@ export const MAX_BODY_BYTES = 1 << 26;
 export const MAX_ID = 0xffff_ffff;
 /**
  * Largest visitor ordinal a segment holds: visitors are the one dictionary that can pass 32 bits (a bigserial
- * over every project's visitors; the day sets fall back to SQL for such days), and the column is varints anyway.
+ * over every project's visitors; day sets hold them relative to a per-day base), and the column is varints anyway.
  */
 export const MAX_VISITOR = Number.MAX_SAFE_INTEGER;
 /** Largest timestamp (epoch ms): the last instant a JavaScript Date holds. */

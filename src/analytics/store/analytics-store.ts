@@ -6,7 +6,7 @@
 // validation, path normalisation, classification and the visitor key (prepare.ts), packed into a WriteBatch
 // (typed columns and one string table; write-batch.ts). Everything after it belongs to the backend: how events
 // are encoded (dictionary ids, rows, segments, parts), where writes happen (a worker thread, a group commit),
-// what is derived and cached (daily visits, day sets, facets, computed results). No SQL or Kysely type crosses
+// what is derived and cached (day summaries, computed results). No SQL or Kysely type crosses
 // it: answers are in domain terms, days are UTC day numbers (days since 1970-01-01), `fromDay` inclusive and
 // `toDay` exclusive, null = unbounded.
 //

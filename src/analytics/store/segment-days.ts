@@ -1,17 +1,16 @@
 // Work over a project's raw events as their day segments hold them (segment-store.ts, the codec in
-// src/analytics/segments): reading them back (rebuilds, audits, tests), rewriting a day with new classes
-// (reclassification), merging a day's segments (compaction), and deriving the daily visits and views again.
+// src/analytics/segments): reading them back (audits, tests), rewriting a day with new classes
+// (reclassification) and merging a day's segments (compaction). Both replace segments, so both mark the day
+// rewritten (summary-store.ts rewriteDay): its summaries are then rebuilt, never extended (summary-service.ts).
 // A day is read whole (its segments decoded and concatenated): memory follows the largest day, not the project.
 import type { Kysely } from 'kysely';
-import type { BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
 import { classify, RULES_VERSION } from '../classify/classify.ts';
 import { isQualifyingView } from '../classify/qualify.ts';
 import { encodeSegment, MAX_SEGMENT_EVENTS, mergeSegments, readDay, readSegmentHeader, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
-import type { FacetSourceRow } from './facet-store.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
-import { CLS_AI, CLS_HUMAN } from './tables.ts';
+import { summaryStore } from './summary-store.ts';
 
 type Q = Kysely<DB>;
 
@@ -25,48 +24,8 @@ export async function* projectDays(db: Q, projectOrd: number): AsyncGenerator<{ 
   for (const day of await segmentStore.selectDays(db, projectOrd)) yield { day, events: await readDayEvents(db, projectOrd, day) };
 }
 
-/** A project's events as facet-rebuild.ts reads them, one day a page. */
-export async function* facetSource(db: Q, projectOrd: number): AsyncGenerator<FacetSourceRow[]> {
-  for await (const { day, events } of projectDays(db, projectOrd)) {
-    const paths = await segmentStore.selectPathsById(db, [...new Set(events.map((e) => e.pathId))]);
-    yield events.map((e) => ({
-      day,
-      visitor_ord: e.visitor,
-      class: e.cls,
-      rule: e.rule,
-      qualifying: e.qualifying ? 1 : 0,
-      method: e.method,
-      status: e.status,
-      referrer: e.referrer,
-      path: paths.get(e.pathId) as string,
-    }));
-  }
-}
-
-/** Derives a project's daily views and visits from its segments (inside the caller's transaction, after deleteVisits). */
-export async function rebuildVisits(trx: Q, bulk: BulkWriter, projectOrd: number): Promise<void> {
-  for await (const { day, events } of projectDays(trx, projectOrd)) {
-    const views = new Map<number, [number, number]>();
-    const visits = new Set<string>();
-    const visitValues: number[] = [];
-    for (const e of events) {
-      if (!e.qualifying || e.cls === 'crawler') continue;
-      const human = e.cls === 'human';
-      const v = views.get(e.pathId);
-      if (v) v[human ? 0 : 1]++;
-      else views.set(e.pathId, human ? [1, 0] : [0, 1]);
-      const c = human ? CLS_HUMAN : CLS_AI;
-      const k = `${e.pathId}:${e.visitor}:${c}`;
-      if (visits.has(k)) continue;
-      visits.add(k);
-      visitValues.push(projectOrd, day, e.pathId, e.visitor, c);
-    }
-    const viewValues: number[] = [];
-    for (const [pid, [h, a]] of views) viewValues.push(projectOrd, day, pid, h, a);
-    for (let i = 0; i < viewValues.length; i += 5 * 5000) await store.bulkAddViews(bulk, trx, viewValues.slice(i, i + 5 * 5000));
-    for (let i = 0; i < visitValues.length; i += 5 * 5000) await store.bulkInsertVisits(bulk, trx, visitValues.slice(i, i + 5 * 5000));
-  }
-}
+/** Whether an event counts for the series or the breakdowns (summary-store.ts has_data). */
+const hasData = (e: SegmentEvent): boolean => e.qualifying || (e.cls !== 'human' && e.rule !== null);
 
 /** Events sorted stably by time, in segments of at most MAX_SEGMENT_EVENTS. */
 function encodeDay(events: SegmentEvent[]): Uint8Array[] {
@@ -126,6 +85,7 @@ export async function reclassifyDay(db: Kysely<DB>, projectOrd: number, day: num
         stored.map((s) => s.seq),
         withCounts(encodeDay(next)),
       );
+      await summaryStore.rewriteDay(trx, projectOrd, day, next.some(hasData));
     }
     return { scanned: events.length, changed };
   });
@@ -133,7 +93,8 @@ export async function reclassifyDay(db: Kysely<DB>, projectOrd: number, day: num
 
 /**
  * Merges a (project, day)'s segments into as few as hold them, in one transaction, when it has more than
- * `minSegments`. The events are the same multiset, so no day version moves. Returns segments merged (0: none).
+ * `minSegments`. The events are the same multiset, so the day's summary is the same, but the segments below a
+ * cached summary's maxSeq changed, so the day is marked rewritten (a new version). Returns segments merged (0: none).
  */
 export async function compactDay(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -148,6 +109,7 @@ export async function compactDay(db: Kysely<DB>, projectOrd: number, day: number
       stored.map((s) => s.seq),
       withCounts(mergeSegments(stored.map((s) => s.data))),
     );
+    await summaryStore.rewriteDay(trx, projectOrd, day, false);
     return stored.length;
   });
 }

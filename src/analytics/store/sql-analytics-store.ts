@@ -1,20 +1,18 @@
 // The analytics store over the SQL database (SQLite or PostgreSQL, the dialect differences inside src/db): raw
-// events, dictionaries and daily rows written by the group-committing ingest writer, exports from per-day
-// visitor sets, the dashboard's reads from daily facets. See analytics-store.ts for the contract.
+// events as day segments and their dictionaries written by the group-committing ingest writer; every answer
+// (exports, series, agents, referrers) from day summaries derived from the segments. See analytics-store.ts for
+// the contract.
 import type { Config } from '../../config.ts';
-import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import { ping } from '../../db/index.ts';
-import { createDaySetService } from '../export/dayset-service.ts';
 import { createExportService } from '../export/export.ts';
-import { createFacetService } from '../export/facet-service.ts';
 import { createInsightsService } from '../export/insights.ts';
+import { createSummaryService } from '../export/summary-service.ts';
 import { DictionaryMirror } from '../ingest/dictionary-mirror.ts';
 import { createWorkerWriter } from '../ingest/ingest-worker-client.ts';
 import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
-import { daysetStore } from './dayset-store.ts';
-import { compactDay, rebuildVisits, reclassifyDay } from './segment-days.ts';
+import { compactDay, reclassifyDay } from './segment-days.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
 
@@ -22,7 +20,7 @@ export interface SqlAnalyticsStoreDeps {
   config: Pick<Config, 'analytics'>;
   db: Database;
   now: () => number;
-  /** Errors of background work (day-set sealing, a writer thread that cannot start), which never throws. */
+  /** Errors of background work (summary sealing, a writer thread that cannot start), which never throws. */
   onBackgroundError?: (err: unknown) => void;
 }
 
@@ -57,7 +55,7 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
 
 export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   const { writer, mirror } = createWriter(deps);
-  const daySets = createDaySetService({
+  const summaries = createSummaryService({
     db: deps.db,
     cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
     ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
@@ -67,20 +65,14 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     now: deps.now,
     snapshotMs: deps.config.analytics.snapshotMs,
     resultEntries: deps.config.analytics.resultCacheEntries,
-    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
+    summaries,
   });
-  const facets = createFacetService({ db: deps.db });
-  const bulk = createBulkWriter(deps.db);
-  const insights = createInsightsService({
-    db: deps.db,
-    facets,
-    ...(deps.config.analytics.visitorsEngine === 'daysets' ? { daySets } : {}),
-  });
+  const insights = createInsightsService({ db: deps.db, summaries });
 
   /**
    * Re-derives class, category, rule and the qualifying flag of every stored event of a project from its
-   * stored user agent, path, Accept, method and status with the current rules, then rebuilds the
-   * project's daily visits and facets from the raw events (one transaction) and bumps its data version.
+   * stored user agent, path, Accept, method and status with the current rules, rewriting each changed day's
+   * segments (and bumping its version, so its summary is rebuilt) in one transaction per day.
    */
   async function reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult> {
     const ord = await store.selectProjectOrd(deps.db.kysely, projectId);
@@ -96,17 +88,6 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       changed += r.changed;
       onProgress?.(scanned, Math.max(total, scanned));
     }
-    // Version bump first: it takes the project's write lock, so ingest batches wait (as they take it first too).
-    await deps.db.kysely.transaction().execute(async (trx) => {
-      await store.bumpVersion(trx, ord);
-      await store.deleteVisits(trx, ord);
-      await rebuildVisits(trx, bulk, ord);
-      // Every day's visits may have changed: invalidate all day sets (days that had none get a version).
-      await daysetStore.bumpAllDayVersions(trx, ord);
-      await daysetStore.insertMissingDayVersions(trx, ord);
-      // The agents and referrers breakdowns follow the new classes too.
-      await facets.rebuildIn(trx, ord);
-    });
     return { scanned, changed };
   }
 
@@ -146,7 +127,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     },
     warmUp: () => writer.warmUp(),
     startBackground(): void {
-      daySets.startSealer(deps.config.analytics.sealIntervalMs);
+      summaries.startSealer(deps.config.analytics.sealIntervalMs);
       // Compaction shares the sealer's interval (0: neither runs; segments then stay as appended).
       if (compactTimer || deps.config.analytics.sealIntervalMs <= 0) return;
       compactTimer = setInterval(() => {
@@ -167,7 +148,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       if (compactTimer) clearInterval(compactTimer);
       compactTimer = null;
       await compacting;
-      await daySets.stop();
+      await summaries.stop();
       await writer.close();
     },
   } satisfies AnalyticsStore;
@@ -181,8 +162,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     },
     exporter,
     insights,
-    facets,
-    daySets,
+    summaries,
     /** One step of compaction (what the background work runs): segments merged. */
     compact,
   };

@@ -2,23 +2,14 @@
 import { type Kysely, sql } from 'kysely';
 import type { BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
-import { type AnalyticsTables, CLS_AI, CLS_HUMAN } from './tables.ts';
 
 type Q = Kysely<DB>;
-export type VisitRow = AnalyticsTables['analytics_daily_visits'];
 
 export interface DayRange {
   /** Inclusive; null = from the first event. */
   fromDay: number | null;
   /** Exclusive; null = no upper bound. */
   toDay: number | null;
-}
-
-export interface NamedCounts {
-  path: string;
-  human: number;
-  ai: number;
-  total: number;
 }
 
 /** Splits rows into chunks whose bound parameters stay under `maxParams`. */
@@ -28,31 +19,6 @@ export function chunkRows<T>(rows: readonly T[], columns: number, maxParams: num
   for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }
-
-export const VISIT_TABLE: BulkTable = {
-  table: 'analytics_daily_visits',
-  columns: [
-    { name: 'project_ord', type: 'integer' },
-    { name: 'day', type: 'integer' },
-    { name: 'path_id', type: 'bigint' },
-    { name: 'visitor_ord', type: 'bigint' },
-    { name: 'cls', type: 'smallint' },
-  ],
-  onConflict: 'ignore',
-};
-
-/** Rows [project_ord, day, path_id, human, ai], one per (day, path) in a call: added to the stored counts. */
-const VIEW_TABLE: BulkTable = {
-  table: 'analytics_daily_views',
-  columns: [
-    { name: 'project_ord', type: 'integer' },
-    { name: 'day', type: 'integer' },
-    { name: 'path_id', type: 'bigint' },
-    { name: 'human', type: 'bigint' },
-    { name: 'ai', type: 'bigint' },
-  ],
-  onConflict: { key: ['project_ord', 'day', 'path_id'], add: ['human', 'ai'] },
-};
 
 const PATH_TABLE: BulkTable = {
   table: 'analytics_paths',
@@ -141,16 +107,6 @@ export const analyticsStore = {
 
   // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
 
-  /** Inserts daily visits (values row after row in VISIT_TABLE order); existing ones are skipped. */
-  async bulkInsertVisits(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
-    return bulk.insertFlat(trx, VISIT_TABLE, values);
-  },
-
-  /** Adds view counts (values row after row: project_ord, day, path_id, human, ai; distinct (day, path) per call) to the stored ones. */
-  async bulkAddViews(bulk: BulkWriter, trx: Q, values: readonly unknown[]): Promise<number> {
-    return bulk.insertFlat(trx, VIEW_TABLE, values);
-  },
-
   /** Inserts dictionary paths [project_ord, path_hash, path]; existing ones are skipped. */
   async bulkInsertPaths(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<number> {
     return bulk.insert(trx, PATH_TABLE, rows);
@@ -193,75 +149,6 @@ export const analyticsStore = {
     if (ords.length === 0) return [];
     const rows = await db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('ord', 'in', ords).execute();
     return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
-  },
-
-  // ---- events and daily visits ---------------------------------------------------------------------
-
-  async insertVisits(db: Q, rows: VisitRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await db
-      .insertInto('analytics_daily_visits')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['project_ord', 'day', 'path_id', 'visitor_ord', 'cls']).doNothing())
-      .execute();
-  },
-
-  // ---- export --------------------------------------------------------------------------------------
-
-  /** Exact distinct visitors per path (human, ai, and their union) over a day range, with the path text. */
-  async visitorsByPathNamed(db: Q, projectOrd: number, range: DayRange): Promise<NamedCounts[]> {
-    const counts = db
-      .selectFrom('analytics_daily_visits')
-      .select([
-        'path_id',
-        sql<number>`count(distinct case when cls = ${sql.lit(CLS_HUMAN)} then visitor_ord end)`.as('human'),
-        sql<number>`count(distinct case when cls = ${sql.lit(CLS_AI)} then visitor_ord end)`.as('ai'),
-        sql<number>`count(distinct visitor_ord)`.as('total'),
-      ])
-      .where('project_ord', '=', projectOrd)
-      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
-      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
-      .groupBy('path_id');
-    const rows = await db
-      .selectFrom(counts.as('v'))
-      .innerJoin('analytics_paths as p', 'p.id', 'v.path_id')
-      .select(['p.path', 'v.human', 'v.ai', 'v.total'])
-      .execute();
-    return rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai), total: Number(r.total) }));
-  },
-
-  /** Exact site-wide distinct visitors over a day range. */
-  async visitorTotals(db: Q, projectOrd: number, range: DayRange): Promise<{ human: number; ai: number; total: number }> {
-    const r = await db
-      .selectFrom('analytics_daily_visits')
-      .select([
-        sql<number>`count(distinct case when cls = ${sql.lit(CLS_HUMAN)} then visitor_ord end)`.as('human'),
-        sql<number>`count(distinct case when cls = ${sql.lit(CLS_AI)} then visitor_ord end)`.as('ai'),
-        sql<number>`count(distinct visitor_ord)`.as('total'),
-      ])
-      .where('project_ord', '=', projectOrd)
-      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
-      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
-      .executeTakeFirst();
-    return { human: Number(r?.human ?? 0), ai: Number(r?.ai ?? 0), total: Number(r?.total ?? 0) };
-  },
-
-  /** Qualifying view counts per path and class over a day range (from the daily counts), with the path text. */
-  async viewsByPathNamed(db: Q, projectOrd: number, range: DayRange): Promise<{ path: string; human: number; ai: number }[]> {
-    const counts = db
-      .selectFrom('analytics_daily_views')
-      .select(['path_id', sql<number>`sum(human)`.as('human'), sql<number>`sum(ai)`.as('ai')])
-      .where('project_ord', '=', projectOrd)
-      .$if(range.fromDay !== null, (q) => q.where('day', '>=', range.fromDay as number))
-      .$if(range.toDay !== null, (q) => q.where('day', '<', range.toDay as number))
-      .groupBy('path_id');
-    const rows = await db.selectFrom(counts.as('v')).innerJoin('analytics_paths as p', 'p.id', 'v.path_id').select(['p.path', 'v.human', 'v.ai']).execute();
-    return rows.map((r) => ({ path: r.path, human: Number(r.human), ai: Number(r.ai) }));
-  },
-
-  async deleteVisits(db: Q, projectOrd: number): Promise<void> {
-    await db.deleteFrom('analytics_daily_visits').where('project_ord', '=', projectOrd).execute();
-    await db.deleteFrom('analytics_daily_views').where('project_ord', '=', projectOrd).execute();
   },
 };
 

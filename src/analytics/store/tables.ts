@@ -7,23 +7,21 @@
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
 //   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/ingest/visitor-index.ts).
-// - `analytics_segments` keeps every accepted event (for reclassification, rebuilding the derived tables and
-//   audits) in compressed columnar segments per (project, day) (migration 0016; segment-store.ts).
-// - `analytics_daily_views` counts qualifying views per (project, day, path), human and AI apart (the views
-//   export reads only this table).
-// - `analytics_daily_visits` holds one row per qualifying (project, day, path, visitor, class), deduplicated
-//   at ingest. The visitors export reads only this table. A later per-day compressed visitor-set table
-//   (e.g. Roaring bitmaps over visitor ordinals, keyed by (project, day, path, class)) can be derived from it.
+// - `analytics_segments` keeps every accepted event in compressed columnar segments per (project, day) (migration
+//   0016; segment-store.ts): the only per-event storage.
+// - What the answers read of a day is derived from its segments (src/analytics/export/day-summary.ts): a day
+//   summary, valid for one version of its (project, day) (`analytics_day_versions`), persisted once the day holds
+//   still (`analytics_day_summaries`, migration 0017, which dropped the per-event derived tables).
 
-/** Class code in `analytics_daily_visits.cls`. */
 import type { Generated } from 'kysely';
 
+/** Class codes of the day summaries (visitor sets and facets). */
 export const CLS_HUMAN = 1;
 export const CLS_AI = 2;
-/** Class code of a crawler in `analytics_daily_facets.cls` (never in the daily visits). */
+/** Class code of a crawler (facets only: crawlers never qualify). */
 export const CLS_CRAWLER = 3;
 
-/** `analytics_daily_facets.facet`. */
+/** A day summary's facet kinds. */
 export const FACET_AGENT = 1;
 export const FACET_REFERRER = 2;
 
@@ -79,56 +77,24 @@ export interface AnalyticsTables {
     /** dedupHashHex of the key's hash. */
     hash: string;
   };
-  analytics_daily_visits: {
-    project_ord: number;
-    day: number;
-    path_id: number;
-    visitor_ord: number;
-    /** CLS_HUMAN or CLS_AI. */
-    cls: number;
-  };
-  /** Qualifying views per (project, day, path), human and AI apart (migration 0009): what the views export sums. */
-  analytics_daily_views: {
-    project_ord: number;
-    day: number;
-    path_id: number;
-    human: number;
-    ai: number;
-  };
   /**
-   * Per (project, day, facet, name, visitor): views and requests (migration 0010). Facet FACET_AGENT: AI and
-   * crawler requests by rule name (`cls` CLS_AI or CLS_CRAWLER; views = page views, see facets.ts);
-   * FACET_REFERRER: qualifying views by referrer host (`cls` 0, views = requests).
+   * A data version per (project, day) that has segments (migration 0006; 0017 added `rewritten` and `has_data`):
+   * bumped by every transaction that changes the day's segments. See summary-store.ts.
    */
-  analytics_daily_facets: {
-    project_ord: number;
-    day: number;
-    facet: number;
-    name: string;
-    visitor_ord: number;
-    cls: number;
-    views: number;
-    requests: number;
-  };
-  /** A data version per (project, day) of analytics_daily_facets: bumped whenever that day's facets change (migration 0010). */
-  analytics_day_facet_versions: {
-    project_ord: number;
-    day: number;
-    version: number;
-  };
-  /** A data version per (project, day): bumped whenever that day's daily visits change (migration 0006). */
   analytics_day_versions: {
     project_ord: number;
     day: number;
     version: number;
+    /** The version at which the day's segments were last replaced (compaction, reclassification); 0: never. */
+    rewritten: number;
+    /** 1 once the day had a qualifying view or an AI or crawler request with a rule. */
+    has_data: number;
   };
-  /** Persisted day sets (src/analytics/export/daysets.ts): the encoded visitor set of a (project, day) at a version. */
-  analytics_day_sets: {
+  /** Persisted day summaries (src/analytics/export/day-summary.ts, migration 0017): a (project, day)'s at one version. */
+  analytics_day_summaries: {
     project_ord: number;
     day: number;
     version: number;
-    /** Number of (path, visitor) pairs in the set. */
-    pairs: number;
     data: Uint8Array;
   };
 }

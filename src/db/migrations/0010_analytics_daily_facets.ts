@@ -1,8 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import { rebuildFacets } from '../../analytics/store/facet-rebuild.ts';
-import type { FacetSourceRow } from '../../analytics/store/facet-store.ts';
+import { FacetAccumulator } from '../../analytics/classify/facets.ts';
+import { isStaticAsset } from '../../analytics/classify/normalize.ts';
 import type { DialectCaps } from '../dialect.ts';
-import type { DB } from '../schema.ts';
 
 // `analytics_daily_facets`: per (project, day, facet, name, visitor) the views and requests of that visitor,
 // for the agents (facet 1: AI assistants and crawlers by the name of their classification rule) and
@@ -39,10 +38,51 @@ export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
   // need code, not SQL), one project at a time, while no service runs (migrations run at start).
   const projects = await db.selectFrom('analytics_projects').select('ord').orderBy('ord').execute();
   for (const { ord } of projects) {
-    await rebuildFacets(db as Kysely<DB>, Number(ord), eventRows(db, Number(ord)), async (values) => {
+    const acc = new FacetAccumulator();
+    const days = new Set<number>();
+    const flush = async () => {
+      const values = acc.flat(Number(ord));
       for (let i = 0; i < values.length; i += FACET_COLUMNS.length * 500) await insertFacetRows(db, values.slice(i, i + FACET_COLUMNS.length * 500));
-    });
+      for (const d of acc.days) days.add(d);
+      acc.clear();
+    };
+    for await (const rows of eventRows(db, Number(ord))) {
+      for (const r of rows) {
+        acc.add({
+          day: r.day,
+          visitor: r.visitor_ord,
+          cls: r.class,
+          rule: r.rule,
+          qualifying: Number(r.qualifying),
+          method: r.method,
+          status: r.status === null ? null : Number(r.status),
+          referrer: r.referrer,
+          staticAsset: () => isStaticAsset(r.path),
+        });
+      }
+      if (acc.size >= 50_000) await flush();
+    }
+    await flush();
+    for (const day of [...days].sort((a, b) => a - b)) {
+      await db
+        .insertInto('analytics_day_facet_versions')
+        .values({ project_ord: Number(ord), day, version: 1 })
+        .execute();
+    }
   }
+}
+
+/** What the facets read of each stored event. */
+interface FacetSourceRow {
+  day: number;
+  visitor_ord: number;
+  class: 'human' | 'ai' | 'crawler';
+  rule: string | null;
+  qualifying: number;
+  method: string | null;
+  status: number | null;
+  referrer: string | null;
+  path: string;
 }
 
 /** The project's event rows (the table migration 0016 replaced by segments) in id order, a page at a time. */

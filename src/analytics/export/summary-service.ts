@@ -1,0 +1,391 @@
+// Day summaries at work: load a window's summaries (memory → persisted blob → extended or rebuilt from the
+// day's segments), answer from them (visitors and views exports, series, agents, referrers), and seal changed
+// days in the background. What a summary holds: day-summary.ts.
+//
+// Correctness across processes (the invariants; tests in summary-service.test.ts):
+// 1. Every transaction that changes a (project, day)'s segments bumps that day's version
+//    (analytics_day_versions): ingest appends (one upsert per touched day, in its write transaction),
+//    reclassification and compaction replace, and also set the day's `rewritten` to the version they made.
+// 2. A summary is valid for exactly one version. A window is loaded in one read transaction (repeatable read on
+//    PostgreSQL; a SQLite transaction is a snapshot): the versions first, then whatever a day needs (blob,
+//    segments) from the same snapshot, so a summary always matches its version and one answer reads one
+//    snapshot of every day it counts.
+// 3. Extension: a summary S (version v, built from the segments with seq <= S.maxSeq) may be extended to the
+//    current version V by summarising the segments with seq > S.maxSeq and merging, only when the day's
+//    `rewritten` <= v (no replacement since S's snapshot). Why that counts every event exactly once:
+//    - an appended segment's seq is its transaction's new project version, taken under the project's row lock
+//      held to its commit, so it is above every seq committed before it, and a snapshot that sees seq q sees
+//      every smaller appended seq too; the segments S did not see are therefore exactly those above S.maxSeq;
+//    - replacements reuse seqs at or below S.maxSeq (their events would be counted twice or lost), but they
+//      set `rewritten` above v, which forbids the extension: the day is rebuilt from its segments instead.
+// Sealing: a background loop (API processes) persists the summary of every day whose stored blob is missing or
+// out of date once its version has stayed the same for a whole interval (the current day of a busy site
+// changes all the time: it is extended from its last summary when queried). Several processes may seal at once:
+// a blob only ever replaces an older version.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/index.ts';
+import type { DB } from '../../db/schema.ts';
+import { isStaticAsset } from '../classify/normalize.ts';
+import { ByteLru } from '../lru.ts';
+import { decodeSegment } from '../segments/codec.ts';
+import { segmentStore } from '../store/segment-store.ts';
+import type { DayRange } from '../store/store.ts';
+import { type DayVersion, summaryStore as ss } from '../store/summary-store.ts';
+import { FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
+import {
+  buildSummary,
+  type DaySummary,
+  DaySummaryFormatErrors,
+  decodeSummary,
+  encodeSummary,
+  mergeSummaries,
+  type SeqSegment,
+  segmentPathIds,
+  summaryBytes,
+} from './day-summary.ts';
+import { countWindow, type DaySet, DaySetIdRangeError, MarkBuffer } from './daysets.ts';
+import { countFacet, type FacetCount } from './facet-counts.ts';
+import { PathDictionary } from './path-order.ts';
+import { EMPTY_RESULT, type ExportResult } from './rows.ts';
+
+export interface SummaryServiceDeps {
+  db: Database;
+  /** Decoded summaries kept in memory, in bytes. */
+  cacheBytes?: number;
+  /** Path texts kept in memory (characters, all projects). */
+  pathCacheChars?: number;
+  /** Days sealed per background tick at most. */
+  sealBatch?: number;
+  onError?: (err: unknown) => void;
+}
+
+export interface LoadStats {
+  days: number;
+  fromMemory: number;
+  fromBlob: number;
+  extended: number;
+  rebuilt: number;
+}
+
+export interface Window {
+  /** The summaries of the range's days that have segments, ascending by day. */
+  days: DaySummary[];
+  /** Their versions (same order). */
+  versions: DayVersion[];
+  stats: LoadStats;
+}
+
+const dayKey = (projectOrd: number, day: number) => `${projectOrd}:${day}`;
+
+const PATH_CHUNK = 1000;
+
+function chunk<T>(xs: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+/** Summaries at work (see above). A factory, long only as a module is: its caches and the short functions over them. */
+export function createSummaryService(deps: SummaryServiceDeps) {
+  const summaries = new ByteLru<DaySummary>(deps.cacheBytes ?? 256 * 1024 * 1024);
+  const marks = new MarkBuffer();
+  const dictionaries = new Map<number, PathDictionary>();
+  /** Per project, whether a path id names a static asset (a path's text never changes). */
+  const assets = new Map<number, Map<number, boolean>>();
+  let assetEntries = 0;
+  let pathChars = 0;
+  const maxPathChars = deps.pathCacheChars ?? 32 * 1024 * 1024;
+  const sealBatch = deps.sealBatch ?? 16;
+  /** Stale days seen by the previous seal tick, with their version then. */
+  let lastStale = new Map<string, number>();
+  /** Days whose visitors do not fit a day set, with the version that failed. */
+  const unsealable = new Map<string, number>();
+  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0 };
+
+  function remember(projectOrd: number, s: DaySummary): void {
+    summaries.set(dayKey(projectOrd, s.day), s, summaryBytes(s));
+  }
+
+  /** The static-asset answer of every path id of `segments` (texts read in the caller's transaction when not known). */
+  async function assetsFor(q: Kysely<DB>, projectOrd: number, segments: readonly SeqSegment[]): Promise<(pathId: number) => boolean> {
+    let known = assets.get(projectOrd);
+    if (!known) {
+      known = new Map();
+      assets.set(projectOrd, known);
+    }
+    const misses = [...segmentPathIds(segments)].filter((id) => !known.has(id));
+    for (const c of chunk(misses, PATH_CHUNK)) {
+      for (const r of await ss.selectPathTexts(q, projectOrd, c)) {
+        known.set(r.id, isStaticAsset(r.path));
+        assetEntries++;
+      }
+    }
+    const answers = known;
+    if (assetEntries > 4_000_000) {
+      // Bounded: forget every project's answers (this call keeps its own map).
+      assets.clear();
+      assetEntries = 0;
+    }
+    return (id) => {
+      const a = answers.get(id);
+      if (a === undefined) throw new Error(`analytics path ${id} has no text`);
+      return a;
+    };
+  }
+
+  /** Summarises a day's segments above `afterSeq` (all of them: -1), read in the caller's transaction. */
+  async function summarise(q: Kysely<DB>, projectOrd: number, v: DayVersion, afterSeq: number): Promise<DaySummary> {
+    const segments = (await segmentStore.selectDaySegments(q, projectOrd, v.day, afterSeq)).map((s) => ({ seq: s.seq, segment: decodeSegment(s.data) }));
+    return buildSummary(v.day, v.version, segments, await assetsFor(q, projectOrd, segments));
+  }
+
+  /** A summary of day `v` at its version from `older` (a summary of an earlier version), or null when the day was rewritten since. */
+  async function extend(q: Kysely<DB>, projectOrd: number, v: DayVersion, older: DaySummary): Promise<DaySummary | null> {
+    // Invariant 3 (above): no replacement since `older`'s snapshot, so the segments above its maxSeq are exactly those it lacks.
+    if (v.rewritten > older.version || older.version > v.version) return null;
+    return mergeSummaries(older, await summarise(q, projectOrd, v, older.maxSeq), v.version);
+  }
+
+  /** The day summaries of a window (days with segments only), consistent with one snapshot of the data. */
+  async function loadWindow(projectOrd: number, range: DayRange): Promise<Window> {
+    const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };
+    const { days, versions } = await deps.db.kysely
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const versions = await ss.selectDayVersions(trx, projectOrd, range);
+        const out = new Map<number, DaySummary>();
+        const missing: DayVersion[] = [];
+        for (const v of versions) {
+          const s = summaries.get(dayKey(projectOrd, v.day));
+          if (s && s.version === v.version) out.set(v.day, s);
+          else missing.push(v);
+        }
+        st.fromMemory = out.size;
+        if (missing.length > 0) {
+          const blobs = new Map<number, DaySummary>();
+          for (const b of await ss.selectSummaries(
+            trx,
+            projectOrd,
+            missing.map((m) => m.day),
+          )) {
+            try {
+              blobs.set(b.day, decodeSummary(b.day, b.version, b.data));
+            } catch (err) {
+              // A blob this version cannot read (another format): built from the segments below.
+              if (!DaySummaryFormatErrors.some((E) => err instanceof E)) throw err;
+            }
+          }
+          for (const m of missing) {
+            const blob = blobs.get(m.day);
+            let s: DaySummary | null = null;
+            if (blob && blob.version === m.version) {
+              s = blob;
+              st.fromBlob++;
+            } else {
+              // The newer of what memory and the blob hold, extended by the segments appended since.
+              const mem = summaries.get(dayKey(projectOrd, m.day));
+              const older = mem && (!blob || mem.version > blob.version) ? mem : blob;
+              if (older) s = await extend(trx, projectOrd, m, older);
+              if (s) st.extended++;
+              else {
+                s = await summarise(trx, projectOrd, m, -1);
+                st.rebuilt++;
+              }
+            }
+            out.set(m.day, s);
+            remember(projectOrd, s);
+          }
+        }
+        return { days: versions.map((v) => out.get(v.day) as DaySummary), versions };
+      });
+    st.days = days.length;
+    stats.loads++;
+    stats.fromMemory += st.fromMemory;
+    stats.fromBlob += st.fromBlob;
+    stats.extended += st.extended;
+    stats.rebuilt += st.rebuilt;
+    return { days, versions, stats: st };
+  }
+
+  /** The project's path dictionary, with every id of `ids` in it (a path id's text never changes). */
+  async function pathDictionary(projectOrd: number, ids: ArrayLike<number>): Promise<PathDictionary> {
+    let dict = dictionaries.get(projectOrd);
+    if (!dict) {
+      dict = new PathDictionary();
+      dictionaries.set(projectOrd, dict);
+    }
+    const misses: number[] = [];
+    for (let i = 0; i < ids.length; i++) if (!dict.has(ids[i] as number)) misses.push(ids[i] as number);
+    if (misses.length > 0) {
+      const before = dict.chars;
+      const rows =
+        misses.length > 2000
+          ? await ss.selectAllPathTexts(deps.db.kysely, projectOrd)
+          : (await Promise.all(chunk(misses, PATH_CHUNK).map((c) => ss.selectPathTexts(deps.db.kysely, projectOrd, c)))).flat();
+      for (const r of rows) dict.add(r.id, r.path);
+      pathChars += dict.chars - before;
+      for (const id of misses) if (!dict.has(id)) throw new Error(`analytics path ${id} has no text`);
+    }
+    if (pathChars > maxPathChars) {
+      // Over the bound: forget the other projects' texts (this one's are needed right now).
+      for (const [ord, other] of dictionaries) {
+        if (ord === projectOrd) continue;
+        pathChars -= other.chars;
+        dictionaries.delete(ord);
+      }
+    }
+    return dict;
+  }
+
+  /** Exact distinct visitors per path and site-wide over a day range (the visitors export). */
+  async function visitors(projectOrd: number, range: DayRange): Promise<ExportResult & { stats: LoadStats }> {
+    const w = await loadWindow(projectOrd, range);
+    const counts = countWindow(
+      w.days.map((d) => d.visitors),
+      marks,
+    );
+    // A window over an unusually wide ordinal range should not pin a large buffer.
+    if (marks.size > 64 * 1024 * 1024) marks.release();
+    const dict = await pathDictionary(projectOrd, counts.pathIds);
+    return { totals: counts.totals, rows: dict.orderedRows(counts), stats: w.stats };
+  }
+
+  /** Qualifying views per path (human, AI, both) and in total over a day range (the views export). */
+  async function views(projectOrd: number, range: DayRange): Promise<ExportResult> {
+    const w = await loadWindow(projectOrd, range);
+    const byPath = new Map<number, [number, number]>();
+    let human = 0;
+    let ai = 0;
+    for (const d of w.days) {
+      const v = d.views;
+      for (let k = 0; k < v.pathIds.length; k++) {
+        const h = v.human[k] as number;
+        const a = v.ai[k] as number;
+        human += h;
+        ai += a;
+        const c = byPath.get(v.pathIds[k] as number);
+        if (c) {
+          c[0] += h;
+          c[1] += a;
+        } else byPath.set(v.pathIds[k] as number, [h, a]);
+      }
+    }
+    if (byPath.size === 0) return EMPTY_RESULT;
+    const pathIds = Float64Array.from(byPath.keys());
+    const hs = new Float64Array(pathIds.length);
+    const as = new Float64Array(pathIds.length);
+    const ts = new Float64Array(pathIds.length);
+    pathIds.forEach((p, i) => {
+      const c = byPath.get(p) as [number, number];
+      hs[i] = c[0];
+      as[i] = c[1];
+      ts[i] = c[0] + c[1];
+    });
+    const dict = await pathDictionary(projectOrd, pathIds);
+    return { totals: { human, ai, total: human + ai }, rows: dict.orderedRows({ pathIds, human: hs, ai: as, total: ts }) };
+  }
+
+  /** Per-name counts of one facet over a day range. */
+  async function facet(projectOrd: number, range: DayRange, kind: number): Promise<FacetCount[]> {
+    return countFacet((await loadWindow(projectOrd, range)).days, kind);
+  }
+
+  /** Persists up to one batch of days whose stored summary is out of date and whose version held for a tick. */
+  async function sealOnce(): Promise<number> {
+    const stale = await ss.selectStaleDays(deps.db.kysely, 1000);
+    const seen = new Map<string, number>();
+    let sealed = 0;
+    for (const d of stale) {
+      const key = dayKey(d.projectOrd, d.day);
+      seen.set(key, d.version);
+      if (sealed >= sealBatch || lastStale.get(key) !== d.version || unsealable.get(key) === d.version) continue;
+      let s: DaySummary | undefined;
+      try {
+        // Through loadWindow: memory, else extended or rebuilt in one snapshot (and then in memory).
+        s = (await loadWindow(d.projectOrd, { fromDay: d.day, toDay: d.day + 1 })).days[0];
+      } catch (err) {
+        // Visitors beyond a day set's range: answers for this day fail; do not retry it until it changes.
+        if (!(err instanceof DaySetIdRangeError)) throw err;
+        if (unsealable.size > 10_000) unsealable.clear();
+        unsealable.set(key, d.version);
+        continue;
+      }
+      if (!s) continue;
+      await ss.upsertSummary(deps.db.kysely, d.projectOrd, d.day, s.version, encodeSummary(s));
+      sealed++;
+      stats.sealed++;
+    }
+    lastStale = seen;
+    return sealed;
+  }
+
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+
+  /** Runs sealOnce every `intervalMs` until stop(); never throws (errors go to onError). */
+  function startSealer(intervalMs: number): void {
+    if (intervalMs <= 0 || timer || stopped) return;
+    const tick = () => {
+      timer = null;
+      if (stopped) return;
+      running = (async () => {
+        try {
+          // Keep going while a whole batch was sealed (a backlog), yielding between batches.
+          while (!stopped && (await sealOnce()) >= sealBatch) await new Promise((r) => setImmediate(r));
+        } catch (err) {
+          deps.onError?.(err);
+        }
+      })().finally(() => {
+        running = null;
+        if (!stopped) {
+          timer = setTimeout(tick, intervalMs);
+          timer.unref();
+        }
+      });
+    };
+    timer = setTimeout(tick, intervalMs);
+    timer.unref();
+  }
+
+  async function stop(): Promise<void> {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    await running;
+  }
+
+  return {
+    loadWindow,
+    visitors,
+    views,
+    /** AI assistants and crawlers by rule name over a day range. */
+    agents: (projectOrd: number, range: DayRange) => facet(projectOrd, range, FACET_AGENT),
+    /** Referrer hosts of qualifying views over a day range. */
+    referrers: (projectOrd: number, range: DayRange) => facet(projectOrd, range, FACET_REFERRER),
+    /** The versions of a project's days in a range (which have data: `hasData`). */
+    dayVersions: (projectOrd: number, range: DayRange) => ss.selectDayVersions(deps.db.kysely, projectOrd, range),
+    sealOnce,
+    startSealer,
+    stop,
+    stats,
+    /** Forgets every in-memory summary and path text (tests: a cold process). */
+    clear(): void {
+      summaries.clear();
+      dictionaries.clear();
+      assets.clear();
+      assetEntries = 0;
+      pathChars = 0;
+      lastStale = new Map();
+    },
+    get cachedBytes(): number {
+      return summaries.bytes;
+    },
+  };
+}
+
+export type SummaryService = ReturnType<typeof createSummaryService>;
+
+/** The visitor sets of a window's summaries. */
+export const visitorSets = (w: Window): DaySet[] => w.days.map((d) => d.visitors);

@@ -1,0 +1,334 @@
+// The day summaries at work (src/analytics/export/summary-service.ts) over both dialects: answers equal to the
+// brute-force count over the stored events, across processes (own database handles), sealing, extension of a
+// cached summary by later segments, and the cases that must rebuild instead (compaction, reclassification).
+import fc from 'fast-check';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { visitorKey } from '../../src/analytics/classify/identity.ts';
+import { type PathRow, sortRows } from '../../src/analytics/export/rows.ts';
+import { encodeSegment } from '../../src/analytics/segments/codec.ts';
+import { analyticsStore } from '../../src/analytics/store/store.ts';
+import { summaryStore } from '../../src/analytics/store/summary-store.ts';
+import { testConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/index.ts';
+import { MIGRATIONS } from '../../src/db/migrations/index.ts';
+import { createProjectService } from '../../src/projects/service.ts';
+import { createProjectsStore } from '../../src/projects/store.ts';
+import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { DAY_MS, START_MS } from './dataset.ts';
+import { sqlAnalyticsService } from './services.ts';
+import { rewriteStoredEvents, storedRows } from './stored-events.ts';
+
+const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const DAY0 = Math.floor(START_MS / DAY_MS);
+
+interface Ev {
+  day: number;
+  page: number;
+  visitor: number;
+  ua: 0 | 1 | 2;
+}
+
+const wire = (e: Ev) => ({
+  path: `/p${e.page}`,
+  userAgent: [HUMAN_UA, AI_UA, BOT_UA][e.ua],
+  visitorId: `v${e.visitor}`,
+  timestamp: new Date(START_MS + e.day * DAY_MS + 1000 * e.visitor).toISOString(),
+});
+
+/** One process's analytics service over its own database handle. */
+function serviceOn(db: Database) {
+  const projects = createProjectService(createProjectsStore(db.kysely));
+  const svc = sqlAnalyticsService({ config: { analytics: { ...testConfig().analytics, sealIntervalMs: 0 } }, db, projects, now: Date.now });
+  return { projects, svc };
+}
+
+/** The visitors and views exports' first page, counted by brute force over the stored events. */
+async function bruteForce(db: Database, projectId: string, fromDay: number | null, toDay: number | null) {
+  const ord = (await analyticsStore.selectProjectOrd(db.kysely, projectId)) as number;
+  const paths = new Map((await db.kysely.selectFrom('analytics_paths').select(['id', 'path']).execute()).map((r) => [Number(r.id), r.path]));
+  const per = new Map<string, { h: Set<number>; a: Set<number>; vh: number; va: number }>();
+  const all = { h: new Set<number>(), a: new Set<number>(), t: new Set<number>() };
+  for (const e of await storedRows(db, ord)) {
+    if (e.qualifying !== 1 || (fromDay !== null && e.day < fromDay) || (toDay !== null && e.day >= toDay)) continue;
+    const path = paths.get(e.path_id) as string;
+    const p = per.get(path) ?? { h: new Set(), a: new Set(), vh: 0, va: 0 };
+    per.set(path, p);
+    if (e.class === 'human') {
+      p.h.add(e.visitor_ord);
+      p.vh++;
+      all.h.add(e.visitor_ord);
+    } else {
+      p.a.add(e.visitor_ord);
+      p.va++;
+      all.a.add(e.visitor_ord);
+    }
+    all.t.add(e.visitor_ord);
+  }
+  const page = (rows: PathRow[], totals: { human: number; ai: number; total: number }) => {
+    const sorted = sortRows(rows);
+    return { totals, rows: sorted.slice(0, 250), hasMore: sorted.length > 250 };
+  };
+  const visitors = page(
+    [...per].map(([path, p]) => ({ path, human: p.h.size, ai: p.a.size, total: new Set([...p.h, ...p.a]).size })),
+    { human: all.h.size, ai: all.a.size, total: all.t.size },
+  );
+  let vh = 0;
+  let va = 0;
+  for (const p of per.values()) {
+    vh += p.vh;
+    va += p.va;
+  }
+  const views = page(
+    [...per].map(([path, p]) => ({ path, human: p.vh, ai: p.va, total: p.vh + p.va })),
+    { human: vh, ai: va, total: vh + va },
+  );
+  return { visitors, views };
+}
+
+describeEachDialect('analytics day summaries', (dialect) => {
+  let t: TestDb;
+  let a: ReturnType<typeof serviceOn>;
+
+  beforeAll(async () => {
+    t = await openTestDb(dialect);
+    a = serviceOn(t.db);
+  });
+  afterAll(async () => {
+    await a?.svc.close();
+    await t?.cleanup();
+  });
+
+  const all = (projectId: string, walkId: string, fromDay: number | null = null, toDay: number | null = null) =>
+    ({ projectId, walkId, fromDay, toDay, offset: 0, limit: 250 }) as const;
+
+  async function expectExact(s: ReturnType<typeof serviceOn>, projectId: string, walkId: string, f: number | null = null, to: number | null = null) {
+    const want = await bruteForce(t.db, projectId, f, to);
+    expect(await s.svc.store.visitors(all(projectId, walkId, f, to))).toEqual(want.visitors);
+    expect(await s.svc.store.views(all(projectId, walkId, f, to))).toEqual(want.views);
+  }
+
+  it('answer exactly as the stored events count, for random datasets and windows, also after more events', async () => {
+    const evArb = fc.record({
+      day: fc.integer({ min: 0, max: 5 }),
+      page: fc.integer({ min: 0, max: 6 }),
+      visitor: fc.integer({ min: 0, max: 15 }),
+      ua: fc.constantFrom(0, 1, 2) as fc.Arbitrary<0 | 1 | 2>,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(evArb, { minLength: 1, maxLength: 50 }),
+        fc.array(evArb, { maxLength: 20 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (first, second, from, span) => {
+          const p = await a.projects.createProject({ name: 'prop', repository: 'r' });
+          await a.svc.ingest.ingest(p.id, first.map(wire), { source: 'api' });
+          const windows: [number | null, number | null][] = [
+            [null, null],
+            [DAY0 + from, DAY0 + from + span],
+          ];
+          for (const [f, to] of windows) await expectExact(a, p.id, 'x', f, to);
+          // More events (on days cached): the answer follows (the cached summaries extended).
+          if (second.length > 0) {
+            await a.svc.ingest.ingest(p.id, second.map(wire), { source: 'api' });
+            for (const [f, to] of windows) await expectExact(a, p.id, 'y', f, to);
+          }
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it('another process extends its cached summary of an old day by the new segments; a restarted process reads persisted summaries', async () => {
+    const p = await a.projects.createProject({ name: 'xproc', repository: 'r' });
+    const events: Ev[] = [];
+    for (let i = 0; i < 120; i++) events.push({ day: i % 4, page: i % 7, visitor: i % 23, ua: (i % 3) as 0 | 1 | 2 });
+    await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+
+    const b = serviceOn(t.reopen());
+    await expectExact(b, p.id, 'b1');
+    expect(b.svc.store.summaries.stats.rebuilt).toBe(4);
+
+    // New visitors on day 1 (old, cached in b) through process a, and a crawler's request on day 2.
+    await a.svc.ingest.ingest(
+      p.id,
+      [
+        { day: 1, page: 0, visitor: 500, ua: 0 },
+        { day: 1, page: 99, visitor: 501, ua: 1 },
+        { day: 2, page: 1, visitor: 600, ua: 2 },
+      ].map((e) => wire(e as Ev)),
+      { source: 'api' },
+    );
+    const before = { ...b.svc.store.summaries.stats };
+    await expectExact(b, p.id, 'b2');
+    expect(b.svc.store.summaries.stats.extended - before.extended).toBe(2);
+    expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(0);
+    expect((await b.svc.store.agents(p.id, { fromDay: null, toDay: null, offset: 0, limit: 10 })).rows.find((r) => r.agent === 'Googlebot')?.visitors).toBe(
+      [...new Set(events.filter((e) => e.ua === 2).map((e) => e.visitor))].length + 1,
+    );
+
+    // Sealing: nothing on the first look (a day must keep its version for a whole interval), then every day.
+    expect(await b.svc.store.summaries.sealOnce()).toBe(0);
+    let sealed = 0;
+    for (let n = await b.svc.store.summaries.sealOnce(); n > 0; n = await b.svc.store.summaries.sealOnce()) sealed += n;
+    expect(sealed).toBeGreaterThanOrEqual(4);
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    expect((await summaryStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord)).toEqual([]);
+
+    // A new process reads the persisted summaries and answers the same; then extends a blob by a new segment.
+    const c = serviceOn(t.reopen());
+    await expectExact(c, p.id, 'c1');
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    expect(c.svc.store.summaries.stats.fromBlob).toBe(4);
+    c.svc.store.summaries.clear();
+    await a.svc.ingest.ingest(p.id, [wire({ day: 3, page: 5, visitor: 700, ua: 1 })], { source: 'api' });
+    await expectExact(c, p.id, 'c2');
+    expect(c.svc.store.summaries.stats.extended).toBe(1);
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    await c.svc.close();
+    await b.svc.close();
+  });
+
+  it('compaction and reclassification mark the day rewritten: a cached summary is rebuilt, never extended (no view counted twice)', async () => {
+    const p = await a.projects.createProject({ name: 'rewrite', repository: 'r' });
+    // Ten flushes on day 0 (ten segments: compactable), one on day 1.
+    for (let i = 0; i < 10; i++) await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 3, visitor: i, ua: (i % 2) as 0 | 1 })], { source: 'api' });
+    await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 1, visitor: 1, ua: 0 })], { source: 'api' });
+    const b = serviceOn(t.reopen());
+    await expectExact(b, p.id, 'r1');
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const v0 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0];
+    expect(await a.svc.store.compact()).toBeGreaterThanOrEqual(10);
+    const v1 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0];
+    expect(v1?.version).toBe((v0?.version as number) + 1);
+    expect(v1?.rewritten).toBe(v1?.version);
+    let before = { ...b.svc.store.summaries.stats };
+    await expectExact(b, p.id, 'r2');
+    expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(1);
+    expect(b.svc.store.summaries.stats.extended - before.extended).toBe(0);
+
+    // Stale classes (every human stored as an AI assistant), then reclassify: the changed days are rewritten.
+    await rewriteStoredEvents(t.db, (e) => (e.cls === 'human' ? { ...e, cls: 'ai', rule: 'ChatGPT-User' } : e), ord);
+    const stale = await b.svc.store.visitors(all(p.id, 'r3'));
+    expect(stale.totals.human).toBe(0);
+    before = { ...b.svc.store.summaries.stats };
+    const r = await a.svc.store.reclassify(p.id);
+    expect(r.changed).toBeGreaterThan(0);
+    await expectExact(b, p.id, 'r4');
+    expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(2);
+    expect(b.svc.store.summaries.stats.extended - before.extended).toBe(0);
+    await b.svc.close();
+  });
+
+  it('visitor ordinals beyond 32 bits are counted from summaries too (same answer), and sealed', async () => {
+    const p = await a.projects.createProject({ name: 'huge', repository: 'r' });
+    await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 1, visitor: 1, ua: 0 })], { source: 'api' });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const project = await a.projects.getProject(p.id);
+    for (const [n, at] of [
+      [77, 2 ** 32 + 7],
+      [78, 2 ** 32 + 1000],
+      [79, 2 ** 40],
+    ] as const) {
+      const key = visitorKey({
+        secret: project?.visitorSecret as string,
+        rotation: 'none',
+        visitorId: `v${n}`,
+        ip: null,
+        userAgent: HUMAN_UA,
+        timestampMs: START_MS,
+      });
+      await t.db.kysely.insertInto('analytics_visitors').values({ ord: at, project_ord: ord, visitor_key: key }).execute();
+    }
+    // Day 1: two big visitors (one base for the day), day 2 a bigger one: the window spreads wider than a marks array.
+    await a.svc.ingest.ingest(
+      p.id,
+      [wire({ day: 1, page: 2, visitor: 77, ua: 0 }), wire({ day: 1, page: 2, visitor: 78, ua: 1 }), wire({ day: 2, page: 2, visitor: 79, ua: 1 })],
+      { source: 'api' },
+    );
+    const b = serviceOn(t.reopen());
+    await expectExact(b, p.id, 'h');
+    expect((await b.svc.store.visitors(all(p.id, 'h2'))).totals.total).toBe(4);
+    await b.svc.store.summaries.sealOnce();
+    for (let i = 0; i < 50 && (await b.svc.store.summaries.sealOnce()) > 0; i++);
+    expect((await summaryStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord)).toEqual([]);
+    const c = serviceOn(t.reopen());
+    await expectExact(c, p.id, 'h3');
+    await b.svc.close();
+    await c.svc.close();
+  });
+
+  it('a sealed summary never replaces a newer one', async () => {
+    const p = await a.projects.createProject({ name: 'seal', repository: 'r' });
+    await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 0, visitor: 0, ua: 0 })], { source: 'api' });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    await summaryStore.upsertSummary(t.db.kysely, ord, DAY0, 5, new Uint8Array([1, 2, 3]));
+    await summaryStore.upsertSummary(t.db.kysely, ord, DAY0, 4, new Uint8Array([9]));
+    const stored = await summaryStore.selectSummaries(t.db.kysely, ord, [DAY0]);
+    expect(stored.map((s) => [s.version, [...s.data]])).toEqual([[5, [1, 2, 3]]]);
+  });
+});
+
+describeEachDialect('migration 0017 (day summaries)', (dialect) => {
+  it('keeps the days with data, gives every day with segments a version and drops the per-event derived tables', async () => {
+    const t = await openTestDb(dialect, { migrated: false });
+    try {
+      const k = t.db.kysely;
+      for (const [name, up] of Object.entries(MIGRATIONS)) if (name < '0017') await up(k, t.db.caps);
+      const project = await createProjectService(createProjectsStore(k)).createProject({ name: 'm', repository: 'r' });
+      await k.insertInto('analytics_projects').values({ project_id: project.id, version: 9 }).execute();
+      const ord = Number((await k.selectFrom('analytics_projects').select('ord').executeTakeFirstOrThrow()).ord);
+      const seg = encodeSegment([
+        {
+          ts: (DAY0 + 3) * DAY_MS,
+          pathId: 1,
+          rawPath: null,
+          visitor: 1,
+          uaId: null,
+          accept: null,
+          method: 'GET',
+          status: 404,
+          referrer: null,
+          cls: 'human',
+          category: null,
+          rule: null,
+          rulesVersion: 'x',
+          qualifying: false,
+          source: 'api',
+          dedup: null,
+        },
+      ]);
+      for (const day of [DAY0 + 1, DAY0 + 2, DAY0 + 3])
+        await k
+          .insertInto('analytics_segments')
+          .values({ project_ord: ord, day, seq: day - DAY0, events: 1, data: seg })
+          .execute();
+      // Day 1 had visits (version 4), day 2 facets only, day 3 neither.
+      // Tables and columns of the schema before 0017.
+      const before = k as unknown as Kysely<any>;
+      await before
+        .insertInto('analytics_day_versions')
+        .values({ project_ord: ord, day: DAY0 + 1, version: 4 })
+        .execute();
+      await before
+        .insertInto('analytics_day_facet_versions')
+        .values({ project_ord: ord, day: DAY0 + 2, version: 7 })
+        .execute();
+      await (MIGRATIONS['0017_analytics_day_summaries'] as (typeof MIGRATIONS)[string])(k, t.db.caps);
+      expect(await summaryStore.selectDayVersions(k, ord, { fromDay: null, toDay: null })).toEqual([
+        { day: DAY0 + 1, version: 4, rewritten: 0, hasData: true },
+        { day: DAY0 + 2, version: 1, rewritten: 0, hasData: true },
+        { day: DAY0 + 3, version: 1, rewritten: 0, hasData: false },
+      ]);
+      for (const table of ['analytics_daily_visits', 'analytics_daily_views', 'analytics_daily_facets', 'analytics_day_facet_versions', 'analytics_day_sets']) {
+        await expect((k as unknown as Kysely<any>).selectFrom(table).selectAll().execute(), table).rejects.toThrow();
+      }
+      expect(await summaryStore.selectSummaries(k, ord, [DAY0 + 1])).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
