@@ -140,6 +140,19 @@ describe('parseCombinedBytes', () => {
     expect(parseCombinedBytes(b, l2 + 1, b.length, state)).toEqual(parseCombinedLine(VALID));
   });
 
+  it('in a buffer with non-ASCII bytes on some lines, leaves only those lines to parseCombinedLine', () => {
+    const other = VALID.replace('/docs/a', '/docs/é');
+    const b = Buffer.from(`${VALID}\n${other}\n${VALID}`);
+    const l1 = VALID.length;
+    const l2 = l1 + 1 + Buffer.byteLength(other);
+    const state = combinedBytesState();
+    expect(parseCombinedBytes(b, 0, l1, state)).toEqual(parseCombinedLine(VALID));
+    expect(parseCombinedBytes(b, l1 + 1, l2, state)).toBeUndefined();
+    expect(parseCombinedBytes(b, l2 + 1, b.length, state)).toEqual(parseCombinedLine(VALID));
+    // An ASCII buffer after it is checked as a whole again.
+    expect(bytes(VALID, state)).toEqual(parseCombinedLine(VALID));
+  });
+
   it('reuses the previous time only for the same time field', () => {
     const state = combinedBytesState();
     bytes(VALID, state);
@@ -197,7 +210,7 @@ describe('parseCombinedBytes', () => {
     );
     const valid = fc.record({
       ip: fc.constantFrom('10.0.0.1', '-', '2001:db8::1'),
-      method: fc.constantFrom('GET', 'head', 'POST'),
+      method: fc.constantFrom('GET', 'get', 'GEt', 'GETS', 'GE', 'HEAD', 'head', 'HEADS', 'POST', 'PoST', 'POS', 'PUT', 'OPTIONS'),
       target: fc.stringMatching(/^[!#-~]{1,20}$/),
       proto: fc.constantFrom(' HTTP/1.1', '', ' '),
       status: fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),

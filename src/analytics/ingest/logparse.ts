@@ -152,12 +152,15 @@ export interface CombinedBytesState {
   prevMs: number;
   /** The buffer last searched for a backslash, where the search started, and what it found (-1: none after). */
   bsBuf: Buffer | null;
+  /** The buffer last checked for bytes above 0x7f as a whole, and whether it had none. */
+  asciiBuf: Buffer | null;
+  asciiAll: boolean;
   bsFrom: number;
   bsPos: number;
 }
 
 export function combinedBytesState(): CombinedBytesState {
-  return { ms: 0, prevTime: Buffer.alloc(32), prevTimeLength: -1, prevIso: '', prevMs: 0, bsBuf: null, bsFrom: 0, bsPos: -1 };
+  return { ms: 0, prevTime: Buffer.alloc(32), prevTimeLength: -1, prevIso: '', prevMs: 0, bsBuf: null, bsFrom: 0, bsPos: -1, asciiBuf: null, asciiAll: false };
 }
 
 /** Offsets of the digits in `dd/Mon/yyyy:HH:MM:SS +hhmm`. */
@@ -179,6 +182,15 @@ function clfBytesMs(b: Buffer, s: number, e: number): number | null {
   return clfMs(num2(b, s), month, year, num2(b, s + 12), num2(b, s + 15), num2(b, s + 18), sign === DASH, num2(b, s + 22), num2(b, s + 24));
 }
 
+/** The method in b[s, e) (letters), upper-cased; GET, HEAD and POST without making a string. */
+function methodOf(b: Buffer, s: number, e: number): string {
+  const n = e - s;
+  if (n === 3 && b[s] === 71 && b[s + 1] === 69 && b[s + 2] === 84) return 'GET';
+  if (n === 4 && b[s] === 72 && b[s + 1] === 69 && b[s + 2] === 65 && b[s + 3] === 68) return 'HEAD';
+  if (n === 4 && b[s] === 80 && b[s + 1] === 79 && b[s + 2] === 83 && b[s + 3] === 84) return 'POST';
+  return b.toString('latin1', s, e).toUpperCase();
+}
+
 /**
  * parseCombinedLine on the bytes b[start, end) of one line (see above): the event, null when the line is not in
  * the format, undefined when the line has a byte above 0x7f or a backslash (decode it and use parseCombinedLine).
@@ -192,7 +204,14 @@ export function parseCombinedBytes(b: Buffer, start: number, end: number, state:
     state.bsFrom = start;
     state.bsPos = b.indexOf(BACKSLASH, start);
   }
-  if ((state.bsPos !== -1 && state.bsPos < end) || !isAscii(b.subarray(start, end))) return undefined;
+  if (state.bsPos !== -1 && state.bsPos < end) return undefined;
+  // Likewise one check of the whole buffer for bytes above 0x7f (a log's chunks nearly always have none), and a
+  // line's own check only when it has some. (A buffer is not changed between the calls for its lines.)
+  if (state.asciiBuf !== b) {
+    state.asciiBuf = b;
+    state.asciiAll = isAscii(b);
+  }
+  if (!state.asciiAll && !isAscii(b.subarray(start, end))) return undefined;
   let i = start;
   // Host, ident, user: three runs of non-whitespace, each followed by one space.
   const ipStart = i;
@@ -280,7 +299,7 @@ export function parseCombinedBytes(b: Buffer, start: number, end: number, state:
     state.prevIso = timestamp;
   }
   state.ms = ms;
-  const event: RawEvent = { path: b.toString('latin1', p1 + 1, p2), timestamp, method: b.toString('latin1', reqStart, p1).toUpperCase(), status };
+  const event: RawEvent = { path: b.toString('latin1', p1 + 1, p2), timestamp, method: methodOf(b, reqStart, p1), status };
   if (!(ipEnd - ipStart === 1 && b[ipStart] === DASH)) event.ip = b.toString('latin1', ipStart, ipEnd);
   if (refStart !== -1) {
     if (refEnd > refStart && !(refEnd - refStart === 1 && b[refStart] === DASH)) event.referrer = b.toString('latin1', refStart, refEnd);
