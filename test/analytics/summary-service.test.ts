@@ -210,6 +210,23 @@ describeEachDialect('analytics day summaries', (dialect) => {
     expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(1);
     expect(b.svc.store.summaries.stats.extended - before.extended).toBe(0);
 
+    // Sealed, then compacted again (more flushes first): the persisted summary is carried to the new version.
+    for (let i = 0; i < 10; i++) await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 4, visitor: 50 + i, ua: 0 })], { source: 'api' });
+    await a.svc.store.summaries.sealOnce();
+    await a.svc.store.summaries.sealOnce();
+    expect(await a.svc.store.compact()).toBeGreaterThanOrEqual(10);
+    const v2 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0];
+    expect((await summaryStore.selectSummaries(t.db.kysely, ord, [DAY0]))[0]?.version).toBe(v2?.version);
+    const c = serviceOn(t.reopen());
+    await expectExact(c, p.id, 'r2b');
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    // And extended from there by a later flush.
+    await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 5, visitor: 99, ua: 1 })], { source: 'api' });
+    await expectExact(c, p.id, 'r2c');
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    expect(c.svc.store.summaries.stats.extended).toBe(1);
+    await c.svc.close();
+
     // Stale classes (every human stored as an AI assistant), then reclassify: the changed days are rewritten.
     await rewriteStoredEvents(t.db, (e) => (e.cls === 'human' ? { ...e, cls: 'ai', rule: 'ChatGPT-User' } : e), ord);
     const stale = await b.svc.store.visitors(all(p.id, 'r3'));

@@ -94,7 +94,8 @@ export async function reclassifyDay(db: Kysely<DB>, projectOrd: number, day: num
 /**
  * Merges a (project, day)'s segments into as few as hold them, in one transaction, when it has more than
  * `minSegments`. The events are the same multiset, so the day's summary is the same, but the segments below a
- * cached summary's maxSeq changed, so the day is marked rewritten (a new version). Returns segments merged (0: none).
+ * cached summary's maxSeq changed, so the day is marked rewritten (a new version), and a persisted summary of the
+ * version before is carried to the new one. Returns segments merged (0: none).
  */
 export async function compactDay(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number): Promise<number> {
   return db.transaction().execute(async (trx) => {
@@ -109,7 +110,13 @@ export async function compactDay(db: Kysely<DB>, projectOrd: number, day: number
       stored.map((s) => s.seq),
       withCounts(mergeSegments(stored.map((s) => s.data))),
     );
+    const before = (await summaryStore.selectDayVersions(trx, projectOrd, { fromDay: day, toDay: day + 1 }))[0]?.version;
     await summaryStore.rewriteDay(trx, projectOrd, day, false);
+    // A persisted summary of the version just replaced stays exact at the new one: it covered every segment of
+    // the day (seqs <= its maxSeq; the project's write lock is held, so none was appended since), the merged
+    // segments hold the same events under seqs taken from those, so its maxSeq still bounds them. Carried over
+    // rather than rebuilt (bench:scale: compaction would otherwise make every finished day's summary stale).
+    if (before !== undefined) await summaryStore.carrySummary(trx, projectOrd, day, before, before + 1);
     return stored.length;
   });
 }

@@ -103,6 +103,17 @@ export const summaryStore = {
       .execute();
   },
 
+  /** Moves a persisted summary from version `from` to `to` (compaction: same content); nothing when it is not at `from`. */
+  async carrySummary(db: Q, projectOrd: number, day: number, from: number, to: number): Promise<void> {
+    await db
+      .updateTable('analytics_day_summaries')
+      .set({ version: to })
+      .where('project_ord', '=', projectOrd)
+      .where('day', '=', day)
+      .where('version', '=', from)
+      .execute();
+  },
+
   /** Days (of any project) whose persisted summary is missing or not of the day's current version. */
   async selectStaleDays(db: Q, limit: number): Promise<StaleDay[]> {
     const rows = await db
