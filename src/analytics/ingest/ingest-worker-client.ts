@@ -49,6 +49,9 @@ export class IngestWorkerError extends Error {
 
 const BOOT_URL = new URL('./ingest-worker-boot.cjs', import.meta.url);
 
+/** Writes waiting to be sent to a busy worker go at once when they add up to this many events (see `outbox`). */
+const EAGER_EVENTS = 100;
+
 /** How often the checkpointer copies committed WAL frames into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
@@ -111,6 +114,8 @@ interface Pending {
   projectId: string;
   source: IngestSource;
   batch: WriteBatch;
+  /** Posted to the worker (its events count in `atWorker` until it settles). */
+  sent: boolean;
   resolve(n: number): void;
   reject(e: unknown): void;
 }
@@ -130,6 +135,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
   function failAll(err: unknown): void {
     const all = [...pending.values()];
     pending.clear();
+    atWorker = 0;
     for (const p of all) p.reject(err);
   }
 
@@ -140,6 +146,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     opts.onFallback?.(err);
     const all = [...pending.values()];
     pending.clear();
+    atWorker = 0;
     for (const p of all) fallback.write(p.projectId, p.source, p.batch).then(p.resolve, p.reject);
     checkpointer?.worker.postMessage('stop');
     checkpointer = null;
@@ -149,20 +156,49 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
   let readyWaiters: (() => void)[] = [];
 
   /**
-   * Writes of this event-loop turn not yet sent, and the worker they go to: sent as one message at the end of
-   * the turn (setImmediate runs after the poll phase that read this turn's requests). They are in `pending`
-   * already, so a worker that dies or never starts meanwhile fails or falls back on them like on the rest.
+   * Writes not yet sent, and the worker they go to. They are in `pending` already, so a worker that dies or
+   * never starts meanwhile fails or falls back on them like on the rest.
+   *
+   * When they are sent (flow control): at the end of the turn that wrote them (setImmediate runs after the poll
+   * phase that read this turn's requests), as one message, when the worker is idle (none of its writes
+   * unsettled) or the outbox holds EAGER_EVENTS or more (large batches: the worker queues them for its next
+   * group at once, as before). Small writes to a busy worker wait for its next replies (after its commit) and go
+   * then, all that gathered meanwhile in one message: the worker could not have started them sooner (its
+   * transaction was running). With one event per request a turn holds a few writes, and a message per turn cost
+   * both threads a cross-thread wake-up per few requests and made groups smaller (`npm run bench:ingest --
+   * --page-views`, bench/README.md); now a group commit costs one message each way. Invariant: whenever the
+   * outbox holds writes, either a flush is scheduled or the worker holds unsettled writes, whose replies
+   * schedule one (or whose failure rejects everything pending).
    */
   let outbox: WorkerWrite[] = [];
+  let outboxEvents = 0;
   let outboxWorker: Worker | null = null;
+  let flushScheduled = false;
+  /** Events posted to the worker and not yet settled. */
+  let atWorker = 0;
   function flush(): void {
+    flushScheduled = false;
     const writes = outbox;
     const w = outboxWorker;
     outbox = [];
+    outboxEvents = 0;
     outboxWorker = null;
     // Only writes still pending go (a failed or fallen-back worker settled the others already).
     const live = writes.filter((x) => pending.has(x.id));
-    if (w && live.length > 0 && worker === w) w.postMessage({ t: 'writes', writes: live } satisfies WorkerRequest);
+    if (!w || live.length === 0 || worker !== w) return;
+    for (const x of live) {
+      (pending.get(x.id) as Pending).sent = true;
+      atWorker += x.batch.n;
+    }
+    w.postMessage({ t: 'writes', writes: live } satisfies WorkerRequest);
+  }
+  /** A write settled by the worker (it committed, or failed): what waited in the outbox goes now. */
+  function settled(p: Pending): void {
+    if (p.sent) atWorker -= p.batch.n;
+    if (outbox.length > 0 && !flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
   }
 
   function start(): Worker {
@@ -182,6 +218,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         const p = pending.get(msg.id);
         if (!p) return;
         pending.delete(msg.id);
+        settled(p);
         if (pending.size === 0) w.unref();
         if (msg.t === 'done') p.resolve(msg.inserted);
         else p.reject(new IngestWorkerError(msg.message, msg.code));
@@ -222,12 +259,14 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       const id = nextId++;
       return new Promise<number>((resolve, reject) => {
         if (pending.size === 0) w.ref();
-        pending.set(id, { projectId, source, batch, resolve, reject });
+        pending.set(id, { projectId, source, batch, sent: false, resolve, reject });
         // Copied, not transferred: should the worker fail to start, the fallback writer needs the batch.
         if (outboxWorker !== null && outboxWorker !== w) flush();
         outbox.push({ id, projectId, source, batch });
-        if (outboxWorker === null) {
-          outboxWorker = w;
+        outboxEvents += batch.n;
+        outboxWorker = w;
+        if (!flushScheduled && (atWorker === 0 || outboxEvents >= EAGER_EVENTS)) {
+          flushScheduled = true;
           setImmediate(flush);
         }
       });

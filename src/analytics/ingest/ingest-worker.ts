@@ -25,14 +25,29 @@ const db = openDatabase({ sqlitePath: setup.sqlitePath, walAutocheckpointPages: 
  * not at the end of the turn: the group writer's next transaction (and its fsync) may run in this turn, and the
  * replies must not wait for it. The writes of a group settle in the same round of microtasks (they are resolved
  * in one loop and their continuations are equally deep), so the flush queued by the first reply runs after the
- * last; were one to come later, it would go in a message of its own.
+ * last; were one to come later, it would go in a message of its own. A group's `learned` replies wait for its
+ * batches' replies (see reply): one message per group commit, not two.
  */
 let replies: WorkerReply[] = [];
+let sendQueued = false;
+let fallbackQueued = false;
 function reply(r: WorkerReply): void {
   replies.push(r);
-  if (replies.length === 1) queueMicrotask(sendReplies);
+  if (r.t === 'learned') {
+    // Sent from inside the group's transaction function, microtasks before the replies of its batches: it goes
+    // with them (one message per group, not two), or at the end of the turn should none follow.
+    if (!fallbackQueued) {
+      fallbackQueued = true;
+      setImmediate(sendReplies);
+    }
+  } else if (!sendQueued) {
+    sendQueued = true;
+    queueMicrotask(sendReplies);
+  }
 }
 function sendReplies(): void {
+  sendQueued = false;
+  fallbackQueued = false;
   const out = replies;
   replies = [];
   if (out.length === 1) port?.postMessage(out[0]);
