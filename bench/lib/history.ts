@@ -98,6 +98,13 @@ function ingestPageViews(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
     baseline[name] = { requestsPerSecond: num(b.requestsPerSecond), p50Ms: num(b.p50Ms), p99Ms: num(b.p99Ms) };
   if (r.commitLatency)
     baseline.sqliteCommit = { medianMs: num(r.commitLatency.medianMs), p90Ms: num(r.commitLatency.p90Ms), p99Ms: num(r.commitLatency.p99Ms) };
+  if (r.commitLatencyUnderLoad)
+    baseline.sqliteCommitUnderLoad = {
+      medianMs: num(r.commitLatencyUnderLoad.medianMs),
+      p90Ms: num(r.commitLatencyUnderLoad.p90Ms),
+      p99Ms: num(r.commitLatencyUnderLoad.p99Ms),
+      maxMs: num(r.commitLatencyUnderLoad.maxMs),
+    };
   return { inkwell, baseline };
 }
 

@@ -9,9 +9,10 @@
 // Each shape at every --conns (default 50,100) connections is a system of the rotating rounds (lib/rounds.ts),
 // its bare counterpart too; requests/s, p50 and p99 are medians over rounds, the ratio the median of per-round
 // ratios to the bare route of the same shape and connections.
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { BENCH_PG_ADMIN_URL } from '../baselines/pg-raw.ts';
 import { genArgs, intArg } from './args.ts';
 import { compareFromArgs, compareNote, sidesOf } from './compare.ts';
@@ -53,32 +54,81 @@ function requestOf(shape: Shape, pool: Pool, projectId: string, secretKey: strin
   };
 }
 
+export interface CommitLatency {
+  commits: number;
+  medianMs: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+function latencyOf(ms: number[]): CommitLatency {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => round(s[Math.min(s.length - 1, Math.floor(s.length * q))] as number, 2);
+  return { commits: s.length, medianMs: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), maxMs: round(s.at(-1) ?? Number.NaN, 2) };
+}
+
 /**
- * The floor under any durable acknowledgement on this disk, measured in the same run: commits of a few small
- * rows to a SQLite file in WAL mode with synchronous=FULL (one fsync each), one after the other.
+ * The floor under any durable acknowledgement on this disk: commits of 20 small rows to a SQLite file in WAL mode
+ * with synchronous=FULL (one fsync of the WAL each), as the ingest writer commits. `intervalMs` 0: one after the
+ * other, here (before the rounds). Otherwise in a child process, one every `intervalMs` until stopped: a probe
+ * that runs during the rounds, so its figures are the disk's (and the scheduler's) while the services are loaded.
  */
-function commitLatency(dir: string, commits = 300): { medianMs: number; p90Ms: number; p99Ms: number } {
-  const file = path.join(dir, 'commit-latency.db');
-  const db = new Database(file);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.exec('create table t (a integer, b text)');
-    const ins = db.prepare('insert into t values (?, ?)');
-    const ms: number[] = [];
-    for (let i = 0; i < commits; i++) {
-      const t0 = performance.now();
-      db.exec('begin');
-      for (let j = 0; j < 20; j++) ins.run(i, 'x'.repeat(100));
-      db.exec('commit');
-      ms.push(performance.now() - t0);
-    }
-    ms.sort((a, b) => a - b);
-    const at = (q: number) => round(ms[Math.min(ms.length - 1, Math.floor(ms.length * q))] as number, 2);
-    return { medianMs: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99) };
-  } finally {
-    db.close();
-  }
+const COMMIT_PROBE = `
+const Database = require(process.argv[1]);
+const db = new Database(process.argv[2]);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+db.exec('create table if not exists t (a integer, b text)');
+const ins = db.prepare('insert into t values (?, ?)');
+const interval = Number(process.argv[3]);
+const count = Number(process.argv[4]);
+const ms = [];
+const one = (i) => {
+  const t0 = performance.now();
+  db.exec('begin');
+  for (let j = 0; j < 20; j++) ins.run(i, 'x'.repeat(100));
+  db.exec('commit');
+  ms.push(Math.round((performance.now() - t0) * 100) / 100);
+  // Keep the file small: the probe measures commits, not a growing WAL.
+  if (i % 200 === 199) { db.exec('delete from t'); db.pragma('wal_checkpoint(TRUNCATE)'); }
+};
+const done = () => { process.stdout.write(JSON.stringify(ms)); db.close(); process.exit(0); };
+if (interval === 0) { for (let i = 0; i < count; i++) one(i); done(); }
+else { let i = 0; const timer = setInterval(() => one(i++), interval); process.on('SIGTERM', () => { clearInterval(timer); done(); }); process.stdout.write('ready\\n'); }
+`;
+
+function probeArgs(dir: string, intervalMs: number, count: number): string[] {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  return ['-e', COMMIT_PROBE, driver, path.join(dir, `commit-latency-${intervalMs}.db`), String(intervalMs), String(count)];
+}
+
+export function commitLatency(dir: string, commits = 300): CommitLatency {
+  const out = execFileSync(process.execPath, probeArgs(dir, 0, commits), { encoding: 'utf8', maxBuffer: 16 << 20 });
+  return latencyOf(JSON.parse(out) as number[]);
+}
+
+/** Starts the probe in a child process (a commit every `intervalMs`); `stop` ends it and returns its figures. */
+export async function startCommitProbe(dir: string, intervalMs = 20): Promise<{ stop(): Promise<CommitLatency> }> {
+  const child = spawn(process.execPath, probeArgs(dir, intervalMs, 0), { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const check = () => (out.startsWith('ready\n') ? resolve() : setTimeout(check, 20));
+    child.once('exit', (code) => reject(new Error(`commit probe exited with ${code}`)));
+    check();
+  });
+  return {
+    async stop() {
+      // 'close', not 'exit': the figures are read from its stdout, which may still be arriving at exit.
+      const closed = new Promise((r) => child.once('close', r));
+      child.kill('SIGTERM');
+      await closed;
+      return latencyOf(JSON.parse(out.slice('ready\n'.length)) as number[]);
+    },
+  };
 }
 
 interface SystemResult {
@@ -110,8 +160,9 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
   const compare = compareFromArgs(args);
   const scratch = tempDir('pageviews-commit');
   const commits = commitLatency(scratch);
-  fs.rmSync(scratch, { recursive: true, force: true });
-  log(`SQLite commit (synchronous=FULL) on this disk: median ${commits.medianMs} ms, p90 ${commits.p90Ms}, p99 ${commits.p99Ms}`);
+  const showCommits = (c: CommitLatency) => `median ${c.medianMs} ms, p90 ${c.p90Ms}, p99 ${c.p99Ms}, max ${c.maxMs} (${c.commits} commits)`;
+  log(`SQLite commit (synchronous=FULL) on this disk, idle: ${showCommits(commits)}`);
+  let commitsUnderLoad: CommitLatency | null = null;
 
   const bare = await startBareServer();
   const systems: RoundSystem[] = [];
@@ -154,8 +205,15 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         }
       }
     }
-    await measureRounds(systems, { rounds, roundS, connections: conns[0] as number, warmUpS: 2, log });
+    const probe = await startCommitProbe(scratch);
+    try {
+      await measureRounds(systems, { rounds, roundS, connections: conns[0] as number, warmUpS: 2, log });
+    } finally {
+      commitsUnderLoad = await probe.stop();
+    }
+    log(`SQLite commit during the rounds (a commit every 20 ms): ${showCommits(commitsUnderLoad)}`);
   } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
     for (const { s, stop, outs } of started) {
       try {
         const rss = await stop();
@@ -214,12 +272,14 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         'One event per request. server: POST /v1/analytics/{projectId}/events, {"events":[event]} with an ingest-secret key (timestamp, userAgent, visitorId from the dataset). tracker: POST /v1/collect, text/plain {projectId, key, events:[{path}]} with a public ingest key, User-Agent header from the dataset.',
         'Every system (shape × connections, and the bare route of each) runs at once and is measured in turn, `rounds` rounds of `roundS` seconds (order rotating), after 2 s of warm-up each: requests/s (2xx only), p50 and p99 are medians over rounds; ratioToBare is the median of per-round ratios to the bare route of the same shape and connections.',
         'bare = the same framework and route shapes with no work (JSON parsing only), in its own process. Accepted events are durable (committed) before each 202.',
-        'commitLatency: 300 commits of 20 small rows each to a SQLite file in WAL mode with synchronous=FULL on the same disk, measured before the rounds: the fsync that a durable 202 waits for.',
+        "commitLatency: 300 commits of 20 small rows each to a SQLite file in WAL mode with synchronous=FULL on the same disk, one after the other before the rounds: the fsync that a durable 202 waits for. commitLatencyUnderLoad: the same commit, one every 20 ms from a child process during all the rounds (warm-ups included), so it shares the disk and CPUs with the systems measured (in the Inkwell rounds, with the service's own commits).",
       ],
     },
     bare: bareOut,
     /** One SQLite commit with its fsync, alone, before the rounds: what every acknowledged request waits for at least once. */
     commitLatency: commits,
+    /** The same commit during the rounds (a probe process, one every 20 ms). */
+    commitLatencyUnderLoad: commitsUnderLoad,
     inkwell: results,
     targets: {
       atLeastHalfOfBareP99Under20Ms: results.filter((r) => !r.commit && !r.error).every((r) => (r.ratioToBare ?? 0) >= 0.5 && (r.p99Ms ?? Infinity) < 20),

@@ -104,7 +104,10 @@ export interface RunningService {
 
 export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, [binOf(s), 'serve', '--role', role], {
+  // BENCH_SERVICE_NODE_ARGS: Node options for the service only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (every
+  // thread writes its profile when the service exits).
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, binOf(s), 'serve', '--role', role], {
     env: serviceEnv(s, port),
     cwd: s.repoDir ?? REPO_DIR,
     stdio: ['ignore', 'pipe', 'pipe'],
