@@ -5,7 +5,7 @@
 import type { ProjectWithSecret } from '../../projects/service.ts';
 import type { AnalyticsStore } from '../store/analytics-store.ts';
 import type { IngestSource } from './ingest-writer.ts';
-import { createEventPreparer } from './prepare.ts';
+import { createEventPreparer, type PrepareProject } from './prepare.ts';
 import { packEvents, type WriteEvent } from './write-batch.ts';
 
 export type { IngestSource } from './ingest-writer.ts';
@@ -49,17 +49,21 @@ export function createIngestService(deps: IngestDeps) {
    * per batch, it lets a batch join the write queue without touching the database, which on SQLite (one
    * connection) would wait for the running transaction — and then miss the group commit.
    */
-  const projectCache = new Map<string, { project: ProjectWithSecret; at: number }>();
-  async function getProject(projectId: string): Promise<ProjectWithSecret | undefined> {
+  const projectCache = new Map<string, { project: PrepareProject; at: number }>();
+  /** The project as the preparer takes it (made once per cache entry, not per batch), or undefined. */
+  function getProject(projectId: string): PrepareProject | Promise<PrepareProject | undefined> {
     const now = Date.now();
     const hit = projectCache.get(projectId);
+    // A hit answers synchronously: one event per request (page views) is most batches, and an await per
+    // batch is a turn of the microtask queue per request.
     if (hit && now - hit.at < PROJECT_CACHE_MS) return hit.project;
-    const project = await deps.getProject(projectId);
-    if (project) {
+    return deps.getProject(projectId).then((p) => {
+      if (!p) return undefined;
+      const project: PrepareProject = { id: projectId, visitorSecret: p.visitorSecret, rotation: p.settings.visitorIdRotation ?? 'none' };
       if (projectCache.size > 1000) projectCache.clear();
       projectCache.set(projectId, { project, at: now });
-    }
-    return project;
+      return project;
+    });
   }
 
   const service = {
@@ -97,13 +101,16 @@ export function createIngestService(deps: IngestDeps) {
 
   return service;
 
-  async function ingestBatch(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
-    const project = await getProject(projectId);
-    if (!project) throw new UnknownProjectError(`Project ${projectId} not found`);
+  function ingestBatch(projectId: string, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
+    const project = getProject(projectId);
+    return project instanceof Promise ? project.then((p) => ingestPrepared(projectId, p, events, opts)) : ingestPrepared(projectId, project, events, opts);
+  }
+
+  async function ingestPrepared(projectId: string, pp: PrepareProject | undefined, events: readonly unknown[], opts: IngestOptions): Promise<IngestResult> {
+    if (!pp) throw new UnknownProjectError(`Project ${projectId} not found`);
     const now = deps.now();
     const rejected: { index: number; error: string }[] = [];
     const ok: WriteEvent[] = [];
-    const pp = { id: projectId, visitorSecret: project.visitorSecret, rotation: project.settings.visitorIdRotation ?? 'none' };
     const gen = preparer.beginBatch(pp);
     const keys = opts.dedupKeys;
     for (let i = 0; i < events.length; i++) {
