@@ -128,10 +128,14 @@ export function buildSummary(day: number, version: number, segments: readonly Se
   };
   for (const { seq, segment: s } of segments) {
     if (seq > maxSeq) maxSeq = seq;
-    // Per dictionary entry of the segment, computed once: referrer hosts.
+    // Per dictionary entry of the segment, looked up once (not per event): referrer hosts and their groups, the
+    // views counts of each path, the agent group of each rule (a rule names one class).
     const hosts = s.referrer.values.map((r) => referrerHost(r));
+    const hostGroups: (GroupAcc | undefined)[] = new Array(hosts.length);
+    const ruleGroups: (GroupAcc | undefined)[] = new Array(s.rule.values.length);
     const pathIndex = s.pathId.index;
     const pathValues = s.pathId.values;
+    const pathViews: ([number, number] | undefined)[] = new Array(pathValues.length);
     for (let i = 0; i < s.n; i++) {
       const f = s.flags[i] as number;
       const c = f & 3;
@@ -139,25 +143,43 @@ export function buildSummary(day: number, version: number, segments: readonly Se
       if (c !== CLASS_CRAWLER && (f & QUALIFYING) !== 0) {
         if (v < lo) lo = v;
         if (v > hi) hi = v;
-        const pid = pathValues[pathIndex[i] as number] as number;
-        const counts = views.get(pid);
-        if (counts) counts[c === CLASS_HUMAN ? 0 : 1]++;
-        else views.set(pid, c === CLASS_HUMAN ? [1, 0] : [0, 1]);
-        const host = hosts[s.referrer.index[i] as number];
+        const pi = pathIndex[i] as number;
+        let counts = pathViews[pi];
+        if (counts === undefined) {
+          const pid = pathValues[pi] as number;
+          counts = views.get(pid);
+          if (counts === undefined) {
+            counts = [0, 0];
+            views.set(pid, counts);
+          }
+          pathViews[pi] = counts;
+        }
+        counts[c === CLASS_HUMAN ? 0 : 1]++;
+        const hi2 = s.referrer.index[i] as number;
+        const host = hosts[hi2];
         if (host !== null && host !== undefined) {
-          const g = group(FACET_REFERRER, host, 0);
+          let g = hostGroups[hi2];
+          if (g === undefined) {
+            g = group(FACET_REFERRER, host, 0);
+            hostGroups[hi2] = g;
+          }
           g.visitors.add(v);
           g.views++;
           g.requests++;
         }
       }
       if (c !== CLASS_HUMAN) {
-        const rule = s.rule.values[s.rule.index[i] as number];
+        const ri = s.rule.index[i] as number;
+        const rule = s.rule.values[ri];
         if (rule !== null && rule !== undefined) {
           const method = s.method.values[s.method.index[i] as number];
           const status = s.status.values[s.status.index[i] as number];
           const view = isQualifyingParts(method, status, 'human', () => staticAsset(pathValues[pathIndex[i] as number] as number));
-          const g = group(FACET_AGENT, rule, c === CLASS_AI ? CLS_AI : CLS_CRAWLER);
+          let g = ruleGroups[ri];
+          if (g === undefined) {
+            g = group(FACET_AGENT, rule, c === CLASS_AI ? CLS_AI : CLS_CRAWLER);
+            ruleGroups[ri] = g;
+          }
           g.visitors.add(v);
           if (view) g.views++;
           g.requests++;
@@ -172,20 +194,25 @@ export function buildSummary(day: number, version: number, segments: readonly Se
   for (const { segment: s } of segments) {
     const pathIndex = s.pathId.index;
     const pathValues = s.pathId.values;
+    const pathLists: (number[] | undefined)[] = new Array(pathValues.length);
     for (let i = 0; i < s.n; i++) {
       const f = s.flags[i] as number;
       const c = f & 3;
       if (c === CLASS_CRAWLER || (f & QUALIFYING) === 0) continue;
-      const pid = pathValues[pathIndex[i] as number] as number;
+      const pi = pathIndex[i] as number;
+      let l = pathLists[pi];
+      if (l === undefined) {
+        const pid = pathValues[pi] as number;
+        l = lists.get(pid);
+        if (l === undefined) {
+          l = [];
+          lists.set(pid, l);
+        }
+        pathLists[pi] = l;
+      }
       const rel = (s.visitor[i] as number) - base;
       // Out of range (-1): rejected in finish.
-      const word = rel >= 0 && rel <= MAX_VISITOR ? rel * 4 + (c === CLASS_HUMAN ? FLAG_HUMAN : FLAG_AI) : -1;
-      let l = lists.get(pid);
-      if (!l) {
-        l = [];
-        lists.set(pid, l);
-      }
-      l.push(word);
+      l.push(rel >= 0 && rel <= MAX_VISITOR ? rel * 4 + (c === CLASS_HUMAN ? FLAG_HUMAN : FLAG_AI) : -1);
     }
   }
   return finish(day, version, maxSeq, crawlerRequests, base, lists, views, groups);

@@ -114,11 +114,13 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       assets.set(projectOrd, known);
     }
     const misses = [...segmentPathIds(segments)].filter((id) => !known.has(id));
-    for (const c of chunk(misses, PATH_CHUNK)) {
-      for (const r of await ss.selectPathTexts(q, projectOrd, c)) {
-        known.set(r.id, isStaticAsset(r.path));
-        assetEntries++;
-      }
+    // A cold process about to need most of the project's paths reads them all at once.
+    const rows =
+      misses.length > 2000 ? await ss.selectAllPathTexts(q, projectOrd) : (await Promise.all(chunk(misses, PATH_CHUNK).map((c) => ss.selectPathTexts(q, projectOrd, c)))).flat();
+    for (const r of rows) {
+      if (known.has(r.id)) continue;
+      known.set(r.id, isStaticAsset(r.path));
+      assetEntries++;
     }
     const answers = known;
     if (assetEntries > 4_000_000) {
