@@ -116,7 +116,9 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     const misses = [...segmentPathIds(segments)].filter((id) => !known.has(id));
     // A cold process about to need most of the project's paths reads them all at once.
     const rows =
-      misses.length > 2000 ? await ss.selectAllPathTexts(q, projectOrd) : (await Promise.all(chunk(misses, PATH_CHUNK).map((c) => ss.selectPathTexts(q, projectOrd, c)))).flat();
+      misses.length > 2000
+        ? await ss.selectAllPathTexts(q, projectOrd)
+        : (await Promise.all(chunk(misses, PATH_CHUNK).map((c) => ss.selectPathTexts(q, projectOrd, c)))).flat();
     for (const r of rows) {
       if (known.has(r.id)) continue;
       known.set(r.id, isStaticAsset(r.path));
