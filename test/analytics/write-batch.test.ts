@@ -1,6 +1,18 @@
 // The packed batch handed to the ingest writer: every field survives packing, and strings are stored once.
 import { describe, expect, it } from 'vitest';
-import { NO_STATUS, packEvents, R_PATH, R_RAW_PATH, R_UA, REF_WIDTH, textOf, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import {
+  fromWire,
+  NO_STATUS,
+  packEvents,
+  R_PATH,
+  R_RAW_PATH,
+  R_UA,
+  REF_WIDTH,
+  textOf,
+  toWire,
+  WIRE_MAX_EVENTS,
+  type WriteEvent,
+} from '../../src/analytics/ingest/write-batch.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 
@@ -78,5 +90,42 @@ describe('packEvents', () => {
     const b = packEvents([]);
     expect(b.n).toBe(0);
     expect(b.strings).toEqual([]);
+  });
+});
+
+describe('toWire / fromWire (the hand-off of small batches)', () => {
+  it('a small batch crosses a structured clone in its wire form and comes back equal, `known` ids included', () => {
+    for (const n of [1, 3, WIRE_MAX_EVENTS]) {
+      const events = Array.from({ length: n }, (_, i) => event(i));
+      // An empty user agent is a string of its own (not null).
+      (events[0] as WriteEvent)[5] = '';
+      const b = packEvents(events);
+      b.known = {
+        paths: Float64Array.from(b.strings, (_, i) => (i % 2 ? 7 : -1)),
+        visitors: Float64Array.from(b.strings, (_, i) => (i % 3 ? 0 : 12)),
+        userAgents: new Float64Array(b.strings.length).fill(-1),
+      };
+      const wire = toWire(b);
+      expect('wire' in wire).toBe(true);
+      const back = fromWire(structuredClone(wire));
+      expect(back).toEqual(b);
+      for (let i = 0; i < n; i++) expect(unpack(back, i)).toEqual(events[i]);
+    }
+  });
+
+  it('without `known`, the batch comes back without it', () => {
+    const b = packEvents([event(1)]);
+    expect(fromWire(structuredClone(toWire(b)))).toEqual(b);
+    expect(fromWire(toWire(b)).known).toBeUndefined();
+  });
+
+  it('a larger batch, or one with a string holding U+0000, goes as it is', () => {
+    const big = packEvents(Array.from({ length: WIRE_MAX_EVENTS + 1 }, (_, i) => event(i)));
+    expect(toWire(big)).toBe(big);
+    const nul = event(1);
+    nul[4] = 'v:a\u0000b';
+    const withNul = packEvents([nul]);
+    expect(toWire(withNul)).toBe(withNul);
+    expect(fromWire(withNul)).toBe(withNul);
   });
 });

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
-import type { Learned, WriteBatch } from './write-batch.ts';
+import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-batch.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;
@@ -19,7 +19,8 @@ export interface WorkerWrite {
   id: number;
   projectId: string;
   source: IngestSource;
-  batch: WriteBatch;
+  /** Small batches in their wire form (write-batch.ts, toWire). */
+  batch: WriteBatch | WireBatch;
 }
 
 /**
@@ -262,7 +263,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         pending.set(id, { projectId, source, batch, sent: false, resolve, reject });
         // Copied, not transferred: should the worker fail to start, the fallback writer needs the batch.
         if (outboxWorker !== null && outboxWorker !== w) flush();
-        outbox.push({ id, projectId, source, batch });
+        outbox.push({ id, projectId, source, batch: toWire(batch) });
         outboxEvents += batch.n;
         outboxWorker = w;
         if (!flushScheduled && (atWorker === 0 || outboxEvents >= EAGER_EVENTS)) {

@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/index.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
+import { fromWire } from './write-batch.ts';
 
 /** WAL pages (4 KiB) after which the writer's own commit checkpoints (the checkpointer normally keeps up). */
 const WRITER_AUTOCHECKPOINT_PAGES = 16_384;
@@ -67,7 +68,7 @@ const inFlight = new Set<Promise<void>>();
 port.on('message', (msg: WorkerRequest) => {
   if (msg.t === 'writes') {
     for (const w of msg.writes) {
-      const p: Promise<void> = writer.write(w.projectId, w.source, w.batch).then(
+      const p: Promise<void> = writer.write(w.projectId, w.source, fromWire(w.batch)).then(
         (inserted) => reply({ t: 'done', id: w.id, inserted }),
         (err: unknown) =>
           reply({
