@@ -4,6 +4,12 @@
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
 //                          [--keep]
 //
+// --backends may add `clickhouse`: the analytics store on ClickHouse through chdb, the service run in this process
+// (chdb is one engine per process) over HTTP as the others are, projects on SQLite; with CLICKHOUSE_URL set it
+// uses that server instead. Its bytes are ClickHouse's active parts of its database (system.parts), its "first
+// after restart" is the first walk after the store is reopened (the engine's own caches stay warm in chdb), and
+// its peak RSS is not separable from the benchmark's own (not reported).
+//
 // Per Inkwell backend (fresh data each run): ingest rate over the first and the last tenth of the events (sustained
 // ingest into a growing store), peak RSS of the service while ingesting and while exporting, bytes per event on
 // disk (every file of the data directory on SQLite; the database on PostgreSQL), and the visitors export of the
@@ -24,13 +30,14 @@ import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round, since } from './lib/stats.ts';
+import { runClickHouse } from './scale-clickhouse.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 const events = intArg(args, 'events') ?? 100_000_000;
 const days = intArg(args, 'days') ?? 365;
 const runs = Math.max(1, intArg(args, 'runs') ?? 3);
-const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as Backend[];
+const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Backend | 'clickhouse')[];
 const keep = args.has('keep');
 const RAW_SCALE_DB = 'bench_raw_scale';
 
@@ -56,8 +63,8 @@ interface ExportFigures {
   digest: string;
 }
 
-interface InkwellScale {
-  backend: Backend;
+export interface InkwellScale {
+  backend: Backend | 'clickhouse';
   ingest?: { eventsPerSecond: number; firstTenthEventsPerSecond: number; lastTenthEventsPerSecond: number; rejected: number };
   bytesPerEvent?: number;
   diskMb?: number;
@@ -68,7 +75,7 @@ interface InkwellScale {
 }
 
 /** Sends the dataset in 1,000-event batches (4 in flight), timing the first and the last tenth of the events. */
-async function ingest(baseUrl: string, projectId: string, key: string): Promise<NonNullable<InkwellScale['ingest']>> {
+export async function ingest(baseUrl: string, projectId: string, key: string): Promise<NonNullable<InkwellScale['ingest']>> {
   const total = meta.counts.events;
   const tenth = Math.max(1, Math.floor(total / 10));
   const marks = new Map<number, number>();
@@ -107,7 +114,7 @@ async function pgDatabaseMb(url: string): Promise<number> {
 }
 
 /** One crawler event dated before the data: the data version changes, no answer does. */
-async function bump(baseUrl: string, projectId: string, key: string): Promise<void> {
+export async function bump(baseUrl: string, projectId: string, key: string): Promise<void> {
   const r = await fetch(`${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -245,7 +252,7 @@ async function runPgRaw(): Promise<{ databaseMb: number; bytesPerEvent: number; 
 }
 
 const inkwell: InkwellScale[] = [];
-for (const b of backends) inkwell.push(await runInkwell(b));
+for (const b of backends) inkwell.push(b === 'clickhouse' ? await runClickHouse({ windows, runs, meta, ingest, bump, log }) : await runInkwell(b));
 const duckdb = await runDuckDb();
 let pgRaw: Awaited<ReturnType<typeof runPgRaw>> | { error: string };
 try {

@@ -6,13 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createClickHouseAnalyticsStore, openClickHouseAnalyticsStore } from '../../src/analytics/clickhouse/clickhouse-store.ts';
 import { createHttpExecutor } from '../../src/analytics/clickhouse/http-executor.ts';
-import { packEvents } from '../../src/analytics/ingest/write-batch.ts';
+import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
 import { testConfig } from '../../src/config.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { clickHouseServerOptions, openChdb, openServer, type TestClickHouse } from '../helpers/clickhouse.ts';
 import { openTestDb } from '../helpers/db.ts';
+import { createReferenceStore } from './reference-store.ts';
 import { describeAnalyticsStoreConformance, type StoreUnderTest } from './store-conformance.ts';
 
 async function clickHouseStore(open: () => TestClickHouse | Promise<TestClickHouse>): Promise<StoreUnderTest> {
@@ -49,6 +50,46 @@ async function againstSqlite(): Promise<StoreUnderTest> {
 describeAnalyticsStoreConformance('ClickHouse store [chdb]', () => clickHouseStore(openChdb));
 describeAnalyticsStoreConformance('ClickHouse store [chdb] against the SQL store [sqlite]', againstSqlite);
 if (clickHouseServerOptions()) describeAnalyticsStoreConformance('ClickHouse store [server]', () => clickHouseStore(openServer));
+
+describe('ClickHouse store, concurrent appends', () => {
+  it('groups concurrent appends into shared inserts and still stores each dedup key once, first append first', async () => {
+    const t = openChdb();
+    let inserts = 0;
+    const ch = {
+      ...t.ch,
+      insert(table: string, rows: readonly Record<string, unknown>[], settings?: Record<string, string | number>) {
+        if (table === 'events') inserts++;
+        return t.ch.insert(table, rows, settings);
+      },
+    };
+    const store = await openClickHouseAnalyticsStore({ ch, now: Date.now });
+    const reference = createReferenceStore();
+    try {
+      const day = 20_454;
+      const batch = (i: number) =>
+        Array.from({ length: 5 }, (_, j): WriteEvent => {
+          const key = (i + j) % 3 === 0 ? null : `key-${(i * 7 + j) % 11}`;
+          return [day * 86_400_000 + i * 1000 + j, day, `/p${j}`, `/p${j}`, `v${i % 4}`, null, null, null, null, null, 'human', null, null, 1, key];
+        });
+      const projects = ['prj_one', 'prj_two'];
+      const calls = Array.from({ length: 24 }, (_, i) => ({ projectId: projects[i % 2] as string, events: batch(i) }));
+      // All at once: they queue behind one another's inserts and share them.
+      const got = await Promise.all(calls.map((c) => store.append(c.projectId, 'import', packEvents(c.events))));
+      const want: number[] = [];
+      for (const c of calls) want.push(await reference.append(c.projectId, 'import', packEvents(c.events)));
+      expect(got).toEqual(want);
+      expect(inserts).toBeLessThan(calls.length);
+      for (const projectId of projects) {
+        const q = { projectId, walkId: 'w', fromDay: null, toDay: null, offset: 0, limit: 100 };
+        expect(await store.views(q)).toEqual(await reference.views(q));
+        expect(await store.visitors(q)).toEqual(await reference.visitors(q));
+      }
+    } finally {
+      await store.close();
+      await t.cleanup();
+    }
+  });
+});
 
 describe('ClickHouse store, server unreachable', () => {
   // A port nothing listens on (connection refused at once).

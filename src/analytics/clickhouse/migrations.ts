@@ -14,28 +14,19 @@
 //   the materialised view `data_days_mv` in the same insert; reclassification rewrites `events` in place and
 //   adds the days that gained data, never removes any (the series' unbounded range keeps such days).
 //
-// THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows with
-// uniqExact over the visitor key and count() over rows, filtered by the project, the day range and the class
-// columns; `events` holds each accepted event exactly once (dedup keys checked before the insert under the
-// project's lock; retries of one insert dropped by its token). uniqExact is a set, not a sketch: of the keys'
-// 128-bit SipHash for strings, so two keys could only be confused by a 128-bit collision (about n^2 / 2^129:
-// 10^-21 for a billion visitors). Nothing is pre-aggregated; where partial results are merged (several parts,
-// several shards: docs/scaling.md), they are such sets and their union is exact.
+// THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows,
+// filtered by the project, the day range and the class columns, as distinct visitor keys and count() over rows;
+// `events` holds each accepted event exactly once (dedup keys checked before the insert under the project's lock
+// and against rows still being inserted; retries of one insert dropped by its token). Distinct visitors are
+// counted by GROUP BY on the key (keys compared whole: the visitors export) or by uniqExact (series, agents,
+// referrers), a set, not a sketch, of the keys' 128-bit SipHash for strings: two keys could only be confused by
+// a 128-bit collision (about n^2 / 2^129: 10^-21 for a billion visitors). Nothing is pre-aggregated; where partial
+// results are merged (several parts, several shards: docs/scaling.md), they are such sets and their union is
+// exact.
 import type { ClickHouseExecutor } from './executor.ts';
 
-export interface ClickHouseMigration {
-  version: number;
-  name: string;
-  statements: readonly string[];
-}
-
-export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
-  {
-    version: 1,
-    name: 'events and data days',
-    statements: [
-      `CREATE TABLE IF NOT EXISTS events (
-        project LowCardinality(String),
+/** The columns of `events` (migration 1; shared with the clustered DDL of cluster-ddl.ts). */
+export const EVENTS_COLUMNS = `        project LowCardinality(String),
         day Int32,
         seq UInt64,
         ts Int64,
@@ -55,15 +46,33 @@ export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
         view_shape UInt8,
         source LowCardinality(String),
         dedup_key Nullable(String) CODEC(ZSTD(3)),
-        INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1
+        INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1`;
+export const EVENTS_PARTITION = 'toYYYYMM(toDate(greatest(day, 0)))';
+export const EVENTS_ORDER = '(project, day, path, visitor)';
+/** Days with data: a qualifying view or an agent request (the reference store's rule). */
+export const DATA_DAYS_SELECT = "SELECT project, day FROM events WHERE qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL) GROUP BY project, day";
+
+export interface ClickHouseMigration {
+  version: number;
+  name: string;
+  statements: readonly string[];
+}
+
+export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
+  {
+    version: 1,
+    name: 'events and data days',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS events (
+${EVENTS_COLUMNS}
       ) ENGINE = MergeTree
-      PARTITION BY toYYYYMM(toDate(greatest(day, 0)))
-      ORDER BY (project, day, path, visitor)
+      PARTITION BY ${EVENTS_PARTITION}
+      ORDER BY ${EVENTS_ORDER}
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
       `CREATE TABLE IF NOT EXISTS data_days (project LowCardinality(String), day Int32) ENGINE = ReplacingMergeTree ORDER BY (project, day)
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
       `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv TO data_days AS
-      SELECT project, day FROM events WHERE qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL) GROUP BY project, day`,
+      ${DATA_DAYS_SELECT}`,
     ],
   },
 ];

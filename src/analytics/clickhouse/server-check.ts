@@ -24,6 +24,12 @@ export const REQUIRED_FUNCTIONS = [
   'isNull',
   'joinGet',
   'arrayJoin',
+  'arrayMap',
+  'arrayPushBack',
+  'groupArray',
+  'groupBitOr',
+  'bitAnd',
+  'tupleElement',
   'version',
 ] as const;
 /** Aggregate function combinators the queries use (uniqExactIf, countIf). */

@@ -1,0 +1,65 @@
+// The DDL of the analytics tables on a ClickHouse cluster (docs/scaling.md). Not applied by Inkwell: an
+// operator runs it once, ON CLUSTER, instead of migration 1 (migrations.ts), then points CLICKHOUSE_URL at any
+// node. The store's reads run unchanged: `events` and `data_days` are Distributed tables over the shard-local,
+// replicated `events_local` and `data_days_local`.
+//
+// Why the answers stay exact: a Distributed query has every shard aggregate its own rows and the initiator
+// merge the partial states. The states here are uniqExact's sets (of the visitor keys' 128-bit hashes) and
+// counts: the union of sets and the sum of counts of disjoint row sets are exactly the single-node answer,
+// whichever shard holds a row. Sharded by project, one project's rows are on one shard; sharded by project and
+// visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
+// test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
+// engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
+import { DATA_DAYS_SELECT, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
+
+export interface ClusterDdlOptions {
+  /** The cluster's name (remote_servers in the servers' configuration). */
+  cluster: string;
+  /** `project`: a project's events on one shard; `visitor`: spread by project and visitor (a project too big for one shard). */
+  shardBy?: 'project' | 'visitor';
+  /** Raw events older than this many days are deleted by a TTL (unset: kept). Answers for older days then change. */
+  retentionDays?: number;
+}
+
+const name = (s: string) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(s)) throw new Error(`not a ClickHouse identifier: ${JSON.stringify(s)}`);
+  return s;
+};
+
+export const SHARD_KEYS = { project: 'cityHash64(project)', visitor: 'cityHash64(project, visitor)' } as const;
+
+/**
+ * The shard-local tables: `events_local`, `data_days_local` and the materialised view between them. `replicated`
+ * picks Replicated* engines (production, with ON CLUSTER); plain engines serve a test's stand-in shards.
+ */
+export function shardLocalDdl(o: { replicated: boolean; cluster?: string; retentionDays?: number }): string[] {
+  const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
+  const engine = (kind: 'MergeTree' | 'ReplacingMergeTree', table: string) =>
+    o.replicated ? `Replicated${kind}('/clickhouse/tables/{shard}/{database}/${table}', '{replica}')` : kind;
+  const ttl = o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '';
+  return [
+    `CREATE TABLE IF NOT EXISTS events_local${on} (
+${EVENTS_COLUMNS}
+      ) ENGINE = ${engine('MergeTree', 'events_local')}
+      PARTITION BY ${EVENTS_PARTITION}
+      ORDER BY ${EVENTS_ORDER}${ttl}
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${engine('ReplacingMergeTree', 'data_days_local')}
+      ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv${on} TO data_days_local AS
+      ${DATA_DAYS_SELECT.replace('FROM events ', 'FROM events_local ')}`,
+  ];
+}
+
+/** Every statement, in order, for a cluster: the replicated shard-local tables, then the Distributed ones. */
+export function clusteredDdl(o: ClusterDdlOptions): string[] {
+  const cluster = name(o.cluster);
+  const key = SHARD_KEYS[o.shardBy ?? 'project'];
+  return [
+    ...shardLocalDdl({ replicated: true, cluster, ...(o.retentionDays ? { retentionDays: o.retentionDays } : {}) }),
+    `CREATE TABLE IF NOT EXISTS events ON CLUSTER ${cluster} AS events_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), events_local, ${key})`,
+    `CREATE TABLE IF NOT EXISTS data_days ON CLUSTER ${cluster} AS data_days_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), data_days_local, ${SHARD_KEYS.project})`,
+  ];
+}
