@@ -49,7 +49,8 @@ export const IMPORT_DEDUP_WINDOW = 200_000;
 /**
  * Events per ingest call, and calls in flight. Batches of 5,000, two at a time, let the group commit write up to
  * 10,000 events per transaction: the writer thread's CPU per imported line fell from 19 to 15.5 µs against 1,000 ×
- * 4 (200k lines of bench/import.ts's log; the writer thread bounds the import's speed).
+ * 4 (200k lines of bench/import.ts's log, measured while the writer thread bounded the import's speed; since the
+ * derived tables left the writer, the main thread does: npm run bench:import -- --profile).
  */
 const IMPORT_BATCH = 5000;
 const IMPORT_IN_FLIGHT = 2;
@@ -158,9 +159,9 @@ export function lineHash(line: string): string {
 }
 
 /**
- * The dedup key of the `occurrence`-th identical copy (0-based) of a line with this hash. Keys start with
- * the event time (base 36 ms, when the line has one) so that a time-ordered log inserts them at the end of
- * the unique index instead of at random places (far fewer pages written per transaction).
+ * The dedup key of the `occurrence`-th identical copy (0-based) of a line with this hash. Keys start with the
+ * event time (base 36 ms, when the line has one), so a key names its day and the store looks it up among that
+ * day's hashes only (src/analytics/segments/dedup.ts).
  */
 export function lineDedupKey(hash: string, occurrence: number, timestamp?: string): string {
   return lineDedupKeyAt(hash, occurrence, timestamp ? Date.parse(timestamp) : Number.NaN);
