@@ -4,9 +4,11 @@
 // idempotent numbered migrations, insert dedup tokens, and the start-up check of the server's version.
 import { describe, expect, it } from 'vitest';
 import { loadChdb } from '../../src/analytics/clickhouse/chdb-executor.ts';
+import { createClickHouseAnalyticsStore } from '../../src/analytics/clickhouse/clickhouse-store.ts';
 import type { ClickHouseExecutor } from '../../src/analytics/clickhouse/executor.ts';
 import { CLICKHOUSE_MIGRATIONS, clickHouseMigrationsApplied, migrateClickHouse } from '../../src/analytics/clickhouse/migrations.ts';
 import { checkClickHouseServer, MIN_CLICKHOUSE_VERSION } from '../../src/analytics/clickhouse/server-check.ts';
+import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { clickHouseServerOptions, openChdb, openServer, type TestClickHouse } from '../helpers/clickhouse.ts';
 
 let chdbError: Error | null = null;
@@ -75,6 +77,22 @@ for (const [engine, open] of ENGINES) {
         expect(await clickHouseMigrationsApplied(ch)).toBe(true);
         const tables = (await ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
         expect(tables).toEqual(expect.arrayContaining(['data_days', 'data_days_mv', 'events', 'schema_migrations']));
+      });
+    });
+
+    it('migration 2 backfills the dedup keys of events stored before it: a re-sent key is still skipped', async () => {
+      await withDb(async (ch) => {
+        expect(await migrateClickHouse(ch, CLICKHOUSE_MIGRATIONS.slice(0, 1))).toEqual([1]);
+        await ch.insert('events', [
+          { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v1', cls: 'human', qualifying: 1, dedup_key: 'line-1' },
+          { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v2', cls: 'human', qualifying: 1, dedup_key: null },
+        ]);
+        expect(await migrateClickHouse(ch)).toEqual([2]);
+        expect(await ch.query('SELECT project, key FROM dedup_keys')).toEqual([{ project: 'prj_a', key: 'line-1' }]);
+        const store = createClickHouseAnalyticsStore({ ch, now: Date.now });
+        const event = (key: string): WriteEvent => [20_454 * 86_400_000, 20_454, '/b', '/b', 'v3', null, null, null, null, null, 'human', null, null, 1, key];
+        expect(await store.append('prj_a', 'import', packEvents([event('line-1'), event('line-2')]))).toBe(1);
+        expect((await ch.query('SELECT key FROM dedup_keys ORDER BY key')).map((r) => r.key)).toEqual(['line-1', 'line-2']);
       });
     });
 

@@ -205,13 +205,10 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   async function storedKeys(projectId: string, keys: string[]): Promise<Set<string>> {
     const out = new Set<string>();
     for (let at = 0; at < keys.length; at += KEY_CHUNK) {
-      const rows = await ch.query<{ k: string }>(
-        'SELECT DISTINCT dedup_key AS k FROM events WHERE project = {p:String} AND dedup_key IN {keys:Array(String)}',
-        {
-          p: projectId,
-          keys: keys.slice(at, at + KEY_CHUNK),
-        },
-      );
+      const rows = await ch.query<{ k: string }>('SELECT DISTINCT key AS k FROM dedup_keys WHERE project = {p:String} AND key IN {keys:Array(String)}', {
+        p: projectId,
+        keys: keys.slice(at, at + KEY_CHUNK),
+      });
       for (const r of rows) out.add(r.k);
     }
     return out;

@@ -1,7 +1,8 @@
 // The DDL of the analytics tables on a ClickHouse cluster (docs/scaling.md). Not applied by Inkwell: an
-// operator runs it once, ON CLUSTER, instead of migration 1 (migrations.ts), then points CLICKHOUSE_URL at any
-// node. The store's reads run unchanged: `events` and `data_days` are Distributed tables over the shard-local,
-// replicated `events_local` and `data_days_local`.
+// operator runs it once, ON CLUSTER, before the first start (migrations 1 and 2 then find their tables and only
+// record themselves; migration 2's backfill reads the empty `events`), then points CLICKHOUSE_URL at any node.
+// The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
+// shard-local, replicated `…_local` tables.
 //
 // Why the answers stay exact: a Distributed query has every shard aggregate its own rows and the initiator
 // merge the partial states. The states here are uniqExact's sets (of the visitor keys' 128-bit hashes) and
@@ -10,7 +11,7 @@
 // visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
-import { DATA_DAYS_SELECT, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
+import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
 
 export interface ClusterDdlOptions {
   /** The cluster's name (remote_servers in the servers' configuration). */
@@ -48,6 +49,9 @@ ${EVENTS_COLUMNS}
       ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv${on} TO data_days_local AS
       ${DATA_DAYS_SELECT.replace('FROM events ', 'FROM events_local ')}`,
+    `CREATE TABLE IF NOT EXISTS dedup_keys_local${on} (project LowCardinality(String), key String CODEC(ZSTD(3))) ENGINE = ${engine('ReplacingMergeTree', 'dedup_keys_local')}
+      ORDER BY (project, key) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS dedup_keys_mv${on} TO dedup_keys_local AS ${DEDUP_KEYS_SELECT.replace('FROM events ', 'FROM events_local ')}`,
   ];
 }
 
@@ -61,5 +65,7 @@ export function clusteredDdl(o: ClusterDdlOptions): string[] {
       ENGINE = Distributed(${cluster}, currentDatabase(), events_local, ${key})`,
     `CREATE TABLE IF NOT EXISTS data_days ON CLUSTER ${cluster} AS data_days_local
       ENGINE = Distributed(${cluster}, currentDatabase(), data_days_local, ${SHARD_KEYS.project})`,
+    `CREATE TABLE IF NOT EXISTS dedup_keys ON CLUSTER ${cluster} AS dedup_keys_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), dedup_keys_local, ${SHARD_KEYS.project})`,
   ];
 }

@@ -30,6 +30,7 @@ export const REQUIRED_FUNCTIONS = [
   'groupBitOr',
   'bitAnd',
   'tupleElement',
+  'assumeNotNull',
   'version',
 ] as const;
 /** Aggregate function combinators the queries use (uniqExactIf, countIf). */
