@@ -331,6 +331,7 @@ describeEachDialect('agents, referrers and series from day summaries: reclassifi
     });
     const warm = await answers(svc);
     expect(warm.series[0]?.series.length).toBeGreaterThan(0);
+    await svc.store.summaries.persisted();
     await svc.store.summaries.sealOnce();
     while ((await svc.store.summaries.sealOnce()) > 0);
     const cold = sqlAnalyticsService({ config: testConfig(), db: t.reopen(), projects, now: Date.now });

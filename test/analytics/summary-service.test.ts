@@ -151,6 +151,9 @@ describeEachDialect('analytics day summaries', (dialect) => {
     const b = serviceOn(t.reopen());
     await expectExact(b, p.id, 'b1');
     expect(b.svc.store.summaries.stats.rebuilt).toBe(4);
+    // What a read rebuilt is persisted after it answered.
+    await b.svc.store.summaries.persisted();
+    expect(b.svc.store.summaries.stats.persistedOnRead).toBe(4);
 
     // New visitors on day 1 (old, cached in b) through process a, and a crawler's request on day 2.
     await a.svc.ingest.ingest(
@@ -170,11 +173,12 @@ describeEachDialect('analytics day summaries', (dialect) => {
       [...new Set(events.filter((e) => e.ua === 2).map((e) => e.visitor))].length + 1,
     );
 
-    // Sealing: nothing on the first look (a day must keep its version for a whole interval), then every day.
+    // Sealing: nothing on the first look (a day must keep its version for a whole interval), then every day
+    // changed since (days 1 and 2: extended, which reads do not persist).
     expect(await b.svc.store.summaries.sealOnce()).toBe(0);
     let sealed = 0;
     for (let n = await b.svc.store.summaries.sealOnce(); n > 0; n = await b.svc.store.summaries.sealOnce()) sealed += n;
-    expect(sealed).toBeGreaterThanOrEqual(4);
+    expect(sealed).toBeGreaterThanOrEqual(2);
     const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
     expect((await summaryStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord)).toEqual([]);
 
@@ -192,22 +196,25 @@ describeEachDialect('analytics day summaries', (dialect) => {
     await b.svc.close();
   });
 
-  it('compaction and reclassification mark the day rewritten: a cached summary is rebuilt, never extended (no view counted twice)', async () => {
+  it('compaction and reclassification mark the day rewritten: a cached summary is never extended across them (no view counted twice)', async () => {
     const p = await a.projects.createProject({ name: 'rewrite', repository: 'r' });
     // Ten flushes on day 0 (ten segments: compactable), one on day 1.
     for (let i = 0; i < 10; i++) await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 3, visitor: i, ua: (i % 2) as 0 | 1 })], { source: 'api' });
     await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 1, visitor: 1, ua: 0 })], { source: 'api' });
     const b = serviceOn(t.reopen());
     await expectExact(b, p.id, 'r1');
+    await b.svc.store.summaries.persisted();
     const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
     const v0 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0];
     expect(await a.svc.store.compact()).toBeGreaterThanOrEqual(10);
     const v1 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0];
     expect(v1?.version).toBe((v0?.version as number) + 1);
     expect(v1?.rewritten).toBe(v1?.version);
+    // b's summary of day 0 is stale in memory and may not be extended; the blob its read persisted was carried.
     let before = { ...b.svc.store.summaries.stats };
     await expectExact(b, p.id, 'r2');
-    expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(1);
+    expect(b.svc.store.summaries.stats.fromBlob - before.fromBlob).toBe(1);
+    expect(b.svc.store.summaries.stats.rebuilt - before.rebuilt).toBe(0);
     expect(b.svc.store.summaries.stats.extended - before.extended).toBe(0);
 
     // Sealed, then compacted again (more flushes first): the persisted summary is carried to the new version.

@@ -100,7 +100,26 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   let lastStale = new Map<string, number>();
   /** Days whose visitors do not fit a day set, with the version that failed. */
   const unsealable = new Map<string, number>();
-  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0 };
+  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0, persistedOnRead: 0 };
+  /** Summaries rebuilt by reads being persisted, one write after the other, after the reads answered. */
+  let persisting: Promise<void> = Promise.resolve();
+
+  /**
+   * Persists summaries a read rebuilt from all their segments (a cold process, or several API processes, would
+   * otherwise each rebuild them until the sealer gets there; bench:insights, cold agents after a cold series).
+   * Extended ones (the changing current day, as a rule) are left to the sealer. A blob never replaces a newer one.
+   */
+  function persistLater(projectOrd: number, rebuilt: DaySummary[]): void {
+    if (rebuilt.length === 0) return;
+    persisting = persisting
+      .then(async () => {
+        for (const s of rebuilt) {
+          await ss.upsertSummary(deps.db.kysely, projectOrd, s.day, s.version, encodeSummary(s));
+          stats.persistedOnRead++;
+        }
+      })
+      .catch((err) => deps.onError?.(err));
+  }
 
   function remember(projectOrd: number, s: DaySummary): void {
     summaries.set(dayKey(projectOrd, s.day), s, summaryBytes(s));
@@ -153,6 +172,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   /** The day summaries of a window (days with segments only), consistent with one snapshot of the data. */
   async function loadWindow(projectOrd: number, range: DayRange): Promise<Window> {
     const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };
+    const rebuilt: DaySummary[] = [];
     const { days, versions } = await deps.db.kysely
       .transaction()
       .setIsolationLevel('repeatable read')
@@ -195,6 +215,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
               else {
                 s = await summarise(trx, projectOrd, m, -1);
                 st.rebuilt++;
+                rebuilt.push(s);
               }
             }
             out.set(m.day, s);
@@ -209,6 +230,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     stats.fromBlob += st.fromBlob;
     stats.extended += st.extended;
     stats.rebuilt += st.rebuilt;
+    persistLater(projectOrd, rebuilt);
     return { days, versions, stats: st };
   }
 
@@ -358,6 +380,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     if (timer) clearTimeout(timer);
     timer = null;
     await running;
+    await persisting;
   }
 
   return {
@@ -375,6 +398,8 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     stop,
     stats,
     /** Forgets every in-memory summary and path text (tests: a cold process). */
+    /** Resolves once the summaries reads rebuilt so far are persisted (tests). */
+    persisted: (): Promise<void> => persisting,
     clear(): void {
       summaries.clear();
       dictionaries.clear();
