@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/index.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
-import { fromWire } from './write-batch.ts';
+import { fromWire, type Learned } from './write-batch.ts';
 
 /** WAL pages (4 KiB) after which the writer's own commit checkpoints (the checkpointer normally keeps up). */
 const WRITER_AUTOCHECKPOINT_PAGES = 16_384;
@@ -32,8 +32,22 @@ const db = openDatabase({ sqlitePath: setup.sqlitePath, walAutocheckpointPages: 
 let replies: WorkerReply[] = [];
 let sendQueued = false;
 let fallbackQueued = false;
+/** The `learned` reply of each project among the replies not yet sent: a group's batches' ids go in one. */
+let learnedByProject = new Map<string, Learned>();
 function reply(r: WorkerReply): void {
-  replies.push(r);
+  if (r.t === 'learned') {
+    const prev = learnedByProject.get(r.projectId);
+    if (prev) {
+      // Appended to the project's earlier reply (still unsent, so still ahead of these batches' replies).
+      for (const k of ['paths', 'visitors', 'userAgents'] as const) {
+        prev[k].keys.push(...r.learned[k].keys);
+        prev[k].ids.push(...r.learned[k].ids);
+      }
+    } else {
+      learnedByProject.set(r.projectId, r.learned);
+      replies.push(r);
+    }
+  } else replies.push(r);
   if (r.t === 'learned') {
     // Sent from inside the group's transaction function, microtasks before the replies of its batches: it goes
     // with them (one message per group, not two), or at the end of the turn should none follow.
@@ -51,6 +65,7 @@ function sendReplies(): void {
   fallbackQueued = false;
   const out = replies;
   replies = [];
+  learnedByProject = new Map();
   if (out.length === 1) port?.postMessage(out[0]);
   else if (out.length > 1) port?.postMessage({ t: 'replies', replies: out } satisfies WorkerReply);
 }
