@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
 import { type PathRow, sortRows } from '../../src/analytics/export/rows.ts';
+import { SEAL_BEHIND } from '../../src/analytics/export/summary-service.ts';
 import { encodeSegment } from '../../src/analytics/segments/codec.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { summaryStore } from '../../src/analytics/store/summary-store.ts';
@@ -293,6 +294,102 @@ describeEachDialect('analytics day summaries', (dialect) => {
     await summaryStore.upsertSummary(t.db.kysely, ord, DAY0, 4, new Uint8Array([9]));
     const stored = await summaryStore.selectSummaries(t.db.kysely, ord, [DAY0]);
     expect(stored.map((s) => [s.version, [...s.data]])).toEqual([[5, [1, 2, 3]]]);
+  });
+});
+
+describeEachDialect('sealing changed days promptly (a database of its own: the sealer looks at every project)', (dialect) => {
+  let t: TestDb;
+  let a: ReturnType<typeof serviceOn>;
+  beforeAll(async () => {
+    t = await openTestDb(dialect);
+    a = serviceOn(t.db);
+  });
+  afterAll(async () => {
+    await a?.svc.close();
+    await t?.cleanup();
+  });
+
+  /** A process that runs the background work (its timers never fire here: an hour) on an injected clock. */
+  function backgroundProcess(clock: () => number) {
+    const db = t.reopen();
+    const projects = createProjectService(createProjectsStore(db.kysely));
+    const svc = sqlAnalyticsService({ config: { analytics: { ...testConfig().analytics, sealIntervalMs: 3_600_000 } }, db, projects, now: clock });
+    svc.startBackground();
+    return svc;
+  }
+  const staleOf = async (ord: number) => (await summaryStore.selectStaleDays(t.db.kysely, 1000)).filter((d) => d.projectOrd === ord);
+  const whole = (projectId: string, walkId: string) => ({ projectId, walkId, fromDay: null, toDay: null, offset: 0, limit: 250 }) as const;
+
+  it('close() seals every day that changed, within its time bound; a restart then builds nothing from all its segments', async () => {
+    const p = await a.projects.createProject({ name: 'close', repository: 'r' });
+    const ord = async () => (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const events: Ev[] = [];
+    for (let i = 0; i < 60; i++) events.push({ day: i % 5, page: i % 7, visitor: i % 13, ua: (i % 3) as 0 | 1 | 2 });
+    await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+    expect((await staleOf(await ord())).length).toBe(5);
+
+    // A clock that jumps past the bound at once: close() seals nothing.
+    let t0 = 0;
+    const jumping = backgroundProcess(() => (t0 += 60_000));
+    await jumping.close();
+    expect((await staleOf(await ord())).length).toBe(5);
+
+    // A still clock: every changed day sealed by close(), none due to the timer (it never fired).
+    const b = backgroundProcess(() => 0);
+    const want = await a.svc.store.visitors(whole(p.id, 'w'));
+    await b.close();
+    expect(await staleOf(await ord())).toEqual([]);
+
+    // More events on two days (stored summaries now one version behind), then a clean stop: sealed again.
+    await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 0, visitor: 500, ua: 0 }), wire({ day: 3, page: 9, visitor: 501, ua: 1 })], { source: 'api' });
+    expect((await staleOf(await ord())).map((d) => [d.day - DAY0, d.storedVersion])).toEqual([
+      [1, 1],
+      [3, 1],
+    ]);
+    const c = backgroundProcess(() => 0);
+    await c.close();
+    expect(await staleOf(await ord())).toEqual([]);
+
+    // The restarted process reads blobs only.
+    const d = serviceOn(t.reopen());
+    const got = await d.svc.store.visitors(whole(p.id, 'w2'));
+    expect(got.totals.total).toBe(want.totals.total + 2);
+    expect(d.svc.store.summaries.stats.rebuilt).toBe(0);
+    expect(d.svc.store.summaries.stats.extended).toBe(0);
+    expect(d.svc.store.summaries.stats.fromBlob).toBe(5);
+    await d.svc.close();
+  });
+
+  it(`the sealer persists a changing day with no stored summary at once, and again once it is ${SEAL_BEHIND} versions behind; a restart extends it`, async () => {
+    const p = await a.projects.createProject({ name: 'busy', repository: 'r' });
+    const ingestOne = (i: number) => a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 5, visitor: i, ua: 0 })], { source: 'api' });
+    await ingestOne(0);
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const b = serviceOn(t.reopen());
+    const sealer = b.svc.store.summaries;
+    // No stored summary: due on the first look (it does not wait for the day to hold still).
+    expect(await sealer.sealOnce()).toBe(1);
+    expect(await staleOf(ord)).toEqual([]);
+    // The current day of a busy site: a new version at every look, so it never holds still for a tick.
+    for (let i = 1; i < SEAL_BEHIND; i++) {
+      await ingestOne(i);
+      expect(await sealer.sealOnce()).toBe(0);
+    }
+    expect((await staleOf(ord)).map((d) => d.version - (d.storedVersion as number))).toEqual([SEAL_BEHIND - 1]);
+    await ingestOne(SEAL_BEHIND);
+    expect(await sealer.sealOnce()).toBe(1);
+    expect(await staleOf(ord)).toEqual([]);
+    expect(sealer.stats.extended).toBeGreaterThan(0);
+    expect(sealer.stats.rebuilt).toBe(1);
+
+    // A restart while it keeps changing: its first read extends the blob by the segments since (no rebuild).
+    for (let i = 0; i < 3; i++) await ingestOne(100 + i);
+    const c = serviceOn(t.reopen());
+    expect((await c.svc.store.visitors(whole(p.id, 'c'))).totals.total).toBe(SEAL_BEHIND + 4);
+    expect(c.svc.store.summaries.stats.extended).toBe(1);
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    await c.svc.close();
+    await b.svc.close();
   });
 });
 

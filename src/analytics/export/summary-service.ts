@@ -18,10 +18,14 @@
 //      every smaller appended seq too; the segments S did not see are therefore exactly those above S.maxSeq;
 //    - replacements reuse seqs at or below S.maxSeq (their events would be counted twice or lost), but they
 //      set `rewritten` above v, which forbids the extension: the day is rebuilt from its segments instead.
-// Sealing: a background loop (API processes) persists the summary of every day whose stored blob is missing or
-// out of date once its version has stayed the same for a whole interval (the current day of a busy site
-// changes all the time: it is extended from its last summary when queried). Several processes may seal at once:
-// a blob only ever replaces an older version.
+// Sealing: a background loop (API processes) persists the summary of a day whose stored blob is missing or
+// out of date when (a) its version has stayed the same for a whole interval, (b) it has no stored blob at all,
+// or (c) its stored blob is SEAL_BEHIND or more versions behind (the current day of a busy site changes all the
+// time: it is still sealed every so often, so the first read after a restart extends its blob by a bounded
+// number of segments — each version is one transaction, so at most that many segments plus what came since —
+// instead of rebuilding it). At most `sealBatch` days per tick (then the next batch after a yield). close()
+// seals every stale day within a bounded time (`closeSealMs`), so a clean restart finds them stored. Several
+// processes may seal at once: a blob only ever replaces an older version (upsertSummary's condition).
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
@@ -56,6 +60,12 @@ export interface SummaryServiceDeps {
   pathCacheChars?: number;
   /** Days sealed per background tick at most. */
   sealBatch?: number;
+  /** A changing day is sealed once its stored summary is this many versions behind (or has none). */
+  sealBehind?: number;
+  /** How long close() may spend sealing the days that changed (ms). */
+  closeSealMs?: number;
+  /** The clock of close()'s bound (tests inject one). */
+  now?: () => number;
   onError?: (err: unknown) => void;
 }
 
@@ -79,6 +89,13 @@ const dayKey = (projectOrd: number, day: number) => `${projectOrd}:${day}`;
 
 const PATH_CHUNK = 1000;
 
+/**
+ * Versions a stored summary may lag behind a changing day before the sealer persists it anyway: a read after a
+ * restart then decodes at most about this many segments of that day (plus those of the last interval) to
+ * extend it. Each seal of a busy current day writes its blob again (once per SEAL_BEHIND ingest transactions at most).
+ */
+export const SEAL_BEHIND = 64;
+
 function chunk<T>(xs: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
@@ -96,6 +113,9 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   let pathChars = 0;
   const maxPathChars = deps.pathCacheChars ?? 32 * 1024 * 1024;
   const sealBatch = deps.sealBatch ?? 16;
+  const sealBehind = deps.sealBehind ?? SEAL_BEHIND;
+  const closeSealMs = deps.closeSealMs ?? 5000;
+  const now = deps.now ?? Date.now;
   /** Stale days seen by the previous seal tick, with their version then. */
   let lastStale = new Map<string, number>();
   /** Days whose visitors do not fit a day set, with the version that failed. */
@@ -317,15 +337,21 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     return countFacet((await loadWindow(projectOrd, range)).days, kind);
   }
 
-  /** Persists up to one batch of days whose stored summary is out of date and whose version held for a tick. */
-  async function sealOnce(): Promise<number> {
+  /**
+   * Persists up to one batch of days whose stored summary is out of date and that are due (see Sealing above);
+   * `all`: every stale day is due (close()); `deadline` (the `now` clock): stop there. Returns days sealed.
+   */
+  async function sealOnce(opts: { all?: boolean; batch?: number; deadline?: number; done?: Set<string> } = {}): Promise<number> {
+    const batch = opts.batch ?? sealBatch;
     const stale = await ss.selectStaleDays(deps.db.kysely, 1000);
     const seen = new Map<string, number>();
     let sealed = 0;
     for (const d of stale) {
       const key = dayKey(d.projectOrd, d.day);
       seen.set(key, d.version);
-      if (sealed >= sealBatch || lastStale.get(key) !== d.version || unsealable.get(key) === d.version) continue;
+      const due = opts.all || d.storedVersion === null || d.version - d.storedVersion >= sealBehind || lastStale.get(key) === d.version;
+      if (sealed >= batch || !due || unsealable.get(key) === d.version || opts.done?.has(key)) continue;
+      if (opts.deadline !== undefined && now() >= opts.deadline) break;
       let s: DaySummary | undefined;
       try {
         // Through loadWindow: memory, else extended or rebuilt in one snapshot (and then in memory).
@@ -339,11 +365,27 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       }
       if (!s) continue;
       await ss.upsertSummary(deps.db.kysely, d.projectOrd, d.day, s.version, encodeSummary(s));
+      opts.done?.add(key);
       sealed++;
       stats.sealed++;
     }
     lastStale = seen;
     return sealed;
+  }
+
+  /**
+   * Seals every stale day once (a day another process keeps changing is not chased) until none is left or
+   * `closeSealMs` (by the `now` clock) has passed. Returns days sealed.
+   */
+  async function sealAll(): Promise<number> {
+    const deadline = now() + closeSealMs;
+    const done = new Set<string>();
+    let total = 0;
+    for (;;) {
+      const n = await sealOnce({ all: true, batch: 256, deadline, done });
+      total += n;
+      if (n === 0 || now() >= deadline) return total;
+    }
   }
 
   let timer: NodeJS.Timeout | null = null;
@@ -375,12 +417,14 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     timer.unref();
   }
 
-  async function stop(): Promise<void> {
+  /** Stops the sealer; with `seal`, then persists the days that changed (sealAll: bounded in time, errors to onError). */
+  async function stop(opts: { seal?: boolean } = {}): Promise<void> {
     stopped = true;
     if (timer) clearTimeout(timer);
     timer = null;
     await running;
     await persisting;
+    if (opts.seal) await sealAll().catch((err) => deps.onError?.(err));
   }
 
   return {
@@ -394,6 +438,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     /** The versions of a project's days in a range (which have data: `hasData`). */
     dayVersions: (projectOrd: number, range: DayRange) => ss.selectDayVersions(deps.db.kysely, projectOrd, range),
     sealOnce,
+    sealAll,
     startSealer,
     stop,
     stats,

@@ -68,6 +68,6 @@ export interface AnalyticsStore {
   startBackground(): void;
   /** Forgets cached state (tests; after a restore). Answers stay the same. */
   clearCaches(): void;
-  /** Waits for what was appended, stops background work and releases resources. */
+  /** Waits for what was appended, stops background work (persisting, where it ran, what changed: bounded in time) and releases resources. */
   close(): Promise<void>;
 }

@@ -58,6 +58,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   const summaries = createSummaryService({
     db: deps.db,
     cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
+    now: deps.now,
     ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
   });
   const exporter = createExportService({
@@ -104,6 +105,8 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     return merged;
   }
   let compactTimer: NodeJS.Timeout | null = null;
+  /** Whether this process runs the background work (then close() seals what changed). */
+  let background = false;
   let compacting: Promise<unknown> | null = null;
 
   const analytics = {
@@ -127,6 +130,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     },
     warmUp: () => writer.warmUp(),
     startBackground(): void {
+      background = deps.config.analytics.sealIntervalMs > 0;
       summaries.startSealer(deps.config.analytics.sealIntervalMs);
       // Compaction shares the sealer's interval (0: neither runs; segments then stay as appended).
       if (compactTimer || deps.config.analytics.sealIntervalMs <= 0) return;
@@ -148,8 +152,10 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       if (compactTimer) clearInterval(compactTimer);
       compactTimer = null;
       await compacting;
-      await summaries.stop();
+      // The writer first (its last batches committed), then, where the background work ran, the days that
+      // changed are sealed (bounded in time), so a restart reads their blobs instead of rebuilding them.
       await writer.close();
+      await summaries.stop({ seal: background });
     },
   } satisfies AnalyticsStore;
 

@@ -30,6 +30,8 @@ export interface StaleDay {
   projectOrd: number;
   day: number;
   version: number;
+  /** The version of the stored summary (null: none stored). */
+  storedVersion: number | null;
 }
 
 /** `has_data` after an upsert: 1 once it was 1 or the new value is. */
@@ -119,13 +121,18 @@ export const summaryStore = {
     const rows = await db
       .selectFrom('analytics_day_versions as v')
       .leftJoin('analytics_day_summaries as s', (j) => j.onRef('s.project_ord', '=', 'v.project_ord').onRef('s.day', '=', 'v.day'))
-      .select(['v.project_ord', 'v.day', 'v.version'])
+      .select(['v.project_ord', 'v.day', 'v.version', 's.version as stored_version'])
       .where((eb) => eb.or([eb('s.version', 'is', null), eb('s.version', '<>', eb.ref('v.version'))]))
       .orderBy('v.project_ord')
       .orderBy('v.day')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ projectOrd: Number(r.project_ord), day: Number(r.day), version: Number(r.version) }));
+    return rows.map((r) => ({
+      projectOrd: Number(r.project_ord),
+      day: Number(r.day),
+      version: Number(r.version),
+      storedVersion: r.stored_version === null ? null : Number(r.stored_version),
+    }));
   },
 
   /**
