@@ -41,6 +41,8 @@ export async function runClickHouse(o: {
     engine: string;
     ingest?: IngestFigures;
     bytesPerEvent?: number;
+    /** Compressed bytes of each `events` column per event. */
+    columnBytesPerEvent?: Record<string, number>;
     diskMb?: number;
     peakRssMbIngest: null;
     peakRssMbExport: null;
@@ -90,6 +92,11 @@ export async function runClickHouse(o: {
       // Merges settle the parts first (what a server does in the background over time).
       await ch.command('OPTIMIZE TABLE events FINAL');
       const [bytes] = await ch.query<{ b: string }>('SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE database = currentDatabase() AND active');
+      const columns = await ch.query<{ name: string; b: string }>(
+        "SELECT name, sum(data_compressed_bytes) AS b FROM system.columns WHERE database = currentDatabase() AND table = 'events' GROUP BY name ORDER BY sum(data_compressed_bytes) DESC",
+      );
+      out.columnBytesPerEvent = Object.fromEntries(columns.map((c) => [c.name, round(Number(c.b) / o.meta.counts.events, 1)]));
+      o.log(`inkwell-clickhouse: bytes per event by column: ${JSON.stringify(out.columnBytesPerEvent)}`);
       out.diskMb = Math.round(Number(bytes?.b ?? 0) / 2 ** 20);
       out.bytesPerEvent = round(Number(bytes?.b ?? 0) / o.meta.counts.events, 1);
     } finally {

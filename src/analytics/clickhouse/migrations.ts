@@ -51,6 +51,8 @@ export const EVENTS_COLUMNS = `        project LowCardinality(String),
         INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1`;
 export const EVENTS_PARTITION = 'toYYYYMM(toDate(greatest(day, 0)))';
 export const EVENTS_ORDER = '(project, day, path, visitor)';
+/** Codecs of migration 3 (bytes per event of ts 5.6 -> 3.6 and seq 4.0 -> 1.8 on bench:scale's 1M events; Delta: 4.3 / 2.5). */
+export const EVENTS_CODECS = 'MODIFY COLUMN ts Int64 CODEC(T64, ZSTD(3)), MODIFY COLUMN seq UInt64 CODEC(T64, ZSTD(3))';
 /** The dedup keys of events, for `dedup_keys` (migration 2). */
 export const DEDUP_KEYS_SELECT = 'SELECT project, assumeNotNull(dedup_key) AS key FROM events WHERE dedup_key IS NOT NULL';
 /** Days with data: a qualifying view or an agent request (the reference store's rule). */
@@ -93,6 +95,13 @@ ${EVENTS_COLUMNS}
       `CREATE MATERIALIZED VIEW IF NOT EXISTS dedup_keys_mv TO dedup_keys AS ${DEDUP_KEYS_SELECT}`,
       `INSERT INTO dedup_keys ${DEDUP_KEYS_SELECT}`,
     ],
+  },
+  {
+    // The two integer columns of every row, compressed as integers (T64 packs their varying low bits) rather
+    // than as bytes: new parts and merges use it; re-running it changes nothing.
+    version: 3,
+    name: 'integer codecs for ts and seq',
+    statements: [`ALTER TABLE events ${EVENTS_CODECS}`],
   },
 ];
 
