@@ -8,6 +8,7 @@
 // analytics starts its background work and stops it on close, the worker entry starts the worker.
 import type { Logger } from 'pino';
 import type { AnalyticsService } from './analytics/service.ts';
+import type { SqlAnalyticsStoreDeps } from './analytics/store/sql-analytics-store.ts';
 import type { CodeHostEvents } from './code-host-events/service.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/index.ts';
@@ -42,7 +43,11 @@ export function createContext(config: Config, db: Database, logger: Logger, now:
  * else the SQL store on the context's database. `onBackgroundError` hears failures of background work, which
  * never throws.
  */
-export async function wireAnalytics(ctx: AppContext, onBackgroundError?: (err: unknown) => void): Promise<AnalyticsService> {
+export async function wireAnalytics(
+  ctx: AppContext,
+  onBackgroundError?: (err: unknown) => void,
+  sqlOptions: Pick<SqlAnalyticsStoreDeps, 'writerThread'> = {},
+): Promise<AnalyticsService> {
   const { createAnalyticsService } = await import('./analytics/service.ts');
   const ch = ctx.config.clickhouse;
   if (ch.url) {
@@ -62,7 +67,7 @@ export async function wireAnalytics(ctx: AppContext, onBackgroundError?: (err: u
     return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
   }
   const { createSqlAnalyticsStore } = await import('./analytics/store/sql-analytics-store.ts');
-  const store = createSqlAnalyticsStore({ ...ctx, ...(onBackgroundError ? { onBackgroundError } : {}) });
+  const store = createSqlAnalyticsStore({ ...ctx, ...sqlOptions, ...(onBackgroundError ? { onBackgroundError } : {}) });
   return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
 }
 

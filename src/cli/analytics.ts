@@ -189,6 +189,30 @@ function registerInsightCommands(analytics: Command): void {
   });
 }
 
+/**
+ * V8 settings of an import's process: semi-spaces of 8 MiB (Node's default lets the young generation of this thread
+ * grow to 134 MB) and old-space growth of 30% over what each full GC leaves (the default lets it reach several times
+ * the live data). An import allocates a lot of short-lived data at a steady rate, so a small, often-collected heap
+ * suffices: with import.ts IMPORT_WRITER's bounds, peak RSS of a 1M-line import (bench:import) fell from 577 to
+ * 358 MB for about a sixth more CPU (one run each on the loaded 2-core machine; bench/README.md has the figures).
+ */
+const IMPORT_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
+
+/**
+ * Heap sizes are fixed when Node.js starts, so `inkwell analytics import` replaces its process (same pid, same
+ * arguments) by one started with IMPORT_NODE_FLAGS, once, before it has done anything. Where process.execve is
+ * missing (Windows, older Node.js) or INKWELL_IMPORT_NODE_FLAGS=0, it runs with the defaults.
+ */
+function reexecWithImportHeap(): void {
+  // (process.execve: Node.js 23.11+, not yet in the type definitions this project uses.)
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  if (process.env.INKWELL_IMPORT_NODE_FLAGS !== undefined || typeof execve !== 'function' || process.platform === 'win32') return;
+  execve.call(process, process.execPath, [process.execPath, ...IMPORT_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], {
+    ...process.env,
+    INKWELL_IMPORT_NODE_FLAGS: IMPORT_NODE_FLAGS.join(' '),
+  });
+}
+
 export function registerAnalyticsCommands(program: Command): void {
   const analytics = program.command('analytics').description('Visitor analytics: import logs, reclassify, export');
 
@@ -200,6 +224,7 @@ export function registerAnalyticsCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .argument('<files...>', 'log files')
     .action(async (files: string[], opts: { project: string; format: string; json?: boolean }) => {
+      reexecWithImportHeap();
       if (opts.format !== 'combined' && opts.format !== 'jsonl') fail(`--format must be combined or jsonl (got ${JSON.stringify(opts.format)})`);
       for (const f of files) {
         let st: fs.Stats;
@@ -210,10 +235,15 @@ export function registerAnalyticsCommands(program: Command): void {
         }
         if (!st.isFile()) fail(`${f} is not a file`);
       }
-      const [{ wireAnalytics }, { importFile }] = await Promise.all([import('../context.ts'), import('../analytics/ingest/import.ts')]);
+      const [{ wireAnalytics }, { importFile, IMPORT_DICTIONARY_CACHE, IMPORT_WRITER }] = await Promise.all([
+        import('../context.ts'),
+        import('../analytics/ingest/import.ts'),
+      ]);
       const results = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);
-        const svc = await wireAnalytics(ctx);
+        // Bounded memory for the import (import.ts IMPORT_WRITER says why these settings).
+        const analytics = { ...ctx.config.analytics, dictionaryCacheEntries: Math.min(ctx.config.analytics.dictionaryCacheEntries, IMPORT_DICTIONARY_CACHE) };
+        const svc = await wireAnalytics({ ...ctx, config: { ...ctx.config, analytics } }, undefined, { writerThread: IMPORT_WRITER });
         const out: { file: string; stats: ImportStats }[] = [];
         for (const file of files) {
           const startedAt = Date.now();

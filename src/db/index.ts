@@ -50,6 +50,8 @@ export interface OpenOptions {
   sqlitePath?: string;
   /** SQLite: WAL pages after which this connection's commit checkpoints (SQLite's default: 1,000; ignored for PostgreSQL). */
   walAutocheckpointPages?: number;
+  /** SQLite: this connection's page cache in KiB (default 65,536; ignored for PostgreSQL). */
+  sqliteCacheKib?: number;
   /** PostgreSQL schema to use (tests use one schema per test). */
   pgSchema?: string;
   pgPoolSize?: number;
@@ -251,7 +253,7 @@ function openSqlite(opts: OpenOptions): Database {
   sqlite.pragma('foreign_keys = ON');
   // 64 MiB page cache (default 2 MiB): analytics ingest inserts into large, randomly keyed indexes; with the
   // default cache a 1M-event load runs at half speed.
-  sqlite.pragma('cache_size = -65536');
+  sqlite.pragma(`cache_size = -${Math.trunc(opts.sqliteCacheKib ?? 65_536)}`);
   if (opts.walAutocheckpointPages !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
   const kysely = new Kysely<DB>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
   // Reusable reads (src/db/reusable.ts) run directly on the handle, their results kept while nothing changes

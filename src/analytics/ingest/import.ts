@@ -46,6 +46,23 @@ export interface ImportOptions {
 }
 
 export const IMPORT_DEDUP_WINDOW = 200_000;
+
+/**
+ * An import's bounded memory (target: peak RSS under 300 MB whatever the file's size; bench:import measures it).
+ * The process holds two V8 heaps (this thread, the SQLite writer's worker thread) and SQLite's page cache. V8
+ * grows a heap to several times its live data, so what bounds the footprint is small live sets: dictionary caches
+ * of IMPORT_DICTIONARY_CACHE entries (a miss costs the writer a lookup, not a wrong id), the writer's dedup hashes
+ * bounded in bytes (an import's lines come in time order: the days in the cache are the ones being written), an
+ * 8 MiB page cache for the writer's connection (it appends; the dictionaries' indexes stay small), and the writer
+ * thread's young generation capped (its garbage is per batch) and old generation limited: a heap at the limit
+ * fails the import's pending writes (nothing unacknowledged is reported imported), never the data.
+ */
+export const IMPORT_DICTIONARY_CACHE = 20_000;
+export const IMPORT_WRITER = {
+  dedupCacheBytes: 8 * 1024 * 1024,
+  sqliteCacheKib: 8 * 1024,
+  resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 256 },
+};
 /**
  * Events per ingest call, and calls in flight. Batches of 5,000, two at a time, let the group commit write up to
  * 10,000 events per transaction: the writer thread's CPU per imported line fell from 19 to 15.5 µs against 1,000 ×

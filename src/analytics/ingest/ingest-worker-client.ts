@@ -12,6 +12,12 @@ import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-b
 export interface WorkerSetup {
   sqlitePath: string;
   cacheEntries: number;
+  /** The writer's bound of import dedup hashes in memory (GroupWriterOptions.dedupCacheBytes). */
+  dedupCacheBytes?: number;
+  /** The writer connection's SQLite page cache (OpenOptions.sqliteCacheKib). */
+  sqliteCacheKib?: number;
+  /** V8 heap limits of the worker thread (Node's Worker resourceLimits), e.g. for a bounded-memory import. */
+  resourceLimits?: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number };
 }
 
 /** One write: a batch to store, acknowledged by its id. */
@@ -204,7 +210,10 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
 
   function start(): Worker {
     checkpointer ??= startCheckpointer(setup.sqlitePath);
-    const w = new Worker(BOOT_URL, { workerData: setup satisfies WorkerSetup });
+    const w = new Worker(BOOT_URL, {
+      workerData: setup satisfies WorkerSetup,
+      ...(setup.resourceLimits ? { resourceLimits: setup.resourceLimits } : {}),
+    });
     const onReply = (msg: WorkerReply): void => {
       if (msg.t === 'replies') {
         for (const r of msg.replies) onReply(r);

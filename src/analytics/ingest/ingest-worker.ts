@@ -19,7 +19,11 @@ if (!port) throw new Error('ingest-worker.ts must run in a worker thread');
 // The checkpointer thread (ingest-worker-client.ts) copies WAL frames to the database file in the background;
 // this connection checkpoints itself only when the WAL grows past 64 MiB (it fell behind), instead of
 // after every commit past the default 4 MiB.
-const db = openDatabase({ sqlitePath: setup.sqlitePath, walAutocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES });
+const db = openDatabase({
+  sqlitePath: setup.sqlitePath,
+  walAutocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
+  ...(setup.sqliteCacheKib !== undefined ? { sqliteCacheKib: setup.sqliteCacheKib } : {}),
+});
 /**
  * Replies settled together, in order, sent as one message (a group commit settles many writes at once; see
  * WorkerRequest). `learned` replies precede the replies of the batches they came from. Sent from a microtask,
@@ -72,6 +76,7 @@ function sendReplies(): void {
 
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
+  ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
   onLearned: (projectId, learned) => {
     if (learned.paths.keys.length + learned.visitors.keys.length + learned.userAgents.keys.length > 0) reply({ t: 'learned', projectId, learned });

@@ -86,6 +86,8 @@ export interface GroupWriterOptions {
    * 0 for (dictionary-mirror.ts): so the preparing thread can send them next time.
    */
   onLearned?: (projectId: string, learned: Learned) => void;
+  /** Bound of the import dedup hashes kept in memory (dedup-cache.ts), in bytes. */
+  dedupCacheBytes?: number;
 }
 
 interface ProjectCache {
@@ -262,7 +264,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
-  const dedupCache = new DedupCache();
+  const dedupCache = new DedupCache(opts.dedupCacheBytes);
   let draining: Promise<void> | null = null;
 
   function cacheFor(ord: number): ProjectCache {
@@ -467,7 +469,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
           seen.add(h);
           unscopedNew.push(hex);
           keep[i] = 1;
-        } else if (!dedupCache.entry(ord, b.day[i] as number).hashes.has(h)) {
+        } else if (!dedupCache.entry(ord, b.day[i] as number).hashes.hasBig(h)) {
           seen.add(h);
           keep[i] = 1;
         }

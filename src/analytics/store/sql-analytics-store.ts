@@ -9,7 +9,7 @@ import { createExportService } from '../export/export.ts';
 import { createInsightsService } from '../export/insights.ts';
 import { createSummaryService } from '../export/summary-service.ts';
 import { DictionaryMirror } from '../ingest/dictionary-mirror.ts';
-import { createWorkerWriter } from '../ingest/ingest-worker-client.ts';
+import { createWorkerWriter, type WorkerSetup } from '../ingest/ingest-worker-client.ts';
 import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
 import { compactDay, reclassifyDay } from './segment-days.ts';
@@ -22,6 +22,8 @@ export interface SqlAnalyticsStoreDeps {
   now: () => number;
   /** Errors of background work (summary sealing, a writer thread that cannot start), which never throws. */
   onBackgroundError?: (err: unknown) => void;
+  /** Settings of the ingest writer's thread and connection (an import's bounded memory: import.ts IMPORT_WRITER). */
+  writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'sqliteCacheKib' | 'resourceLimits'>;
 }
 
 /** A complete day is compacted once it has more segments than this (bench/README.md, bytes per event). */
@@ -36,12 +38,13 @@ const COMPACT_DAYS = 4;
  */
 function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
-  const inThread = () => createGroupWriter(deps.db, { cacheEntries });
+  const dedupCacheBytes = deps.writerThread?.dedupCacheBytes;
+  const inThread = () => createGroupWriter(deps.db, { cacheEntries, ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}) });
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);
     const writer = createWorkerWriter(
-      { sqlitePath: file, cacheEntries },
+      { sqlitePath: file, cacheEntries, ...deps.writerThread },
       {
         fallback: inThread,
         onLearned: (projectId, learned) => mirror.learn(projectId, learned),
