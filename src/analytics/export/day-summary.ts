@@ -218,6 +218,14 @@ export function buildSummary(day: number, version: number, segments: readonly Se
   return finish(day, version, maxSeq, crawlerRequests, base, lists, views, groups);
 }
 
+/** The set's values ascending (filled by a loop: `Float64Array.from` of a Set is slower). */
+function sortedOf(set: Set<number>): Float64Array {
+  const out = new Float64Array(set.size);
+  let i = 0;
+  for (const v of set) out[i++] = v;
+  return out.sort();
+}
+
 function finish(
   day: number,
   version: number,
@@ -229,10 +237,18 @@ function finish(
   groups: Map<string, GroupAcc>,
 ): DaySummary {
   const pathIds = [...lists.keys()].sort((a, b) => a - b);
+  // One pass per path, copied by index (`Uint32Array.from` walks the array through its iterator, and `includes`
+  // was a second pass); with sortedOf below, buildSummary over 90 days of 300k events took 140 ms against 228
+  // (median of 9 alternating rounds in one process, loaded machine; the cold series profile had it at half).
   const words = pathIds.map((p) => {
     const l = lists.get(p) as number[];
-    if (l.includes(-1)) throw new DaySetIdRangeError(`the visitors of day ${day} span more than ${MAX_VISITOR + 1} ordinals`);
-    return Uint32Array.from(l);
+    const w = new Uint32Array(l.length);
+    for (let i = 0; i < l.length; i++) {
+      const x = l[i] as number;
+      if (x < 0) throw new DaySetIdRangeError(`the visitors of day ${day} span more than ${MAX_VISITOR + 1} ordinals`);
+      w[i] = x;
+    }
+    return w;
   });
   const visitors = buildDaySetFromWords(day, version, base, pathIds, words);
   const viewIds = [...views.keys()].sort((a, b) => a - b);
@@ -245,8 +261,8 @@ function finish(
   });
   const facets: FacetGroup[] = [...groups.values()]
     .sort((a, b) => a.facet - b.facet || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((g) => ({ facet: g.facet, name: g.name, cls: g.cls, visitors: Float64Array.from(g.visitors).sort(), views: g.views, requests: g.requests }));
-  return { day, version, maxSeq, visitors, views: { pathIds: Uint32Array.from(viewIds), human, ai }, facets, crawlerRequests };
+    .map((g) => ({ facet: g.facet, name: g.name, cls: g.cls, visitors: sortedOf(g.visitors), views: g.views, requests: g.requests }));
+  return { day, version, maxSeq, visitors, views: { pathIds: new Uint32Array(viewIds), human, ai }, facets, crawlerRequests };
 }
 
 /**
