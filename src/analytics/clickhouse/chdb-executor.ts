@@ -2,7 +2,10 @@
 // devDependency: tests and benchmarks). chdb allows one data directory per process, so every executor of the
 // process shares one session; calls are serialised through it and each switches to its own database first
 // (`USE`), so several stores (one database each) can share the process.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { type ClickHouseExecutor, checkDatabaseName, OUTPUT_SETTINGS, type Params, type Settings } from './executor.ts';
 
 type ChdbModule = typeof import('chdb');
@@ -15,11 +18,33 @@ export function loadChdb(): ChdbModule {
   return createRequire(import.meta.url)('chdb') as ChdbModule;
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function sharedSession() {
   if (!shared) {
     const chdb = loadChdb();
     const args = Object.entries(OUTPUT_SETTINGS).map(([k, v]) => `--${k}=${v}`);
-    shared = { chdb, session: new chdb.Session(undefined, { connectionArgs: args }), current: null, tail: Promise.resolve() };
+    // The engine's data directory: one per process, removed at exit, and — since a process killed by a signal
+    // never gets there (test workers are) — those of processes that are gone are removed by the next one.
+    for (const name of fs.readdirSync(os.tmpdir())) {
+      const m = /^inkwell-chdb-(\d+)$/.exec(name);
+      if (m && !alive(Number(m[1]))) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    }
+    const dir = path.join(os.tmpdir(), `inkwell-chdb-${process.pid}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const session = new chdb.Session(dir, { connectionArgs: args });
+    shared = { chdb, session, current: null, tail: Promise.resolve() };
+    process.once('exit', () => {
+      session.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
   }
   return shared;
 }
