@@ -8,6 +8,7 @@ import { visitorKey } from '../../src/analytics/classify/identity.ts';
 import { type PathRow, sortRows } from '../../src/analytics/export/rows.ts';
 import { SEAL_BEHIND } from '../../src/analytics/export/summary-service.ts';
 import { encodeSegment } from '../../src/analytics/segments/codec.ts';
+import { segmentStore } from '../../src/analytics/store/segment-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { summaryStore } from '../../src/analytics/store/summary-store.ts';
 import { testConfig } from '../../src/config.ts';
@@ -387,6 +388,32 @@ describeEachDialect('sealing changed days promptly (a database of its own: the s
     const c = serviceOn(t.reopen());
     expect((await c.svc.store.visitors(whole(p.id, 'c'))).totals.total).toBe(SEAL_BEHIND + 4);
     expect(c.svc.store.summaries.stats.extended).toBe(1);
+    expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
+    await c.svc.close();
+    await b.svc.close();
+  });
+  it('compaction waits for the sealer on a day whose stored summary is behind, so it carries it instead of stranding it', async () => {
+    const p = await a.projects.createProject({ name: 'compact-wait', repository: 'r' });
+    for (let i = 0; i < 10; i++) await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 3, visitor: i, ua: 0 })], { source: 'api' });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const segments = async () => (await segmentStore.selectDaySegments(t.db.kysely, ord, DAY0)).length;
+    const b = serviceOn(t.reopen());
+    await b.svc.store.visitors(whole(p.id, 'b'));
+    await b.svc.store.summaries.persisted();
+    // One more flush: the stored summary is one version behind; compaction leaves the day alone.
+    await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 4, visitor: 10, ua: 1 })], { source: 'api' });
+    await a.svc.store.compact();
+    expect(await segments()).toBe(11);
+    // Sealed (held for a tick), then compacted, the summary carried to the new version.
+    await b.svc.store.summaries.sealOnce();
+    await b.svc.store.summaries.sealOnce();
+    expect(await staleOf(ord)).toEqual([]);
+    expect(await a.svc.store.compact()).toBeGreaterThanOrEqual(11);
+    expect(await segments()).toBe(1);
+    expect(await staleOf(ord)).toEqual([]);
+    const c = serviceOn(t.reopen());
+    expect((await c.svc.store.visitors(whole(p.id, 'c'))).totals.total).toBe(11);
+    expect(c.svc.store.summaries.stats.fromBlob).toBe(1);
     expect(c.svc.store.summaries.stats.rebuilt).toBe(0);
     await c.svc.close();
     await b.svc.close();

@@ -57,16 +57,24 @@ export const segmentStore = {
     return Number(r?.n ?? 0);
   },
 
-  /** Up to `limit` (project, day)s before `beforeDay` with more than `minSegments` segments (compaction's work). */
+  /**
+   * Up to `limit` (project, day)s before `beforeDay` with more than `minSegments` segments whose stored summary
+   * is of the day's current version or absent (compaction's work).
+   */
   async selectCompactable(db: Q, beforeDay: number, minSegments: number, limit: number): Promise<{ projectOrd: number; day: number }[]> {
     const rows = await db
-      .selectFrom('analytics_segments')
-      .select(['project_ord', 'day'])
-      .where('day', '<', beforeDay)
-      .groupBy(['project_ord', 'day'])
+      .selectFrom('analytics_segments as g')
+      .leftJoin('analytics_day_summaries as s', (j) => j.onRef('s.project_ord', '=', 'g.project_ord').onRef('s.day', '=', 'g.day'))
+      .leftJoin('analytics_day_versions as v', (j) => j.onRef('v.project_ord', '=', 'g.project_ord').onRef('v.day', '=', 'g.day'))
+      .select(['g.project_ord', 'g.day'])
+      .where('g.day', '<', beforeDay)
+      // A day whose stored summary is behind waits for the sealer: compaction carries only a current summary
+      // (segment-days.ts compactDay), and one behind could then no longer be extended (a rebuild on its next read).
+      .where((eb) => eb.or([eb('s.version', 'is', null), eb('s.version', '=', eb.ref('v.version'))]))
+      .groupBy(['g.project_ord', 'g.day'])
       .having(sql`count(*)`, '>', minSegments)
-      .orderBy('project_ord')
-      .orderBy('day')
+      .orderBy('g.project_ord')
+      .orderBy('g.day')
       .limit(limit)
       .execute();
     return rows.map((r) => ({ projectOrd: Number(r.project_ord), day: Number(r.day) }));
