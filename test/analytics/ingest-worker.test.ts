@@ -185,6 +185,33 @@ describe('analytics ingest worker (SQLite file)', () => {
     expect(await countEvents(t.db)).toBe(45);
   });
 
+  it('a dedup cache smaller than one group of days still finds every duplicate (days of a group are not evicted before checked)', async () => {
+    const { projects } = services(t.db);
+    const p = await projects.createProject({ name: 'e', repository: 'r' });
+    // 4 KiB holds one of these days at most: each group catches up four.
+    const writer = createGroupWriter(t.db, { dedupCacheBytes: 4096 });
+    const prep = createEventPreparer();
+    const project = { id: p.id, visitorSecret: 's', rotation: 'none' as const };
+    const gen = prep.beginBatch(project);
+    const events = Array.from({ length: 4 * 400 }, (_, i) => {
+      const ms = Date.UTC(2026, 4, 1 + (i % 4), 10) + i;
+      const ev = prep.prepare(
+        { path: `/p/${i % 37}`, timestamp: new Date(ms).toISOString(), userAgent: 'Mozilla/5.0 Firefox/125.0', visitorId: `v${i % 101}` },
+        project,
+        gen,
+        Date.now(),
+        `${ms.toString(36).padStart(9, '0')}.line-${i}`,
+      ) as WriteEvent;
+      return ev;
+    });
+    expect(events.every((e) => e[14] !== null)).toBe(true);
+    expect(await writer.write(p.id, 'import', packEvents(events))).toBe(events.length);
+    expect(await writer.write(p.id, 'import', packEvents(events))).toBe(0);
+    expect(await writer.write(p.id, 'import', packEvents(events.slice(100, 900)))).toBe(0);
+    await writer.close();
+    expect(await countEvents(t.db)).toBe(events.length);
+  });
+
   it('closes when its checkpointer thread ended on its own first (it could not open a file the writer had yet to create)', async () => {
     const { projects } = services(t.db);
     const p = await projects.createProject({ name: 'c', repository: 'r' });

@@ -138,14 +138,29 @@ export class DedupCache {
     return e;
   }
 
-  /** Adds hashes of segments up to `seq` to the day's entry, then evicts other days past the bound. */
-  add(ord: number, day: number, hashes: Iterable<bigint>, seq: number): void {
+  /**
+   * Adds hashes of segments up to `seq` to the day's entry, then (unless `evict` is false) evicts other days past
+   * the bound. The writer adds the days of a transaction with `evict` false, then calls `trim`: a day it caught up
+   * must stay until its events were checked against it and its new hashes added (evicted in between, it would come
+   * back empty, or claim `seq` without the hashes, and let duplicates through). One day larger than the bound is
+   * kept whole.
+   */
+  add(ord: number, day: number, hashes: Iterable<bigint>, seq: number, evict = true): void {
     const e = this.entry(ord, day);
     const before = e.hashes.bytes;
     for (const h of hashes) e.hashes.addBig(h);
     this.held += e.hashes.bytes - before;
     if (seq > e.seq) e.seq = seq;
-    this.evict(DedupCache.key(ord, day));
+    if (evict) this.evict(DedupCache.key(ord, day));
+  }
+
+  /** Evicts the least recently used days past the bound (the most recent one stays). */
+  trim(): void {
+    while (this.held > this.maxBytes && this.days.size > 1) {
+      const oldest = this.days.keys().next().value as string;
+      this.held -= (this.days.get(oldest) as DayHashes).hashes.bytes;
+      this.days.delete(oldest);
+    }
   }
 
   private evict(keep: string): void {

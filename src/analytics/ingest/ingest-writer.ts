@@ -27,11 +27,11 @@ import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
-import { dedupHash, dedupHashHex, dedupKeyDay } from '../segments/dedup.ts';
+import { dedupDigest, dedupHashHex, dedupKeyDay } from '../segments/dedup.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { summaryStore } from '../store/summary-store.ts';
-import { DedupCache } from './dedup-cache.ts';
+import { DedupCache, HashSet64 } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
   type EventClass,
@@ -122,6 +122,8 @@ interface GroupJob {
   keep: Uint8Array | null;
   /** Per event, the dedup hash of its import key (null: none); null when no event has one. */
   hashes: (bigint | null)[] | null;
+  /** The same hashes as (high, low) 32-bit word pairs, for the lookups (set where `hashes` is). */
+  words: Uint32Array | null;
 }
 
 /** A batch's dictionary ids by string index (see idsOf): paths, visitor ordinals, user agents. */
@@ -424,7 +426,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
    */
   async function jobsToWrite(trx: Kysely<DB>, ord: number, jobs: Job[], caughtUp: Map<number, number>, unscopedNew: string[]): Promise<GroupJob[]> {
     const todo: GroupJob[] = [];
-    for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) todo.push({ job: jobs[i] as Job, index: i, keep: null, hashes: null });
+    for (let i = 0; i < jobs.length; i++) if ((jobs[i] as Job).ord === ord) todo.push({ job: jobs[i] as Job, index: i, keep: null, hashes: null, words: null });
     const days = new Set<number>();
     const unscoped = new Set<string>();
     /** Per job, which keyed events name no day of their own (looked up project-wide). */
@@ -435,8 +437,12 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const k = textOf(b, i, R_DEDUP);
         if (k === null) continue;
         t.hashes ??= new Array<bigint | null>(b.n).fill(null);
-        const h = dedupHash(k);
+        t.words ??= new Uint32Array(b.n * 2);
+        const digest = dedupDigest(k);
+        const h = digest.readBigUInt64BE(0);
         t.hashes[i] = h;
+        t.words[2 * i] = digest.readUInt32BE(0);
+        t.words[2 * i + 1] = digest.readUInt32BE(4);
         const day = b.day[i] as number;
         // An import key begins with the event time, so the same line imported again falls on the same day.
         if (dedupKeyDay(k) === day) days.add(day);
@@ -454,23 +460,38 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (days.size === 0 && unscoped.size === 0) return todo;
     for (const day of [...days].sort((a, b) => a - b)) await catchUpDay(trx, ord, day, caughtUp);
     const storedUnscoped = new Set(await segmentStore.selectDedupKeys(trx, ord, [...unscoped].sort()));
-    const seen = new Set<bigint>();
+    const seen = new HashSet64();
+    // The day's hashes of the event before (an import's lines come day after day; no eviction happens in this loop).
+    let lastDay = Number.NaN;
+    let dayHashes: HashSet64 | null = null;
     for (const t of todo) {
       const b = t.job.batch;
       const keep = new Uint8Array(b.n);
       const wide = projectWide.get(t);
+      const words = t.words as Uint32Array;
       for (let i = 0; i < b.n; i++) {
         const h = t.hashes === null ? null : (t.hashes[i] as bigint | null);
-        if (h === null) keep[i] = 1;
-        else if (seen.has(h)) continue;
-        else if (wide !== undefined && wide[i] === 1) {
+        if (h === null) {
+          keep[i] = 1;
+          continue;
+        }
+        const hi = words[2 * i] as number;
+        const lo = words[2 * i + 1] as number;
+        if (seen.has(hi, lo)) continue;
+        if (wide !== undefined && wide[i] === 1) {
           const hex = dedupHashHex(h);
           if (storedUnscoped.has(hex)) continue;
-          seen.add(h);
+          seen.add(hi, lo);
           unscopedNew.push(hex);
           keep[i] = 1;
-        } else if (!dedupCache.entry(ord, b.day[i] as number).hashes.hasBig(h)) {
-          seen.add(h);
+        } else {
+          const day = b.day[i] as number;
+          if (day !== lastDay || dayHashes === null) {
+            dayHashes = dedupCache.entry(ord, day).hashes;
+            lastDay = day;
+          }
+          if (dayHashes.has(hi, lo)) continue;
+          seen.add(hi, lo);
           keep[i] = 1;
         }
       }
@@ -492,8 +513,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       if (d !== null) for (let i = 0; i < d.hash.length; i++) if (d.present[i] === 1) fresh.push(d.hash[i] as bigint);
       seq = seg.seq;
     }
-    // Committed by earlier transactions: safe to cache at once.
-    dedupCache.add(ord, day, fresh, seq);
+    // Committed by earlier transactions: safe to cache at once. No eviction before this group's events are checked.
+    dedupCache.add(ord, day, fresh, seq, false);
     caughtUp.set(day, seq);
   }
 
@@ -595,9 +616,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       for (const day of caughtUp.keys()) {
         const hashes: bigint[] = [];
         for (const e of segments.get(day) ?? []) if (e.dedup !== null) hashes.push(e.dedup);
-        dedupCache.add(ord, day, hashes, seq);
+        dedupCache.add(ord, day, hashes, seq, false);
       }
     }
+    dedupCache.trim();
     if (opts.onLearned) for (const l of learned) opts.onLearned(l.projectId, l.learned);
     return inserted;
   }
