@@ -27,6 +27,9 @@ async function readNavigation(root: string, files: readonly string[]): Promise<R
   }
 }
 
+/** Largest instruction file (AGENTS.md, CONTRIBUTING…) the prompt takes; a larger one is left out. */
+const INSTRUCTION_FILE_BYTES = 1024 * 1024;
+
 /** Reads the file list, instruction files, style guide, Vale config and navigation of a worktree (confined, see `ConfinedTree`). */
 export async function gatherRepoContext(root: string, maxFiles = 20_000): Promise<RepoContext> {
   const tree = new ConfinedTree(root);
@@ -38,8 +41,9 @@ export async function gatherRepoContext(root: string, maxFiles = 20_000): Promis
   for (const name of INSTRUCTION_FILES) {
     const base = path.posix.basename(name);
     if (seenNames.has(base) || !listed.has(name)) continue;
-    const read = await tree.read(name).catch(() => null);
-    if (!read || read.content.length > 1024 * 1024) continue;
+    // Over the cap the read stops at cap + 1 bytes and fails (TooLargeError): the file is left out, unread.
+    const read = await tree.read(name, INSTRUCTION_FILE_BYTES).catch(() => null);
+    if (!read) continue;
     instructions.push({ path: name, content: read.content.toString('utf8') });
     seenNames.add(base);
   }

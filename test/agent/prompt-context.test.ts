@@ -190,6 +190,13 @@ describe('the tree, the navigation and the style guide in the system prompt', ()
     expect(big.navigation).toBeNull();
   });
 
+  it('an instruction file over 1 MiB is left out; one at the cap is taken whole', async () => {
+    const atCap = 'a'.repeat(1024 * 1024);
+    const ctx = await gatherRepoContext(worktree({ 'AGENTS.md': `${atCap}b`, 'CONTRIBUTING.md': atCap }));
+    expect(ctx.instructions.map((i) => i.path)).toEqual(['CONTRIBUTING.md']);
+    expect(ctx.instructions[0]!.content.length).toBe(1024 * 1024);
+  });
+
   it('a run’s system prompt carries the navigation and the style guide of its repository', async () => {
     h = await startHarness({
       files: {
