@@ -52,6 +52,11 @@ export interface OpenOptions {
   walAutocheckpointPages?: number;
   /** SQLite: this connection's page cache in KiB (default 65,536; ignored for PostgreSQL). */
   sqliteCacheKib?: number;
+  /**
+   * SQLite: prepared statements kept (default SQLITE_STATEMENT_CACHE_SIZE). Each `in (…)` list length is a
+   * statement of its own, up to thousands of parameters, so a large cache holds tens of MB of compiled statements.
+   */
+  sqliteStatementCache?: number;
   /** PostgreSQL schema to use (tests use one schema per test). */
   pgSchema?: string;
   pgPoolSize?: number;
@@ -255,7 +260,9 @@ function openSqlite(opts: OpenOptions): Database {
   // default cache a 1M-event load runs at half speed.
   sqlite.pragma(`cache_size = -${Math.trunc(opts.sqliteCacheKib ?? 65_536)}`);
   if (opts.walAutocheckpointPages !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.trunc(opts.walAutocheckpointPages)}`);
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
+  const kysely = new Kysely<DB>({
+    dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite, opts.sqliteStatementCache ?? SQLITE_STATEMENT_CACHE_SIZE) }),
+  });
   // Reusable reads (src/db/reusable.ts) run directly on the handle, their results kept while nothing changes
   // (src/db/sqlite-reads.ts: exact freshness, checked on every read).
   registerDirectReader(kysely, sqliteDirectReader(sqlite));
@@ -278,7 +285,7 @@ export const SQLITE_STATEMENT_CACHE_SIZE = 256;
  * text). Safe with Kysely's driver: its one connection is behind a mutex, so a statement never runs twice
  * at once, and `all`/`run`/finished iterators reset the statement after use.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, size: number): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
@@ -289,7 +296,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
         cache.delete(text);
       } else {
         stmt = sqlite.prepare(text);
-        if (cache.size >= SQLITE_STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        if (cache.size >= size) cache.delete(cache.keys().next().value as string);
       }
       cache.set(text, stmt);
       return stmt;

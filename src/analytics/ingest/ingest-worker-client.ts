@@ -16,6 +16,8 @@ export interface WorkerSetup {
   dedupCacheBytes?: number;
   /** The writer connection's SQLite page cache (OpenOptions.sqliteCacheKib). */
   sqliteCacheKib?: number;
+  /** The writer connection's prepared statements kept (OpenOptions.sqliteStatementCache). */
+  sqliteStatementCache?: number;
   /** V8 heap limits of the worker thread (Node's Worker resourceLimits), e.g. for a bounded-memory import. */
   resourceLimits?: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number };
 }

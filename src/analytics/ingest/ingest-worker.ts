@@ -23,6 +23,7 @@ const db = openDatabase({
   sqlitePath: setup.sqlitePath,
   walAutocheckpointPages: WRITER_AUTOCHECKPOINT_PAGES,
   ...(setup.sqliteCacheKib !== undefined ? { sqliteCacheKib: setup.sqliteCacheKib } : {}),
+  ...(setup.sqliteStatementCache !== undefined ? { sqliteStatementCache: setup.sqliteStatementCache } : {}),
 });
 /**
  * Replies settled together, in order, sent as one message (a group commit settles many writes at once; see

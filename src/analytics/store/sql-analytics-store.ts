@@ -23,7 +23,7 @@ export interface SqlAnalyticsStoreDeps {
   /** Errors of background work (summary sealing, a writer thread that cannot start), which never throws. */
   onBackgroundError?: (err: unknown) => void;
   /** Settings of the ingest writer's thread and connection (an import's bounded memory: import.ts IMPORT_WRITER). */
-  writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'sqliteCacheKib' | 'resourceLimits'>;
+  writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'sqliteCacheKib' | 'sqliteStatementCache' | 'resourceLimits'>;
 }
 
 /** A complete day is compacted once it has more segments than this (bench/README.md, bytes per event). */
