@@ -11,7 +11,8 @@ import type { Statement } from 'better-sqlite3';
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './index.ts';
 
-export type BulkColumnType = 'smallint' | 'integer' | 'bigint' | 'text';
+/** `bytes`: a binary column (blob / bytea), given as Buffers. */
+export type BulkColumnType = 'smallint' | 'integer' | 'bigint' | 'text' | 'bytes';
 
 export interface BulkTable {
   table: string;
@@ -146,7 +147,7 @@ function sqliteBulkWriter(handle: NonNullable<Database['sqliteHandle']>): BulkWr
 
 /** On PostgreSQL: one INSERT … SELECT FROM unnest(column arrays) per call. */
 function postgresBulkWriter(): BulkWriter {
-  const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]' };
+  const pgArrayType: Record<BulkColumnType, string> = { smallint: 'int2[]', integer: 'int4[]', bigint: 'int8[]', text: 'text[]', bytes: 'bytea[]' };
   const pgInsert = (spec: BulkTable, values: readonly unknown[], returning: readonly string[]) => {
     const width = spec.columns.length;
     const rows = rowCount(spec, values);

@@ -1,5 +1,5 @@
 // Dialect differences live here as capability flags, and nowhere else (ARCHITECTURE principle 3).
-import { type ColumnDefinitionBuilder, type CreateTableBuilder, type RawBuilder, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, type RawBuilder, sql } from 'kysely';
 
 export interface DialectCaps {
   /** For logs and metrics only: never branch on it outside src/db. */
@@ -12,6 +12,12 @@ export interface DialectCaps {
   readonly bigintType: 'integer' | 'bigint';
   /** Adds an auto-increment 64-bit primary key column named `name`. */
   autoIdColumn<T extends string, C extends string>(t: CreateTableBuilder<T, C>, name: string): CreateTableBuilder<T, C>;
+  /**
+   * After rows were inserted into an autoIdColumn table with explicit ids (a migration copying a table): makes
+   * the ids generated next larger than every stored one. SQLite's AUTOINCREMENT follows explicit ids itself; a
+   * PostgreSQL sequence is set past the largest.
+   */
+  continueAutoIds(db: Kysely<any>, table: string, column: string): Promise<void>;
   /** Largest number of bound parameters one statement may carry. */
   readonly maxParams: number;
   /** A table whose primary key covers every column can be stored as that key alone (SQLite `WITHOUT ROWID`). */
@@ -40,6 +46,7 @@ export const sqliteCaps: DialectCaps = {
   concurrentWriters: false,
   bigintType: 'integer',
   autoIdColumn: (t, name) => t.addColumn(name, 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement()),
+  continueAutoIds: async () => {},
   maxParams: 32_766,
   withoutRowid: true,
   blobType: 'blob',
@@ -54,6 +61,9 @@ export const postgresCaps: DialectCaps = {
   concurrentWriters: true,
   bigintType: 'bigint',
   autoIdColumn: (t, name) => t.addColumn(name, 'bigserial', (c: ColumnDefinitionBuilder) => c.primaryKey()),
+  continueAutoIds: async (db, table, column) => {
+    await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce(max(${sql.ref(column)}), 0) + 1, false) from ${sql.table(table)}`.execute(db);
+  },
   maxParams: 65_535,
   withoutRowid: false,
   blobType: 'bytea',

@@ -9,6 +9,7 @@ import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-cli
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { decodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
@@ -145,7 +146,10 @@ describe('analytics ingest worker (SQLite file)', () => {
     // The ids the mirror sent are the stored ones: every event of both batches points at its own path and visitor.
     const pathOf = new Map((await t.db.kysely.selectFrom('analytics_paths').select(['id', 'path']).execute()).map((r) => [Number(r.id), r.path]));
     const keyOf = new Map(
-      (await t.db.kysely.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).execute()).map((r) => [Number(r.ord), r.visitor_key]),
+      (await t.db.kysely.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).execute()).map((r) => [
+        Number(r.ord),
+        decodeVisitorKey(r.visitor_key),
+      ]),
     );
     const rows = (await storedRows(t.db))
       .filter((e) => pathOf.has(e.path_id) && keyOf.has(e.visitor_ord))

@@ -2,6 +2,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
+import { decodeVisitorKey, encodeVisitorKey } from './visitor-key.ts';
 
 type Q = Kysely<DB>;
 
@@ -44,10 +45,15 @@ const VISITOR_TABLE: BulkTable = {
   table: 'analytics_visitors',
   columns: [
     { name: 'project_ord', type: 'integer' },
-    { name: 'visitor_key', type: 'text' },
+    { name: 'visitor_key', type: 'bytes' },
   ],
   onConflict: 'ignore',
 };
+
+/** A stored visitor row with its key as the text the writer compares (keys are stored as bytes: visitor-key.ts). */
+function visitorRow(r: { ord: unknown; visitor_key: Uint8Array }): { ord: number; visitor_key: string } {
+  return { ord: Number(r.ord), visitor_key: decodeVisitorKey(r.visitor_key) };
+}
 
 export const analyticsStore = {
   // ---- projects: ordinal and data version ----------------------------------------------------------
@@ -94,7 +100,7 @@ export const analyticsStore = {
     if (rows.length === 0) return;
     await db
       .insertInto('analytics_visitors')
-      .values(rows)
+      .values(rows.map((r) => ({ project_ord: r.project_ord, visitor_key: encodeVisitorKey(r.visitor_key) })))
       // No conflict target: the key has no unique index (migration 0008); the ingest writer keeps keys unique.
       .onConflict((oc) => oc.doNothing())
       .execute();
@@ -102,7 +108,13 @@ export const analyticsStore = {
 
   async selectVisitorOrds(db: Q, projectOrd: number, keys: string[]): Promise<{ ord: number; visitor_key: string }[]> {
     if (keys.length === 0) return [];
-    return db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('project_ord', '=', projectOrd).where('visitor_key', 'in', keys).execute();
+    const rows = await db
+      .selectFrom('analytics_visitors')
+      .select(['ord', 'visitor_key'])
+      .where('project_ord', '=', projectOrd)
+      .where('visitor_key', 'in', keys.map(encodeVisitorKey))
+      .execute();
+    return rows.map(visitorRow);
   },
 
   // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
@@ -127,8 +139,9 @@ export const analyticsStore = {
    * (where a unique index exists, existing ones are skipped and return nothing).
    */
   async bulkInsertVisitorsReturning(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<{ ord: number; visitor_key: string }[]> {
-    const out = await bulk.insertReturning(trx, VISITOR_TABLE, rows, ['ord', 'visitor_key']);
-    return out.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key as string }));
+    const stored = rows.map((r) => [r[0], encodeVisitorKey(r[1] as string)]);
+    const out = await bulk.insertReturning(trx, VISITOR_TABLE, stored, ['ord', 'visitor_key']);
+    return out.map((r) => visitorRow(r as { ord: unknown; visitor_key: Uint8Array }));
   },
 
   /** A project's visitors with an ordinal above `afterOrd`, in ordinal order (loading and catching up an in-memory index). */
@@ -141,14 +154,14 @@ export const analyticsStore = {
       .orderBy('ord')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
+    return rows.map(visitorRow);
   },
 
   /** Visitors by ordinal (confirming in-memory index candidates). */
   async selectVisitorsByOrd(db: Q, ords: number[]): Promise<{ ord: number; visitor_key: string }[]> {
     if (ords.length === 0) return [];
     const rows = await db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('ord', 'in', ords).execute();
-    return rows.map((r) => ({ ord: Number(r.ord), visitor_key: r.visitor_key }));
+    return rows.map(visitorRow);
   },
 };
 

@@ -42,8 +42,8 @@ export interface AnalyticsTables {
   analytics_visitors: {
     ord: Generated<number>;
     project_ord: number;
-    /** The keyed visitor hash (never a raw IP). */
-    visitor_key: string;
+    /** The visitor key (the keyed visitor hash, never a raw IP, or the visitorId) as bytes: visitor-key.ts. */
+    visitor_key: Uint8Array;
   };
   /** Per-project user agent dictionary (migration 0007): raw events refer to it by ua_id. */
   analytics_user_agents: {

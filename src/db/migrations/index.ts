@@ -18,6 +18,7 @@ import * as m0014 from './0014_job_budgets.ts';
 import * as m0015 from './0015_code_host_threads.ts';
 import * as m0016 from './0016_analytics_segments.ts';
 import * as m0017 from './0017_analytics_day_summaries.ts';
+import * as m0018 from './0018_analytics_visitor_bytes.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -39,4 +40,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0015_code_host_threads': m0015.up,
   '0016_analytics_segments': m0016.up,
   '0017_analytics_day_summaries': m0017.up,
+  '0018_analytics_visitor_bytes': m0018.up,
 };

@@ -1,0 +1,46 @@
+import crypto from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { visitorKey } from '../../src/analytics/classify/identity.ts';
+import { decodeVisitorKey, encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
+
+describe('visitor keys as stored bytes', () => {
+  it('store the two forms identity makes compactly and give every key back exactly', () => {
+    const hashed = visitorKey({ secret: 's', rotation: 'daily', ip: '203.0.113.9', userAgent: 'UA', timestampMs: 0 });
+    expect(hashed).toMatch(/^h:/);
+    expect(encodeVisitorKey(hashed)).toHaveLength(18);
+    const uuid = `v:${crypto.randomUUID()}`;
+    expect(encodeVisitorKey(uuid)).toHaveLength(17);
+    const others = [
+      'v:1',
+      'v:',
+      'h:short',
+      `h:${'A'.repeat(23)}`,
+      'v:ABCDEF01-2345-6789-abcd-ef0123456789',
+      'v:zzzzzzzz-2345-6789-abcd-ef0123456789',
+      'v:ünïcødé ✓',
+      '',
+      'x',
+    ];
+    for (const k of [hashed, uuid, ...others]) expect(decodeVisitorKey(encodeVisitorKey(k))).toBe(k);
+    // Upper-case UUIDs are not the canonical form: stored as text, so they stay distinct from the lower-case one.
+    expect(encodeVisitorKey('v:ABCDEF01-2345-6789-abcd-ef0123456789')[0]).toBe(0);
+  });
+
+  it('round-trip every hash key (all last characters) and keep distinct keys distinct', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const body = crypto.randomBytes(17).toString('base64url').slice(0, 21) + (alphabet[i % 64] as string);
+      for (const k of [`h:${body}`, `v:${crypto.randomUUID()}`, `v:${body}`]) {
+        const bytes = encodeVisitorKey(k);
+        expect(decodeVisitorKey(bytes)).toBe(k);
+        seen.add(bytes.toString('hex'));
+      }
+    }
+    expect(seen.size).toBe(6000);
+    // A Uint8Array that is not a Buffer (as some drivers return) decodes the same.
+    const k = `h:${'Zz9_'.repeat(5)}Q-`;
+    expect(decodeVisitorKey(new Uint8Array(encodeVisitorKey(k)))).toBe(k);
+    expect(() => decodeVisitorKey(Buffer.from([9, 1, 2]))).toThrow(/unknown form/);
+  });
+});
