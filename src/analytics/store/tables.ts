@@ -5,8 +5,9 @@
 //   and a data `version` bumped in every ingest transaction (the export result cache keys on it).
 // - `analytics_paths` / `analytics_visitors` / `analytics_user_agents` are dictionaries: (project, normalised
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
-//   stored; only the keyed visitor hash. Visitors are append-only with no unique index on the key (migration
-//   0008): the ingest writer keeps them unique (in-memory hash index, src/analytics/ingest/visitor-index.ts).
+//   stored; only the keyed visitor hash (stored as bytes since migration 0018: visitor-key.ts). Visitors are
+//   append-only with no unique index on the key (migration 0008): the ingest writer keeps them unique (in-memory
+//   hash index, src/analytics/ingest/visitor-index.ts).
 // - `analytics_segments` keeps every accepted event in compressed columnar segments per (project, day) (migration
 //   0016; segment-store.ts): the only per-event storage.
 // - What the answers read of a day is derived from its segments (src/analytics/export/day-summary.ts): a day
