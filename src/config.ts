@@ -264,6 +264,13 @@ export const ConfigSchema = Type.Object({
       MAX,
       'Dictionary cache entries (paths, visitors) kept in memory per project for ingest.',
     ),
+    writerStatementCache: Int(
+      'INKWELL_ANALYTICS_WRITER_STATEMENT_CACHE',
+      32,
+      8,
+      4096,
+      "Prepared statements kept by the SQLite ingest writer's connection (each holds native memory outside the JavaScript heap).",
+    ),
     daySetCacheMb: Int(
       'INKWELL_ANALYTICS_DAYSET_CACHE_MB',
       256,

@@ -5,10 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DictionaryMirror } from '../../src/analytics/ingest/dictionary-mirror.ts';
+import { IMPORT_WRITER } from '../../src/analytics/ingest/import.ts';
 import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-client.ts';
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
 import { decodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
@@ -18,10 +20,13 @@ import { openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
 import { sqlAnalyticsService } from './services.ts';
 import { storedRows } from './stored-events.ts';
 
-function services(db: Database, ingestWorker = true) {
+function services(db: Database, ingestWorker = true, writerStatementCache = testConfig().analytics.writerStatementCache) {
   const projects = createProjectService(createProjectsStore(db.kysely));
   const config = testConfig();
-  return { projects, svc: sqlAnalyticsService({ config: { analytics: { ...config.analytics, ingestWorker } }, db, projects, now: Date.now }) };
+  return {
+    projects,
+    svc: sqlAnalyticsService({ config: { analytics: { ...config.analytics, ingestWorker, writerStatementCache } }, db, projects, now: Date.now }),
+  };
 }
 
 const batch = (n: number, offset: number) =>
@@ -248,6 +253,30 @@ describe('analytics ingest worker (SQLite file)', () => {
     const r = await svc.ingest.ingest(p.id, batch(300, 0), { source: 'api' });
     expect(r).toEqual({ accepted: 300, inserted: 300, rejected: [] });
     expect(await countEvents(t.reopen())).toBe(300);
+    await svc.close();
+  });
+
+  it("the service's writer keeps INKWELL_ANALYTICS_WRITER_STATEMENT_CACHE prepared statements (32 by default); an import's own settings win", () => {
+    const config = testConfig();
+    expect(config.analytics.writerStatementCache).toBe(32);
+    expect(testConfig({}, { INKWELL_ANALYTICS_WRITER_STATEMENT_CACHE: '64' }).analytics.writerStatementCache).toBe(64);
+    expect(writerSetup({ config }, 'a.db', 10).sqliteStatementCache).toBe(32);
+    expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteStatementCache).toBe(IMPORT_WRITER.sqliteStatementCache);
+  });
+
+  it('a writer keeping the fewest statements (8) evicts and compiles again, with the same results', async () => {
+    const { projects, svc } = services(t.db, true, 8);
+    expect(svc.store.writerMode).toBe('worker');
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    // Batches of many lengths: each dictionary lookup list length is a statement of its own, so more than 8 exist.
+    let offset = 0;
+    let inserted = 0;
+    for (const n of [1, 7, 50, 3, 120, 13, 400, 2, 77, 250, 9, 31]) {
+      inserted += (await svc.ingest.ingest(p.id, batch(n, offset), { source: 'api' })).inserted;
+      offset += n;
+    }
+    expect(inserted).toBe(offset);
+    expect(await countEvents(t.reopen())).toBe(offset);
     await svc.close();
   });
 });

@@ -32,6 +32,17 @@ const COMPACT_MIN_SEGMENTS = 8;
 const COMPACT_DAYS = 4;
 
 /**
+ * The writer thread's settings: the service's own (config) unless the caller gives its own (an import).
+ * The statement cache is small because the writer's dictionary lookups are `in (…)` lists whose every length is
+ * a statement of its own, up to thousands of parameters, compiled in native memory outside the V8 heaps: a cache
+ * of 256 of them held ~100 MB (bench/README.md, memory). The fixed statements run on every batch, so an LRU of
+ * 32 keeps them; only the rarely repeated list lengths are evicted and compiled again.
+ */
+export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writerThread'>, sqlitePath: string, cacheEntries: number): WorkerSetup {
+  return { sqlitePath, cacheEntries, sqliteStatementCache: deps.config.analytics.writerStatementCache, ...deps.writerThread };
+}
+
+/**
  * The writer for this database: a worker thread where writes would hold up this thread and the database has
  * a file the worker's own connection can open (unless disabled), else in this thread. With a worker, `mirror`
  * (dictionary-mirror.ts) copies the dictionary ids it commits into this thread.
@@ -43,14 +54,11 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);
-    const writer = createWorkerWriter(
-      { sqlitePath: file, cacheEntries, ...deps.writerThread },
-      {
-        fallback: inThread,
-        onLearned: (projectId, learned) => mirror.learn(projectId, learned),
-        onFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),
-      },
-    );
+    const writer = createWorkerWriter(writerSetup(deps, file, cacheEntries), {
+      fallback: inThread,
+      onLearned: (projectId, learned) => mirror.learn(projectId, learned),
+      onFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),
+    });
     return { writer, mirror };
   }
   return { writer: inThread(), mirror: null };
