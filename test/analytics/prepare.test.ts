@@ -1,14 +1,16 @@
 // The memoised event preparation (prepare.ts) and its caches: the result must always equal what the pure
 // functions compute — with tiny caches (constant eviction), across visitor-id rotation and secret changes,
 // and in two independent instances.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
 import { type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 import { utcDay } from '../../src/analytics/dates.ts';
-import { validateIngestEvent } from '../../src/analytics/ingest/event.ts';
+import { EVENT_LIMITS, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
 import type { WriteEvent } from '../../src/analytics/ingest/ingest-writer.ts';
-import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
+import { combinedBytesState, parseCombinedBytes } from '../../src/analytics/ingest/logparse.ts';
+import { createEventPreparer, MAX_FUTURE_MS } from '../../src/analytics/ingest/prepare.ts';
 import { GenerationCache } from '../../src/analytics/lru.ts';
 import { generate, prng } from './dataset.ts';
 
@@ -118,6 +120,90 @@ describe('event preparation with memo caches', () => {
     expect((p.prepare({ path: '/a' }, project, gen, NOW, 'k1') as WriteEvent)[14]).toBe('k1');
     expect(p.prepare({ path: '/a', userAgent: 'a\u0000b' }, project, gen, NOW, null)).toMatch(/userAgent must not contain NUL/);
     expect(p.prepare({ path: '/a', userAgent: 'a' }, project, gen, NOW, null)).toEqual(reference({ path: '/a', userAgent: 'a' }, 's', 'none'));
+  });
+});
+
+describe("the import's shortcut (prepareParsed)", () => {
+  // Any ASCII character but the line breaks, quote and backslash (those lines go to the text parser), NUL included.
+  const ascii = (max: number) =>
+    fc.string({
+      unit: fc
+        .integer({ min: 0, max: 127 })
+        .filter((c) => c !== 10 && c !== 13 && c !== 34 && c !== 92)
+        .map((c) => String.fromCharCode(c)),
+      maxLength: max,
+    });
+  /** A field: mostly short, sometimes past its limit (EVENT_LIMITS) or padded up to it. */
+  const field = (max: number, limit: number) =>
+    fc.oneof(
+      { weight: 4, arbitrary: ascii(max) },
+      { weight: 1, arbitrary: fc.tuple(ascii(8), fc.integer({ min: limit - 2, max: limit + 2 })).map(([a, n]) => (a + 'x'.repeat(n)).slice(0, n)) },
+    );
+  const pad = (n: number, w: number) => String(n).padStart(w, '0');
+  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec', 'Foo'];
+  const time = fc
+    .record({
+      d: fc.integer({ min: 0, max: 32 }),
+      mon: fc.constantFrom(...MONTHS),
+      // Around NOW (the future limit), 1969/1970 (the past one), and the ends of 4 digits.
+      y: fc.constantFrom(0, 1969, 1970, 2026, 2027, 9999),
+      hh: fc.integer({ min: 0, max: 24 }),
+      mm: fc.integer({ min: 0, max: 60 }),
+      ss: fc.integer({ min: 0, max: 61 }),
+      sign: fc.constantFrom('+', '-'),
+      oh: fc.integer({ min: 0, max: 24 }),
+      om: fc.integer({ min: 0, max: 60 }),
+    })
+    .map((t) => `${pad(t.d, 2)}/${t.mon}/${pad(t.y, 4)}:${pad(t.hh, 2)}:${pad(t.mm, 2)}:${pad(t.ss, 2)} ${t.sign}${pad(t.oh, 2)}${pad(t.om, 2)}`);
+  const plausible = fc
+    .record({
+      d: fc.integer({ min: 1, max: 28 }),
+      m: fc.integer({ min: 0, max: 11 }),
+      y: fc.constantFrom(1970, 2025, 2026),
+      h: fc.integer({ min: 0, max: 23 }),
+    })
+    .map((t) => `${pad(t.d, 2)}/${MONTHS[t.m]}/${t.y}:${pad(t.h, 2)}:30:00 +0000`);
+  // Either side of the future limit (NOW + MAX_FUTURE_MS) and of 1970, to the second.
+  const nearLimit = fc.tuple(fc.constantFrom(NOW + MAX_FUTURE_MS, 0), fc.integer({ min: -3 * 86_400, max: 3 * 86_400 })).map(([at, s]) => {
+    const d = new Date(at + s * 1000);
+    return `${pad(d.getUTCDate(), 2)}/${MONTHS[d.getUTCMonth()]}/${pad(d.getUTCFullYear(), 4)}:${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)} +0000`;
+  });
+  const line = fc
+    .record({
+      ip: fc.oneof(fc.constant('-'), fc.ipV4(), field(12, EVENT_LIMITS.ip)),
+      time: fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: nearLimit }, { weight: 1, arbitrary: time }),
+      method: fc.oneof(fc.constantFrom('GET', 'HEAD', 'post'), fc.stringMatching(/^[A-Za-z]{1,20}$/)),
+      path: fc.oneof(fc.stringMatching(/^\/[A-Za-z0-9._~/%?=&#-]{0,40}$/), field(30, EVENT_LIMITS.path), fc.constantFrom('/a/../..', '//', '/%00', '/x%ZZ')),
+      status: fc.integer({ min: 0, max: 999 }),
+      ref: fc.oneof(fc.constant('-'), field(30, EVENT_LIMITS.referrer)),
+      ua: fc.oneof(fc.constant('-'), fc.constantFrom('Mozilla/5.0 Firefox/125.0', 'GPTBot/1.0', 'curl/8'), field(30, EVENT_LIMITS.userAgent)),
+      common: fc.boolean(),
+    })
+    .map((f) => `${f.ip} - - [${f.time}] "${f.method} ${f.path} HTTP/1.1" ${pad(f.status, 3)} 5${f.common ? '' : ` "${f.ref}" "${f.ua}"`}`);
+
+  it('gives exactly what prepare gives, errors included, for arbitrary and hostile combined lines', () => {
+    const project = { id: 'p', visitorSecret: 's', rotation: 'daily' as VisitorIdRotation };
+    const generic = createEventPreparer();
+    const shortcut = createEventPreparer({ paths: 4, classes: 4, visitors: 4 });
+    let parsed = 0;
+    let stored = 0;
+    fc.assert(
+      fc.property(line, (text) => {
+        const b = Buffer.from(text, 'latin1');
+        const state = combinedBytesState();
+        const ev = parseCombinedBytes(b, 0, b.length, state);
+        if (ev === undefined || ev === null) return;
+        parsed++;
+        const want = generic.prepare({ ...ev }, project, generic.beginBatch(project), NOW, 'k');
+        const got = shortcut.prepareParsed({ ...ev }, state.ms, project, shortcut.beginBatch(project), NOW, 'k');
+        expect(got).toEqual(want);
+        if (typeof want !== 'string') stored++;
+      }),
+      { numRuns: 3000 },
+    );
+    // The generators reach both outcomes often.
+    expect(stored).toBeGreaterThan(300);
+    expect(parsed - stored).toBeGreaterThan(300);
   });
 });
 

@@ -243,6 +243,7 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
   const bytesState = combinedBytesState();
   let events: RawEvent[] = [];
   let keys: string[] = [];
+  let parsedMs: number[] = [];
   let lineNos: number[] = [];
   let lineNo = 0;
   let bytesRead = 0;
@@ -258,12 +259,13 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
   let failure: unknown = null;
   const flush = async () => {
     if (events.length === 0) return;
-    const batch = { events, keys, lineNos };
+    const batch = { events, keys, parsedMs, lineNos };
     events = [];
     keys = [];
+    parsedMs = [];
     lineNos = [];
     const p: Promise<void> = ingest
-      .ingest(opts.projectId, batch.events, { source: 'import', dedupKeys: batch.keys })
+      .ingest(opts.projectId, batch.events, { source: 'import', dedupKeys: batch.keys, parsedMs: batch.parsedMs })
       .then((r) => {
         stats.accepted += r.accepted;
         stats.inserted += r.inserted;
@@ -280,9 +282,11 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
     if (failure) throw failure;
   };
 
-  const add = (ev: RawEvent, key: string) => {
+  /** `ms`: the time of an event of the byte parser (ingest skips the checks it guarantees), NaN for others. */
+  const add = (ev: RawEvent, key: string, ms: number) => {
     events.push(ev);
     keys.push(key);
+    parsedMs.push(ms);
     lineNos.push(lineNo);
   };
 
@@ -297,7 +301,7 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
       return;
     }
     const digest = crypto.hash('sha256', line, 'buffer');
-    add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN));
+    add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN), Number.NaN);
   };
 
   const onLine = (buf: Buffer, start: number, end: number) => {
@@ -316,7 +320,7 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
           return;
         }
         const digest = crypto.hash('sha256', buf.subarray(start, end), 'buffer');
-        add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), bytesState.ms));
+        add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), bytesState.ms), bytesState.ms);
         return;
       }
     }
@@ -365,13 +369,16 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
     if (events.length <= n) return flush();
     const restEvents = events.slice(n);
     const restKeys = keys.slice(n);
+    const restMs = parsedMs.slice(n);
     const restLines = lineNos.slice(n);
     events.length = n;
     keys.length = n;
+    parsedMs.length = n;
     lineNos.length = n;
     await flush();
     events = restEvents;
     keys = restKeys;
+    parsedMs = restMs;
     lineNos = restLines;
   }
 }
