@@ -10,7 +10,7 @@ import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-cli
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
-import { writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
+import { SERVICE_WRITER_RESOURCE_LIMITS, writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
 import { decodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
@@ -260,7 +260,8 @@ describe('analytics ingest worker (SQLite file)', () => {
     const config = testConfig();
     expect(config.analytics.writerStatementCache).toBe(32);
     expect(testConfig({}, { INKWELL_ANALYTICS_WRITER_STATEMENT_CACHE: '64' }).analytics.writerStatementCache).toBe(64);
-    expect(writerSetup({ config }, 'a.db', 10).sqliteStatementCache).toBe(32);
+    expect(writerSetup({ config }, 'a.db', 10)).toMatchObject({ sqliteStatementCache: 32, resourceLimits: SERVICE_WRITER_RESOURCE_LIMITS });
+    expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).resourceLimits).toEqual(IMPORT_WRITER.resourceLimits);
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteStatementCache).toBe(IMPORT_WRITER.sqliteStatementCache);
   });
 
