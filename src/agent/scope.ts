@@ -110,23 +110,16 @@ export interface ScopeReport {
 export function scopeFindings(report: ScopeReport): Finding[] {
   const findings: Finding[] = report.outOfScope
     .filter((f) => f.justification === null)
-    .map((f) =>
-      f.reason === 'unrelated-page'
-        ? {
-            file: f.path,
-            line: 0,
-            column: 0,
-            rule: 'unrelated-page',
-            message: `this page (${f.status}) is not named by the request and does not link to a page this change adds, moves or deletes: revert it with revert_file or say why it belongs with justify_change. Unjustified, it is reverted before the commit.`,
-          }
-        : {
-            file: f.path,
-            line: 0,
-            column: 0,
-            rule: 'out-of-scope',
-            message: `${f.detail}, changed (${f.status}). Unless the request needs it, revert it with revert_file; if it does, say why with justify_change. Unjustified, it is reverted before the commit.`,
-          },
-    );
+    .map((f) => ({
+      file: f.path,
+      line: 0,
+      column: 0,
+      rule: f.reason === 'unrelated-page' ? 'unrelated-page' : 'out-of-scope',
+      message:
+        f.reason === 'unrelated-page'
+          ? `this page (${f.status}) is not named by the request and does not link to a page this change adds, moves or deletes: revert it with revert_file or say why it belongs with justify_change. Unjustified, it is reverted before the commit.`
+          : `${f.detail}, changed (${f.status}). Unless the request needs it, revert it with revert_file; if it does, say why with justify_change. Unjustified, it is reverted before the commit.`,
+    }));
   if (report.changedFiles > report.maxChangedFiles) {
     findings.push({
       file: '',
