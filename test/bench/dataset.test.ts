@@ -73,6 +73,11 @@ describe('bench data generator', () => {
     expect(counts[counts.length - 1]).toBeGreaterThan(100);
   });
 
+  it("names each event's visitor by its ordinal (what the dataset's distinct-visitor count counts)", () => {
+    const bad = events.filter((e) => !(e.ordinal >= 0 && e.ordinal < small.visitors && e.visitor === ordinalUuid(e.ordinal, small.seed)));
+    expect(bad.slice(0, 3)).toEqual([]);
+  });
+
   it('gives every visitor ordinal a distinct version-4 UUID', () => {
     const ids = new Set<string>();
     for (let i = 0; i < 20_000; i++) {
