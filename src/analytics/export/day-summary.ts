@@ -18,6 +18,7 @@
 
 import { referrerHost } from '../classify/facets.ts';
 import { isQualifyingParts } from '../classify/qualify.ts';
+import { ByteReader, ByteWriter } from '../segments/bytes.ts';
 import type { Segment } from '../segments/codec.ts';
 import { CLS_AI, CLS_CRAWLER, FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
 import {
@@ -326,7 +327,7 @@ export function mergeSummaries(a: DaySummary, b: DaySummary, version: number): D
 //   varint(view paths) × (varint(path id − previous) varint(human) varint(ai))
 //   varint(groups) × (byte facet, byte cls, varint(name bytes) name (UTF-8), varint(views), varint(requests),
 //                     varint(visitors) × varint(visitor − previous visitor, the first from 0))
-// Varints are little-endian base-128 of non-negative integers below 2^53.
+// Varints are canonical little-endian base-128 of non-negative integers below 2^53 (segments/bytes.ts).
 
 export class SummaryFormatError extends Error {}
 
@@ -336,32 +337,8 @@ export const DaySummaryFormatErrors = [SummaryFormatError, DaySetFormatError];
 const utf8 = new TextEncoder();
 const utf8Strict = new TextDecoder('utf-8', { fatal: true });
 
-class Out {
-  buf = new Uint8Array(256);
-  pos = 0;
-  ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-  }
-  varint(v: number): void {
-    this.ensure(8);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
-  }
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
-  }
-}
-
 export function encodeSummary(s: DaySummary): Uint8Array {
-  const o = new Out();
+  const o = new ByteWriter(256);
   o.varint(1);
   o.varint(s.maxSeq + 1);
   o.varint(s.crawlerRequests);
@@ -379,9 +356,8 @@ export function encodeSummary(s: DaySummary): Uint8Array {
   }
   o.varint(s.facets.length);
   for (const g of s.facets) {
-    o.ensure(2);
-    o.buf[o.pos++] = g.facet;
-    o.buf[o.pos++] = g.cls;
+    o.u8(g.facet);
+    o.u8(g.cls);
     const name = utf8.encode(g.name);
     o.varint(name.length);
     o.bytes(name);
@@ -394,28 +370,16 @@ export function encodeSummary(s: DaySummary): Uint8Array {
       pv = v;
     }
   }
-  return o.buf.slice(0, o.pos);
+  return o.finish();
 }
 
 /** Decodes a summary blob; corrupt or hostile input throws SummaryFormatError (or DaySetFormatError). */
 export function decodeSummary(day: number, version: number, data: Uint8Array): DaySummary {
-  let pos = 0;
-  const len = data.length;
-  const read = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (pos >= len) throw new SummaryFormatError('summary blob is truncated');
-      const b = data[pos++] as number;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 0x80;
-      if (mul > 2 ** 49) throw new SummaryFormatError('summary varint too long');
-    }
-  };
+  const r = new ByteReader(data, 'summary', (m) => new SummaryFormatError(m));
+  const read = (): number => r.varint();
   const count = (): number => {
     const n = read();
-    if (n > len - pos) throw new SummaryFormatError('summary count exceeds the blob');
+    if (n > r.remaining) throw new SummaryFormatError('summary count exceeds the blob');
     return n;
   };
   const format = read();
@@ -423,8 +387,7 @@ export function decodeSummary(day: number, version: number, data: Uint8Array): D
   const maxSeq = read() - 1;
   const crawlerRequests = read();
   const setLen = count();
-  const visitors = decodeDaySet(day, version, data.subarray(pos, pos + setLen));
-  pos += setLen;
+  const visitors = decodeDaySet(day, version, r.take(setLen));
   const nViews = count();
   const pathIds = new Uint32Array(nViews);
   const human = new Float64Array(nViews);
@@ -440,18 +403,17 @@ export function decodeSummary(day: number, version: number, data: Uint8Array): D
   const nGroups = count();
   const facets: FacetGroup[] = [];
   for (let k = 0; k < nGroups; k++) {
-    if (pos + 2 > len) throw new SummaryFormatError('summary blob is truncated');
-    const facet = data[pos++] as number;
-    const cls = data[pos++] as number;
+    const facet = r.u8();
+    const cls = r.u8();
     if (facet !== FACET_AGENT && facet !== FACET_REFERRER) throw new SummaryFormatError(`unknown facet ${facet}`);
     const nameLen = count();
+    const nameBytes = r.take(nameLen);
     let name: string;
     try {
-      name = utf8Strict.decode(data.subarray(pos, pos + nameLen));
+      name = utf8Strict.decode(nameBytes);
     } catch {
       throw new SummaryFormatError('summary facet name is not UTF-8');
     }
-    pos += nameLen;
     const views = read();
     const requests = read();
     const n = count();
@@ -464,6 +426,6 @@ export function decodeSummary(day: number, version: number, data: Uint8Array): D
     }
     facets.push({ facet, name, cls, visitors: vs, views, requests });
   }
-  if (pos !== len) throw new SummaryFormatError('summary blob has trailing bytes');
+  if (r.remaining !== 0) throw new SummaryFormatError('summary blob has trailing bytes');
   return { day, version, maxSeq, visitors, views: { pathIds, human, ai }, facets, crawlerRequests };
 }

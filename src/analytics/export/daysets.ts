@@ -13,6 +13,8 @@
 // and cleared after the path), bits 2–3 = seen anywhere in the window as human / ai (site-wide totals, one
 // sweep at the end). Each pair is touched twice (mark, count-and-clear): O(pairs + paths × days), exact.
 
+import { ByteReader, ByteWriter } from '../segments/bytes.ts';
+
 export const FLAG_HUMAN = 1;
 export const FLAG_AI = 2;
 
@@ -187,38 +189,13 @@ export function buildDaySetFromWords(day: number, version: number, base: number,
 //           zero bytes up to a multiple of 4, then pairCount × uint32 little-endian (visitor × 4 + flags).
 // Format 1 (still read): the same header with [1], then pairCount × varint((visitor − previous visitor of the
 //           path) × 4 + flags) (previous = 0 at a path start).
-// Varints are little-endian base-128 of non-negative integers below 2^53.
+// Varints are canonical little-endian base-128 of non-negative integers below 2^53 (segments/bytes.ts).
 
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
-class Writer {
-  buf: Uint8Array;
-  pos = 0;
-  constructor(size: number) {
-    this.buf = new Uint8Array(Math.max(16, size));
-  }
-  ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
-    next.set(this.buf);
-    this.buf = next;
-  }
-  varint(v: number): void {
-    this.ensure(8);
-    const b = this.buf;
-    let p = this.pos;
-    while (v >= 0x80) {
-      b[p++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    b[p++] = v;
-    this.pos = p;
-  }
-}
-
 export function encodeDaySet(s: DaySet): Uint8Array {
   const n = s.pairs.length;
-  const w = new Writer(16 + s.pathIds.length * 5 + n * 4);
+  const w = new ByteWriter(16 + s.pathIds.length * 5 + n * 4);
   if (s.base > 0) {
     w.varint(3);
     w.varint(s.base);
@@ -232,34 +209,23 @@ export function encodeDaySet(s: DaySet): Uint8Array {
     prev = p;
     w.varint((s.starts[k + 1] as number) - (s.starts[k] as number));
   }
-  w.pos = (w.pos + 3) & ~3;
-  w.ensure(n * 4);
-  if (LITTLE_ENDIAN) w.buf.set(new Uint8Array(s.pairs.buffer, s.pairs.byteOffset, n * 4), w.pos);
+  w.pad(4);
+  if (LITTLE_ENDIAN) w.bytes(new Uint8Array(s.pairs.buffer, s.pairs.byteOffset, n * 4));
   else {
-    const dv = new DataView(w.buf.buffer, w.buf.byteOffset);
-    for (let i = 0; i < n; i++) dv.setUint32(w.pos + i * 4, s.pairs[i] as number, true);
+    const le = new Uint8Array(n * 4);
+    const dv = new DataView(le.buffer);
+    for (let i = 0; i < n; i++) dv.setUint32(i * 4, s.pairs[i] as number, true);
+    w.bytes(le);
   }
-  w.pos += n * 4;
-  return w.buf.slice(0, w.pos);
+  return w.finish();
 }
 
 export class DaySetFormatError extends Error {}
 
 export function decodeDaySet(day: number, version: number, data: Uint8Array): DaySet {
-  let pos = 0;
   const len = data.length;
-  const read = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      if (pos >= len) throw new DaySetFormatError('day set blob is truncated');
-      const b = data[pos++] as number;
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 0x80;
-      if (mul > 2 ** 56) throw new DaySetFormatError('day set varint too long');
-    }
-  };
+  const r = new ByteReader(data, 'day set', (m) => new DaySetFormatError(m));
+  const read = (): number => r.varint();
   const format = read();
   if (format !== 1 && format !== 2 && format !== 3) throw new DaySetFormatError(`unknown day set format ${format}`);
   const base = format === 3 ? read() : 0;
@@ -282,14 +248,13 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   if (at !== nPairs) throw new DaySetFormatError('day set path counts do not add up');
   const pairs = new Uint32Array(nPairs);
   if (format !== 1) {
-    pos = (pos + 3) & ~3;
+    const pos = (r.pos + 3) & ~3;
     if (pos + nPairs * 4 !== len) throw new DaySetFormatError('day set blob has the wrong length');
     if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer).set(data.subarray(pos, len));
     else {
       const dv = new DataView(data.buffer, data.byteOffset);
       for (let i = 0; i < nPairs; i++) pairs[i] = dv.getUint32(pos + i * 4, true);
     }
-    pos = len;
   } else {
     for (let k = 0; k < nPaths; k++) {
       let pv = 0;
@@ -302,7 +267,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
         pairs[i] = pv * 4 + f;
       }
     }
-    if (pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
+    if (r.pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
   }
   // Visitors ascend within a path: its first and last pairs hold its extremes.
   let minV = Number.POSITIVE_INFINITY;

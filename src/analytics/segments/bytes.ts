@@ -1,9 +1,11 @@
-// Byte buffers for the segment codec: a growing writer and a bounds-checked reader. Pure: no I/O.
+// Byte buffers for the segment codec and the export's blobs (day sets, day summaries): a growing writer and a
+// bounds-checked reader. Pure: no I/O.
 //
 // Varints are unsigned LEB128 of at most 8 bytes (56 bits): enough for every integer the codec stores (all
 // are ≤ Number.MAX_SAFE_INTEGER), and arithmetic rather than 32-bit bit operations beyond 28 bits, so values
-// up to 2^53 − 1 survive. The reader never reads past its end, never accepts a varint longer than 8 bytes or
-// above MAX_SAFE_INTEGER, and reports every violation as a SegmentFormatError.
+// up to 2^53 − 1 survive. The reader never reads past its end, never accepts a varint longer than 8 bytes, above
+// MAX_SAFE_INTEGER or non-canonical, and reports every violation through its error factory (a SegmentFormatError
+// unless the format names its own error class).
 
 /** Bytes that are not a valid segment (corrupt, truncated, hostile or from an unknown format version). */
 export class SegmentFormatError extends Error {
@@ -60,6 +62,14 @@ export class ByteWriter {
     this.length = o;
   }
 
+  /** Zero bytes up to a multiple of `n` (a power of two) of the length. */
+  pad(n: number): void {
+    const to = (this.length + n - 1) & ~(n - 1);
+    this.ensure(to - this.length);
+    this.buf.fill(0, this.length, to);
+    this.length = to;
+  }
+
   bytes(src: Uint8Array): void {
     this.ensure(src.length);
     this.buf.set(src, this.length);
@@ -78,6 +88,7 @@ export class ByteReader {
     readonly buf: Uint8Array,
     /** What is being read, for error messages. */
     private what: string,
+    private readonly error: (message: string) => Error = (m) => new SegmentFormatError(m),
   ) {}
 
   /** Names the part being read in later errors. */
@@ -86,7 +97,7 @@ export class ByteReader {
   }
 
   fail(problem: string): never {
-    throw new SegmentFormatError(`${this.what}: ${problem}`);
+    throw this.error(`${this.what}: ${problem}`);
   }
 
   get remaining(): number {
@@ -105,6 +116,12 @@ export class ByteReader {
   varint(): number {
     const b = this.buf;
     let o = this.pos;
+    // Fast path: one-byte values (most deltas and counts). Past the end, b[o] is undefined and falls through.
+    const first = b[o] as number;
+    if (first < 0x80) {
+      this.pos = o + 1;
+      return first;
+    }
     let v = 0;
     let scale = 1;
     for (let k = 0; k < MAX_VARINT_BYTES; k++) {
