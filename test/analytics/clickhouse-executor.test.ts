@@ -78,11 +78,12 @@ for (const [engine, open] of ENGINES) {
         const tables = (await ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
         expect(tables).toEqual(expect.arrayContaining(['data_days', 'data_days_mv', 'dedup_keys', 'dedup_keys_mv', 'events', 'schema_migrations']));
         const codecs = await ch.query<{ name: string; c: string }>(
-          "SELECT name, compression_codec AS c FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('ts', 'seq') ORDER BY name",
+          "SELECT name, compression_codec AS c FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('ts', 'seq', 'user_agent') ORDER BY name",
         );
         expect(codecs.map((r) => [r.name, r.c])).toEqual([
           ['seq', 'CODEC(T64, ZSTD(3))'],
           ['ts', 'CODEC(T64, ZSTD(3))'],
+          ['user_agent', 'CODEC(ZSTD(3))'],
         ]);
       });
     });
@@ -94,7 +95,7 @@ for (const [engine, open] of ENGINES) {
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v1', cls: 'human', qualifying: 1, dedup_key: 'line-1' },
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v2', cls: 'human', qualifying: 1, dedup_key: null },
         ]);
-        expect(await migrateClickHouse(ch)).toEqual([2, 3]);
+        expect(await migrateClickHouse(ch)).toEqual([2, 3, 4]);
         expect(await ch.query('SELECT project, key FROM dedup_keys')).toEqual([{ project: 'prj_a', key: 'line-1' }]);
         const store = createClickHouseAnalyticsStore({ ch, now: Date.now });
         const event = (key: string): WriteEvent => [20_454 * 86_400_000, 20_454, '/b', '/b', 'v3', null, null, null, null, null, 'human', null, null, 1, key];

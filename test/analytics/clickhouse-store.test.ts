@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createClickHouseAnalyticsStore, openClickHouseAnalyticsStore } from '../../src/analytics/clickhouse/clickhouse-store.ts';
 import { createHttpExecutor } from '../../src/analytics/clickhouse/http-executor.ts';
+import { CLICKHOUSE_MIGRATIONS, migrateClickHouse } from '../../src/analytics/clickhouse/migrations.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
 import { testConfig } from '../../src/config.ts';
@@ -86,6 +87,69 @@ describe('ClickHouse store, concurrent appends', () => {
       }
     } finally {
       await store.close();
+      await t.cleanup();
+    }
+  });
+});
+
+describe('ClickHouse store, migration 4 (user agents dictionary-encoded) over stored events', () => {
+  it('converts the stored parts and every answer stays the same', async () => {
+    const t = openChdb();
+    try {
+      expect(
+        await migrateClickHouse(
+          t.ch,
+          CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 4),
+        ),
+      ).toEqual([1, 2, 3]);
+      const store = createClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
+      const day = 20_454;
+      const agents = [null, 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0', 'GPTBot/1.1', 'Mozilla/5.0 (compatible; Googlebot/2.1)'];
+      const events = Array.from({ length: 400 }, (_, i): WriteEvent => {
+        const cls = i % 4 === 2 ? 'ai' : i % 4 === 3 ? 'crawler' : 'human';
+        const rule = cls === 'ai' ? 'GPTBot' : cls === 'crawler' ? 'Googlebot' : null;
+        const path = `/p${i % 7}`;
+        return [
+          (day + (i % 9)) * 86_400_000 + i,
+          day + (i % 9),
+          path,
+          path,
+          `v${i % 23}`,
+          agents[i % 4] ?? null,
+          null,
+          'GET',
+          200,
+          null,
+          cls,
+          null,
+          rule,
+          cls === 'crawler' ? 0 : 1,
+          null,
+        ];
+      });
+      await store.append('prj_m4', 'api', packEvents(events.slice(0, 200)));
+      await store.append('prj_m4', 'api', packEvents(events.slice(200)));
+      const answers = async () => {
+        const q = { projectId: 'prj_m4', walkId: String(Math.random()), fromDay: null, toDay: null, offset: 0, limit: 100 };
+        return [await store.visitors(q), await store.views(q), await store.agents('prj_m4', q), await store.series('prj_m4', { ...q, interval: 'day' })];
+      };
+      const before = await answers();
+      expect(await migrateClickHouse(t.ch)).toEqual([4]);
+      expect(await migrateClickHouse(t.ch)).toEqual([]);
+      const [col] = await t.ch.query<{ type: string }>(
+        "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'user_agent'",
+      );
+      expect(col?.type).toBe('LowCardinality(Nullable(String))');
+      const [left] = await t.ch.query<{ n: string }>(
+        "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
+      );
+      expect(Number(left?.n)).toBe(0);
+      expect(await answers()).toEqual(before);
+      const [ua] = await t.ch.query<{ n: string }>("SELECT count() AS n FROM events WHERE user_agent = 'GPTBot/1.1'");
+      expect(Number(ua?.n)).toBe(100);
+      expect(await store.reclassify('prj_m4')).toMatchObject({ scanned: 400 });
+      await store.close();
+    } finally {
       await t.cleanup();
     }
   });

@@ -1,7 +1,7 @@
 // The DDL of the analytics tables on a ClickHouse cluster (docs/scaling.md). Not applied by Inkwell: an
 // operator runs it once, ON CLUSTER, before the first start (migrations 1 to 3 then find their tables and only
-// record themselves; migration 2's backfill reads the empty `events`, migration 3's ALTER of the Distributed
-// `events` changes its metadata only), then points CLICKHOUSE_URL at any node.
+// record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
+// Distributed `events` change its metadata only), then points CLICKHOUSE_URL at any node.
 // The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
 // shard-local, replicated `…_local` tables.
 //
@@ -12,7 +12,7 @@
 // visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
-import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_CODECS, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
+import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_CODECS, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION, EVENTS_TYPES_4 } from './migrations.ts';
 
 export interface ClusterDdlOptions {
   /** The cluster's name (remote_servers in the servers' configuration). */
@@ -47,6 +47,7 @@ ${EVENTS_COLUMNS}
       ORDER BY ${EVENTS_ORDER}${ttl}
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `ALTER TABLE events_local${on} ${EVENTS_CODECS}`,
+    `ALTER TABLE events_local${on} ${EVENTS_TYPES_4}`,
     `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${engine('ReplacingMergeTree', 'data_days_local')}
       ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv${on} TO data_days_local AS
