@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   buildDaySet,
+  buildDaySetFromWords,
   countWindow,
   type DaySet,
   DaySetFormatError,
@@ -218,6 +219,22 @@ describe('day sets: counting a window', () => {
       { numRuns: 200 },
     );
   });
+
+  it('renumbers more distinct visitors than a V8 Set or Map holds (2^24) for a window too wide for marks', () => {
+    // One day of 2^24 + 2 visitors far up the ordinals, another with one visitor at 0: the span forces densify.
+    const n = 2 ** 24 + 2;
+    const words = new Uint32Array(n);
+    for (let i = 0; i < n; i++) words[i] = i * 4 + FLAG_HUMAN;
+    const wide = buildDaySetFromWords(1, 1, 2 ** 40, [7], [words]);
+    const low = daySetOf(2, [[7, 0, H]]);
+    const dense = densify([low, wide]);
+    expect(dense[0]?.pairs[0]).toBe(FLAG_HUMAN);
+    expect(dense[1]?.minVisitor).toBe(1);
+    expect(dense[1]?.maxVisitor).toBe(n);
+    const c = countWindow([low, wide]);
+    expect(c.totals).toEqual({ human: n + 1, ai: 0, total: n + 1 });
+    expect([...c.total]).toEqual([n + 1]);
+  }, 120_000);
 
   it('counts a visitor seen as human on one day and as AI on another once in total', () => {
     const c = countWindow([daySetOf(1, [[1, 10, H]]), daySetOf(2, [[1, 10, A]]), daySetOf(3, [[2, 10, A]])]);
