@@ -2,7 +2,7 @@
 // API, then what it costs to keep and to read.
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
-//                          [--keep] [--no-pg-raw]
+//                          [--keep] [--no-pg-raw] [--pg-db bench_scale]
 //
 // --backends may add `clickhouse`: the analytics store on ClickHouse through chdb, the service run in this process
 // (chdb is one engine per process) over HTTP as the others are, projects on SQLite; with CLICKHOUSE_URL set it
@@ -40,6 +40,8 @@ const days = intArg(args, 'days') ?? 365;
 const runs = Math.max(1, intArg(args, 'runs') ?? 3);
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Backend | 'clickhouse')[];
 const keep = args.has('keep');
+/** Inkwell's PostgreSQL database (dropped and created afresh): a name of one's own when others run benchmarks too. */
+const pgDb = args.get('pg-db') ?? 'bench_scale';
 const RAW_SCALE_DB = 'bench_raw_scale';
 
 // The year ends on START_DAY (2026-08-01): ingest refuses times more than a day in the future, so the benchmark's
@@ -114,6 +116,37 @@ async function pgDatabaseMb(url: string): Promise<number> {
   }
 }
 
+/**
+ * Where a PostgreSQL database's bytes are: each table of the public schema with its heap, TOAST and indexes (bytes
+ * per event), and the rest (catalogs, free space map) as one line. Logged after the ingest.
+ */
+async function pgRelationSizes(url: string): Promise<string[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ name: string; total: string; heap: string; toast: string; indexes: string; rows: string }>(
+      `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS total, pg_relation_size(c.oid) AS heap,
+              coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS toast, pg_indexes_size(c.oid) AS indexes,
+              c.reltuples::bigint AS rows
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY pg_total_relation_size(c.oid) DESC`,
+    );
+    const db = await c.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size');
+    const perEvent = (b: number) => round(b / meta.counts.events, 2);
+    let tables = 0;
+    const out = r.rows
+      .filter((x) => Number(x.total) >= 2 ** 16)
+      .map((x) => {
+        tables += Number(x.total);
+        return `${x.name}: ${perEvent(Number(x.total))} B/event (heap ${perEvent(Number(x.heap))}, toast ${perEvent(Number(x.toast))}, indexes ${perEvent(Number(x.indexes))}; ~${Number(x.rows).toLocaleString('en')} rows)`;
+      });
+    out.push(`everything else (catalogs, small tables): ${perEvent(Number(db.rows[0]?.size) - tables)} B/event`);
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
 /** One crawler event dated before the data: the data version changes, no answer does. */
 export async function bump(baseUrl: string, projectId: string, key: string): Promise<void> {
   const r = await fetch(`${baseUrl}/v1/analytics/${encodeURIComponent(projectId)}/events`, {
@@ -128,7 +161,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
   const out: InkwellScale = { backend };
   const s: ServiceEnv = { backend, dataDir: tempDir(`scale-${backend}`) };
   try {
-    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase('bench_scale', BENCH_PG_ADMIN_URL);
+    if (backend === 'postgres') s.databaseUrl = await freshPgDatabase(pgDb, BENCH_PG_ADMIN_URL);
     const project = await createProject(s);
     let svc = await startService(s);
     try {
@@ -140,6 +173,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
       out.peakRssMbIngest = await svc.stop();
     }
     out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
+    if (backend === 'postgres') for (const line of await pgRelationSizes(s.databaseUrl as string)) log(`inkwell-postgres: ${line}`);
     out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
     out.exports = {};
     let peak = 0;

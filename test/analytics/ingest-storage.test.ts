@@ -6,7 +6,6 @@ import { classify } from '../../src/analytics/classify/classify.ts';
 import { normalizePath } from '../../src/analytics/classify/normalize.ts';
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
-import { decodeVisitorKey, encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 import { services } from './services.ts';
@@ -166,23 +165,20 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     });
     await svc.ingest.ingest(p.id, [ev('one', 0)], { source: 'api' });
     const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
-    // "Another process" adds visitor two (a large ordinal, as after many other projects' visitors).
-    await t.db.kysely
-      .insertInto('analytics_visitors')
-      .values({ ord: 5_000_000, project_ord: ord, visitor_key: encodeVisitorKey('v:two') })
-      .execute();
+    // "Another process" adds visitor two (a large ordinal, as a dictionary moved by migration 0019 may have).
+    await store.insertVisitors(t.db.kysely, ord, 5_000_000, ['v:two']);
     await svc.ingest.ingest(p.id, [ev('two', 1), ev('three', 2), ev('one', 3)], { source: 'api' });
     await svc.close();
     const other = services(t.reopen());
     await other.svc.ingest.ingest(p.id, [ev('three', 4), ev('two', 5), ev('four', 6)], { source: 'api' });
     await other.svc.close();
 
-    const visitors = (
-      await t.db.kysely.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('project_ord', '=', ord).orderBy('ord').execute()
-    ).map((v) => ({ ord: v.ord, visitor_key: decodeVisitorKey(v.visitor_key) }));
+    const visitors = await store.selectVisitorsAfter(t.db.kysely, ord, 0);
     expect(visitors.map((v) => v.visitor_key).sort()).toEqual(['v:four', 'v:one', 'v:three', 'v:two']);
     const ordOf = new Map(visitors.map((v) => [v.visitor_key, Number(v.ord)]));
     expect(ordOf.get('v:two')).toBe(5_000_000);
+    // New visitors take the ordinals after the project's largest.
+    expect([ordOf.get('v:one'), ordOf.get('v:three'), ordOf.get('v:four')]).toEqual([1, 5_000_001, 5_000_002]);
     const events = await storedRows(t.db);
     expect(events.map((e) => Number(e.visitor_ord))).toEqual(['v:one', 'v:two', 'v:three', 'v:one', 'v:three', 'v:two', 'v:four'].map((k) => ordOf.get(k)));
   });

@@ -45,48 +45,58 @@ describeEachDialect('analytics store', (dialect) => {
     const second = await store.selectPathIds(t.db.kysely, ord, ['h1', 'h2', 'h3']);
     expect(second).toHaveLength(3);
     for (const r of first) expect(second.find((s) => s.path_hash === r.path_hash)?.id).toBe(r.id);
-
-    // Visitors: the ingest writer keeps keys unique itself (migration 0008, visitor-index.ts).
-    await store.insertVisitors(t.db.kysely, [{ project_ord: ord, visitor_key: 'v:1' }]);
-    await store.insertVisitors(t.db.kysely, [{ project_ord: ord, visitor_key: 'v:2' }]);
-    const vs = await store.selectVisitorOrds(t.db.kysely, ord, ['v:1', 'v:2', 'v:3']);
-    expect(vs.map((v) => v.visitor_key).sort()).toEqual(['v:1', 'v:2']);
-    expect(new Set(vs.map((v) => v.ord)).size).toBe(2);
   });
 
-  it('visitors: insert returning ordinals, read back by ordinal and in ordinal order after a watermark', async () => {
+  it('visitors: chunks of consecutive ordinals per project, read back in ordinal order after a watermark and by ordinal', async () => {
     await t.db.kysely
       .insertInto('projects')
       .values({ id: 'prj_b', name: 'b', repository: 'r', ref: 'main', model: null, settings: '{}', visitor_secret: 's', created_at: 1 })
       .execute();
     await store.insertProjectOrd(t.db.kysely, 'prj_b');
     const other = (await store.selectProjectOrd(t.db.kysely, 'prj_b')) as number;
-    const keys = Array.from({ length: 150 }, (_, i) => `v:${i}`);
-    const inserted = await t.db.kysely.transaction().execute(async (trx) => {
-      const { createBulkWriter } = await import('../../src/db/bulk.ts');
-      const bulk = createBulkWriter(t.db);
-      const mine = await store.bulkInsertVisitorsReturning(
-        bulk,
-        trx,
-        keys.map((k) => [ord, k]),
-      );
-      await store.bulkInsertVisitorsReturning(bulk, trx, [[other, 'v:elsewhere']]);
+    // Keys of every stored form: hashes (18 bytes), UUIDs (17), texts of several lengths; more than one chunk's worth.
+    const keys = Array.from({ length: 300 }, (_, i) =>
+      i % 3 === 0 ? `h:${String(i).padStart(22, 'A')}` : i % 3 === 1 ? `v:00000000-0000-4000-8000-${String(i).padStart(12, '0')}` : `v:text-${i}`,
+    );
+    keys.push(`v:${'x'.repeat(3000)}`);
+    const { visitors: inserted, chunkStarts } = await t.db.kysely.transaction().execute(async (trx) => {
+      const mine = await store.insertVisitors(trx, ord, 1, keys);
+      await store.insertVisitors(trx, other, 1, ['v:elsewhere']);
       return mine;
     });
     expect(inserted.map((r) => r.visitor_key).sort()).toEqual([...keys].sort());
-    expect(new Set(inserted.map((r) => r.ord)).size).toBe(keys.length);
+    expect(inserted.map((r) => r.ord).sort((a, b) => a - b)).toEqual(keys.map((_, i) => i + 1));
+    // One width per chunk, each within the bound: hashes 2 chunks (100 × 18 bytes fit one), UUIDs 1, texts by length, the long one alone.
+    expect(chunkStarts.length).toBeGreaterThan(3);
+    expect(chunkStarts[0]).toBe(1);
     const byOrd = new Map(inserted.map((r) => [r.ord, r.visitor_key]));
 
-    const all = await store.selectVisitorsAfter(t.db.kysely, ord, 0, 1000);
-    expect(all.map((r) => r.ord)).toEqual([...byOrd.keys()].sort((a, b) => a - b));
+    const all = await store.selectVisitorsAfter(t.db.kysely, ord, 0);
+    expect(all.map((r) => r.ord)).toEqual(keys.map((_, i) => i + 1));
     for (const r of all) expect(r.visitor_key).toBe(byOrd.get(r.ord));
-    const tail = await store.selectVisitorsAfter(t.db.kysely, ord, all[99]!.ord, 20);
-    expect(tail).toEqual(all.slice(100, 120));
-    expect((await store.selectVisitorsAfter(t.db.kysely, other, 0, 10)).map((r) => r.visitor_key)).toEqual(['v:elsewhere']);
+    const chunks = await store.selectVisitorChunksAfter(t.db.kysely, ord, 0, 1000);
+    expect(chunks.map((c) => c.firstOrd)).toEqual(chunkStarts);
+    const tail = await store.selectVisitorChunksAfter(t.db.kysely, ord, chunks[0]!.firstOrd + chunks[0]!.keys.length - 1, 2);
+    expect(tail).toEqual(chunks.slice(1, 3));
+    expect(await store.selectVisitorsAfter(t.db.kysely, other, 0)).toEqual([{ ord: 1, visitor_key: 'v:elsewhere' }]);
 
-    const some = [all[3]!.ord, all[77]!.ord, 10 ** 9];
-    expect((await store.selectVisitorsByOrd(t.db.kysely, some)).sort((a, b) => a.ord - b.ord)).toEqual([all[3], all[77]]);
-    expect(await store.selectVisitorsByOrd(t.db.kysely, [])).toEqual([]);
+    const startOf = (o: number) => Math.max(...chunkStarts.filter((s) => s <= o));
+    const some = [all[3]!.ord, all[77]!.ord, all[299]!.ord, all[300]!.ord, all[150]!.ord];
+    const found = await store.selectVisitorsByOrd(
+      t.db.kysely,
+      ord,
+      some.map((o) => ({ first: startOf(o), ord: o })),
+    );
+    expect(found.sort((a, b) => a.ord - b.ord)).toEqual(some.sort((a, b) => a - b).map((o) => ({ ord: o, visitor_key: byOrd.get(o) })));
+    // An ordinal past its chunk's end, or of a chunk that is not there, is left out; other projects' chunks are not read.
+    expect(
+      await store.selectVisitorsByOrd(t.db.kysely, ord, [
+        { first: 301, ord: 302 },
+        { first: 10 ** 9, ord: 10 ** 9 },
+      ]),
+    ).toEqual([]);
+    expect(await store.selectVisitorsByOrd(t.db.kysely, other, [{ first: 1, ord: 1 }])).toEqual([{ ord: 1, visitor_key: 'v:elsewhere' }]);
+    expect(await store.selectVisitorsByOrd(t.db.kysely, ord, [])).toEqual([]);
   });
 
   it('keeps raw events as day segments and counts them', async () => {

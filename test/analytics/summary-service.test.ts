@@ -11,7 +11,6 @@ import { encodeSegment } from '../../src/analytics/segments/codec.ts';
 import { segmentStore } from '../../src/analytics/store/segment-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { summaryStore } from '../../src/analytics/store/summary-store.ts';
-import { encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
 import { MIGRATIONS } from '../../src/db/migrations/index.ts';
@@ -268,10 +267,7 @@ describeEachDialect('analytics day summaries', (dialect) => {
         userAgent: HUMAN_UA,
         timestampMs: START_MS,
       });
-      await t.db.kysely
-        .insertInto('analytics_visitors')
-        .values({ ord: at, project_ord: ord, visitor_key: encodeVisitorKey(key) })
-        .execute();
+      await analyticsStore.insertVisitors(t.db.kysely, ord, at, [key]);
     }
     // Day 1: two big visitors (one base for the day), day 2 a bigger one: the window spreads wider than a marks array.
     await a.svc.ingest.ingest(

@@ -99,11 +99,31 @@ interface ProjectCache {
    * Every visitor of the project by key hash (visitor-index.ts), complete up to ordinal `upTo`. Loaded on the
    * project's first write; caught up under the project's write lock in every transaction.
    */
-  visitorIndex?: { index: VisitorHashIndex; upTo: number };
+  visitorIndex?: VisitorIndexState;
 }
 
-/** Rows read per query when loading or catching up a visitor index. */
-const VISITOR_LOAD_CHUNK = 50_000;
+interface VisitorIndexState {
+  index: VisitorHashIndex;
+  /** The project's largest ordinal indexed: always the last of a chunk (chunks are read and added whole). */
+  upTo: number;
+  /** First ordinal of every chunk indexed, ascending (where a candidate's key is read: store.selectVisitorsByOrd). */
+  starts: number[];
+}
+
+/** Chunks read per query when loading or catching up a visitor index (~110 visitors each). */
+const VISITOR_LOAD_CHUNKS = 500;
+
+/** The first ordinal of the chunk holding `ord`: the largest start not above it. */
+function chunkStartOf(starts: readonly number[], ord: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= ord) lo = mid;
+    else hi = mid - 1;
+  }
+  return starts[lo] ?? 0;
+}
 
 interface Job {
   projectId: string;
@@ -139,6 +159,8 @@ interface NewEntries {
   visitors: Map<string, number>;
   userAgents: Map<string, number>;
   indexed: { key: string; ord: number }[];
+  /** First ordinals of the visitor chunks it added. */
+  starts: number[];
 }
 
 function sha256(s: string): string {
@@ -337,16 +359,20 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
    * lock (the version bump came first: SQLite's single writer, a row lock on PostgreSQL, so writers of one
    * project take turns and each statement after the bump sees what the previous one committed). After
    * catching up on visitors committed by other processes, a key absent from the index is absent from the
-   * table. Index candidates are confirmed by their stored key. The entries added here join the index after
-   * the commit (`indexed` lists them).
+   * table, and the index's watermark is the project's largest ordinal: new visitors take the ordinals after it
+   * (store.insertVisitors). Index candidates are confirmed by their stored key. The entries added here join the
+   * index after the commit (`indexed` and `starts` list them).
    */
   /** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
-  async function catchUp(q: Kysely<DB>, ord: number, vi: { index: VisitorHashIndex; upTo: number }): Promise<void> {
+  async function catchUp(q: Kysely<DB>, ord: number, vi: VisitorIndexState): Promise<void> {
     for (;;) {
-      const rows = await store.selectVisitorsAfter(q, ord, vi.upTo, VISITOR_LOAD_CHUNK);
-      for (const r of rows) vi.index.add(r.visitor_key, r.ord);
-      if (rows.length > 0) vi.upTo = (rows[rows.length - 1] as { ord: number }).ord;
-      if (rows.length < VISITOR_LOAD_CHUNK) break;
+      const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, VISITOR_LOAD_CHUNKS);
+      for (const c of chunks) {
+        for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
+        vi.starts.push(c.firstOrd);
+        vi.upTo = c.firstOrd + c.keys.length - 1;
+      }
+      if (chunks.length < VISITOR_LOAD_CHUNKS) break;
     }
   }
 
@@ -361,7 +387,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     let p = loading.get(ord);
     if (!p) {
       p = (async () => {
-        const vi = { index: new VisitorHashIndex(), upTo: 0 };
+        const vi: VisitorIndexState = { index: new VisitorHashIndex(), upTo: 0, starts: [] };
         await catchUp(db.kysely, ord, vi);
         const cache = cacheFor(ord);
         cache.visitorIndex ??= vi;
@@ -371,11 +397,17 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return p;
   }
 
-  async function resolveVisitors(trx: Kysely<DB>, ord: number, misses: Set<string>, added: { key: string; ord: number }[]): Promise<Map<string, number>> {
+  async function resolveVisitors(
+    trx: Kysely<DB>,
+    ord: number,
+    misses: Set<string>,
+    added: { key: string; ord: number }[],
+    addedStarts: number[],
+  ): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (misses.size === 0) return found;
     const cache = cacheFor(ord);
-    cache.visitorIndex ??= { index: new VisitorHashIndex(), upTo: 0 };
+    cache.visitorIndex ??= { index: new VisitorHashIndex(), upTo: 0, starts: [] };
     const vi = cache.visitorIndex;
     // Visitors other processes committed since we last looked (they exist: safe to index at once).
     await catchUp(trx, ord, vi);
@@ -394,9 +426,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     }
     if (toConfirm.size > 0) {
       const stored = new Map<string, number>();
-      for (const chunk of chunkRows([...toConfirm], 1, db.caps.maxParams - 1, 5000)) {
-        for (const r of await store.selectVisitorsByOrd(trx, chunk)) stored.set(r.visitor_key, r.ord);
-      }
+      const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(vi.starts, o), ord: o }));
+      for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
       for (const key of withCandidates) {
         const o = stored.get(key);
         if (o === undefined) fresh.push(key);
@@ -405,16 +436,12 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     }
     if (fresh.length > 0) {
       fresh.sort();
-      const rows = await store.bulkInsertVisitorsReturning(
-        bulk,
-        trx,
-        fresh.map((k) => [ord, k]),
-      );
+      const { visitors: rows, chunkStarts } = await store.insertVisitors(trx, ord, vi.upTo + 1, fresh);
       for (const r of rows) {
         found.set(r.visitor_key, r.ord);
         added.push({ key: r.visitor_key, ord: r.ord });
       }
-      if (rows.length !== fresh.length) throw new Error(`visitor dictionary: ${fresh.length - rows.length} of ${fresh.length} new visitors not inserted`);
+      addedStarts.push(...chunkStarts);
     }
     return found;
   }
@@ -534,7 +561,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     }));
     const paths = await resolvePaths(trx, ord, pathMiss);
     const indexed: { key: string; ord: number }[] = [];
-    const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed);
+    const starts: number[] = [];
+    const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed, starts);
     const userAgents = await resolveUserAgents(trx, ord, uaMiss);
     for (let j = 0; j < todo.length; j++) {
       const b = (todo[j] as GroupJob).job.batch;
@@ -543,7 +571,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       fillMisses(vords, b, visitors);
       fillMisses(uas, b, userAgents);
     }
-    return { ids, entries: { paths, visitors, userAgents, indexed } };
+    return { ids, entries: { paths, visitors, userAgents, indexed, starts } };
   }
 
   /** After the commit (never before: a rolled-back id must not be cached), the group's new dictionary entries join the caches. */
@@ -559,6 +587,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
           vi.index.add(key, o);
           if (o > vi.upTo) vi.upTo = o;
         }
+        vi.starts.push(...e.starts);
       }
     }
   }

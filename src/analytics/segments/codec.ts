@@ -88,7 +88,7 @@ export interface SegmentEvent {
   pathId: number;
   /** The path or URL as sent, for audits; null = the same as the normalised path. */
   rawPath: string | null;
-  /** analytics_visitors.ord. */
+  /** The visitor's ordinal in its project (analytics_visitor_chunks, tables.ts). */
   visitor: number;
   /** analytics_user_agents.id; null = no user agent. */
   uaId: number | null;

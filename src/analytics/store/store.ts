@@ -41,18 +41,61 @@ const USER_AGENT_TABLE: BulkTable = {
   onConflict: 'ignore',
 };
 
-const VISITOR_TABLE: BulkTable = {
-  table: 'analytics_visitors',
-  columns: [
-    { name: 'project_ord', type: 'integer' },
-    { name: 'visitor_key', type: 'bytes' },
-  ],
-  onConflict: 'ignore',
-};
+/**
+ * Key bytes one visitor chunk holds at most (`analytics_visitor_chunks`, migration 0019). With the row's other
+ * columns this keeps a chunk row under PostgreSQL's TOAST threshold (2,032 bytes: the row stays inline, four to an
+ * 8 KiB page) and two rows to a 4 KiB SQLite page, without overflow pages.
+ */
+export const VISITOR_CHUNK_BYTES = 1984;
 
-/** A stored visitor row with its key as the text the writer compares (keys are stored as bytes: visitor-key.ts). */
-function visitorRow(r: { ord: unknown; visitor_key: Uint8Array }): { ord: number; visitor_key: string } {
-  return { ord: Number(r.ord), visitor_key: decodeVisitorKey(r.visitor_key) };
+/** A stored visitor chunk: consecutive ordinals from `firstOrd`, one key each. */
+export interface VisitorChunk {
+  firstOrd: number;
+  /** The keys of ordinals firstOrd, firstOrd + 1, … (as the writer compares them: text). */
+  keys: string[];
+}
+
+/** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
+function chunkKeys(width: number, data: Uint8Array): string[] {
+  const b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (width <= 0 || b.length % width !== 0) throw new Error(`visitor chunk: ${b.length} bytes are not keys of ${width}`);
+  const out: string[] = [];
+  for (let o = 0; o < b.length; o += width) out.push(decodeVisitorKey(b.subarray(o, o + width)));
+  return out;
+}
+
+/**
+ * Groups encoded keys into chunk rows: keys of one width each (the key of an ordinal is then found by its offset),
+ * at most VISITOR_CHUNK_BYTES a row (at least one key), ordinals consecutive from `nextOrd` in the given order
+ * within a width, widths in order of first appearance. Pure.
+ */
+export function visitorChunkRows(
+  projectOrd: number,
+  nextOrd: number,
+  keys: readonly string[],
+): { rows: { first_ord: number; project_ord: number; width: number; keys: Buffer }[]; assigned: { ord: number; visitor_key: string }[] } {
+  const byWidth = new Map<number, { key: string; bytes: Buffer }[]>();
+  for (const key of keys) {
+    const bytes = encodeVisitorKey(key);
+    let g = byWidth.get(bytes.length);
+    if (!g) {
+      g = [];
+      byWidth.set(bytes.length, g);
+    }
+    g.push({ key, bytes });
+  }
+  const rows: { first_ord: number; project_ord: number; width: number; keys: Buffer }[] = [];
+  const assigned: { ord: number; visitor_key: string }[] = [];
+  let ord = nextOrd;
+  for (const [width, group] of byWidth) {
+    const per = Math.max(1, Math.floor(VISITOR_CHUNK_BYTES / width));
+    for (let i = 0; i < group.length; i += per) {
+      const part = group.slice(i, i + per);
+      rows.push({ first_ord: ord, project_ord: projectOrd, width, keys: Buffer.concat(part.map((k) => k.bytes)) });
+      for (const k of part) assigned.push({ ord: ord++, visitor_key: k.key });
+    }
+  }
+  return { rows, assigned };
 }
 
 export const analyticsStore = {
@@ -96,25 +139,80 @@ export const analyticsStore = {
     return db.selectFrom('analytics_paths').select(['id', 'path_hash']).where('project_ord', '=', projectOrd).where('path_hash', 'in', hashes).execute();
   },
 
-  async insertVisitors(db: Q, rows: { project_ord: number; visitor_key: string }[]): Promise<void> {
-    if (rows.length === 0) return;
-    await db
-      .insertInto('analytics_visitors')
-      .values(rows.map((r) => ({ project_ord: r.project_ord, visitor_key: encodeVisitorKey(r.visitor_key) })))
-      // No conflict target: the key has no unique index (migration 0008); the ingest writer keeps keys unique.
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+  // ---- visitors (migration 0019: chunks of consecutive ordinals; see tables.ts) ----------------------------
+
+  /**
+   * Appends a project's new visitors with ordinals from `nextOrd` (one above the project's largest: the caller
+   * holds the project's write lock and has caught up, see ingest-writer.ts) and returns the ordinals given.
+   */
+  async insertVisitors(
+    db: Q,
+    projectOrd: number,
+    nextOrd: number,
+    keys: readonly string[],
+  ): Promise<{ visitors: { ord: number; visitor_key: string }[]; chunkStarts: number[] }> {
+    if (keys.length === 0) return { visitors: [], chunkStarts: [] };
+    const { rows, assigned } = visitorChunkRows(projectOrd, nextOrd, keys);
+    for (let i = 0; i < rows.length; i += 200)
+      await db
+        .insertInto('analytics_visitor_chunks')
+        .values(rows.slice(i, i + 200))
+        .execute();
+    return { visitors: assigned, chunkStarts: rows.map((r) => r.first_ord) };
   },
 
-  async selectVisitorOrds(db: Q, projectOrd: number, keys: string[]): Promise<{ ord: number; visitor_key: string }[]> {
-    if (keys.length === 0) return [];
+  /**
+   * A project's visitor chunks that start above `afterOrd`, in ordinal order, at most `limit` of them (loading and
+   * catching up an in-memory index, whose watermark is always the last ordinal of a chunk).
+   */
+  async selectVisitorChunksAfter(db: Q, projectOrd: number, afterOrd: number, limit: number): Promise<VisitorChunk[]> {
     const rows = await db
-      .selectFrom('analytics_visitors')
-      .select(['ord', 'visitor_key'])
+      .selectFrom('analytics_visitor_chunks')
+      .select(['first_ord', 'width', 'keys'])
       .where('project_ord', '=', projectOrd)
-      .where('visitor_key', 'in', keys.map(encodeVisitorKey))
+      .where('first_ord', '>', afterOrd)
+      // A two-sided range keeps PostgreSQL on the primary key without statistics (store history: an unanalysed
+      // insert-only table made it estimate `> $1` at a third of the rows and scan the whole dictionary).
+      .where('first_ord', '<=', Number.MAX_SAFE_INTEGER)
+      .orderBy('first_ord')
+      .limit(limit)
       .execute();
-    return rows.map(visitorRow);
+    return rows.map((r) => ({ firstOrd: Number(r.first_ord), keys: chunkKeys(Number(r.width), r.keys) }));
+  },
+
+  /** A project's visitors above `afterOrd` in ordinal order, whole chunks up to `limitChunks` of them (tests, tools). */
+  async selectVisitorsAfter(db: Q, projectOrd: number, afterOrd: number, limitChunks = 1_000_000): Promise<{ ord: number; visitor_key: string }[]> {
+    const out: { ord: number; visitor_key: string }[] = [];
+    for (const c of await analyticsStore.selectVisitorChunksAfter(db, projectOrd, afterOrd, limitChunks)) {
+      c.keys.forEach((k, i) => {
+        out.push({ ord: c.firstOrd + i, visitor_key: k });
+      });
+    }
+    return out;
+  },
+
+  /**
+   * The keys of visitors by ordinal, each with the first ordinal of its chunk (`first`, which the caller knows from
+   * the chunks it read): one key-sized slice of a chunk row per visitor, found by the chunk's primary key. Ordinals
+   * their chunk does not hold are left out.
+   */
+  async selectVisitorsByOrd(db: Q, projectOrd: number, refs: readonly { first: number; ord: number }[]): Promise<{ ord: number; visitor_key: string }[]> {
+    const out: { ord: number; visitor_key: string }[] = [];
+    for (let i = 0; i < refs.length; i += 2000) {
+      const part = refs.slice(i, i + 2000);
+      // A correlated lookup per ordinal (both dialects run it as one primary-key probe per row); VALUES columns are
+      // named column1, column2 on SQLite and PostgreSQL alike.
+      const values = sql.join(part.map((r) => sql`(cast(${r.first} as bigint), cast(${r.ord} as bigint))`));
+      const rows = await sql<{ ord: number | string; visitor_key: Uint8Array | null }>`select o.column2 as ord,
+          (select substr(c.keys, cast((o.column2 - c.first_ord) * c.width + 1 as integer), c.width)
+             from analytics_visitor_chunks c where c.project_ord = ${projectOrd} and c.first_ord = o.column1) as visitor_key
+        from (values ${values}) as o`.execute(db);
+      for (const r of rows.rows) {
+        if (r.visitor_key === null || r.visitor_key.length === 0) continue;
+        out.push({ ord: Number(r.ord), visitor_key: decodeVisitorKey(r.visitor_key) });
+      }
+    }
+    return out;
   },
 
   // ---- bulk writes (ingest hot path; inside a transaction, see src/db/bulk.ts) --------------------------
@@ -132,43 +230,6 @@ export const analyticsStore = {
   async selectUserAgentIds(db: Q, projectOrd: number, hashes: string[]): Promise<{ id: number; ua_hash: string }[]> {
     if (hashes.length === 0) return [];
     return db.selectFrom('analytics_user_agents').select(['id', 'ua_hash']).where('project_ord', '=', projectOrd).where('ua_hash', 'in', hashes).execute();
-  },
-
-  /**
-   * Inserts dictionary visitors [project_ord, visitor_key] and returns the ordinals given to those inserted
-   * (where a unique index exists, existing ones are skipped and return nothing).
-   */
-  async bulkInsertVisitorsReturning(bulk: BulkWriter, trx: Q, rows: readonly BulkRow[]): Promise<{ ord: number; visitor_key: string }[]> {
-    const stored = rows.map((r) => [r[0], encodeVisitorKey(r[1] as string)]);
-    const out = await bulk.insertReturning(trx, VISITOR_TABLE, stored, ['ord', 'visitor_key']);
-    return out.map((r) => visitorRow(r as { ord: unknown; visitor_key: Uint8Array }));
-  },
-
-  /** A project's visitors with an ordinal above `afterOrd`, in ordinal order (loading and catching up an in-memory index). */
-  async selectVisitorsAfter(db: Q, projectOrd: number, afterOrd: number, limit: number): Promise<{ ord: number; visitor_key: string }[]> {
-    const rows = await db
-      .selectFrom('analytics_visitors')
-      .select(['ord', 'visitor_key'])
-      .where('ord', '>', afterOrd)
-      // The upper bound selects nothing more (ordinals are safe integers) but keeps PostgreSQL on the ordinal
-      // index. Without statistics on the table (a fresh, insert-only table autovacuum has not analysed yet) it
-      // estimated `ord > $1` at a third of the rows, chose a parallel scan of the whole dictionary plus a sort
-      // for every ingest transaction's catch-up, and ingest slowed as the dictionary grew; a two-sided range is
-      // estimated small. Measured: catching up at 525k visitors 41 ms -> 0.2 ms (bench/README.md, "Visitor
-      // dictionary as bytes").
-      .where('ord', '<=', Number.MAX_SAFE_INTEGER)
-      .where('project_ord', '=', projectOrd)
-      .orderBy('ord')
-      .limit(limit)
-      .execute();
-    return rows.map(visitorRow);
-  },
-
-  /** Visitors by ordinal (confirming in-memory index candidates). */
-  async selectVisitorsByOrd(db: Q, ords: number[]): Promise<{ ord: number; visitor_key: string }[]> {
-    if (ords.length === 0) return [];
-    const rows = await db.selectFrom('analytics_visitors').select(['ord', 'visitor_key']).where('ord', 'in', ords).execute();
-    return rows.map(visitorRow);
   },
 };
 

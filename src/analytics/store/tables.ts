@@ -3,11 +3,12 @@
 // Storage design (see ARCHITECTURE "Performance design notes"):
 // - `analytics_projects` gives each project a small integer (`ord`) used by every other analytics table,
 //   and a data `version` bumped in every ingest transaction (the export result cache keys on it).
-// - `analytics_paths` / `analytics_visitors` / `analytics_user_agents` are dictionaries: (project, normalised
+// - `analytics_paths` / `analytics_visitor_chunks` / `analytics_user_agents` are dictionaries: (project, normalised
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash (stored as bytes since migration 0018: visitor-key.ts). Visitors are
-//   append-only with no unique index on the key (migration 0008): the ingest writer keeps them unique (in-memory
-//   hash index, src/analytics/ingest/visitor-index.ts).
+//   append-only with no index on the key (migration 0008): the ingest writer keeps them unique (in-memory hash
+//   index, src/analytics/ingest/visitor-index.ts). Since migration 0019 they are stored in chunks of consecutive
+//   ordinals of one project (one row per ~110 visitors instead of a row and an index entry each).
 // - `analytics_segments` keeps every accepted event in compressed columnar segments per (project, day) (migration
 //   0016; segment-store.ts): the only per-event storage.
 // - What the answers read of a day is derived from its segments (src/analytics/export/day-summary.ts): a day
@@ -40,11 +41,19 @@ export interface AnalyticsTables {
     path_hash: string;
     path: string;
   };
-  analytics_visitors: {
-    ord: Generated<number>;
+  /**
+   * The visitor dictionary (migration 0019): each row the keys of a project's ordinals first_ord, first_ord + 1, …
+   * (ordinals are per project, dense but for the gaps of rows moved from before 0019). Append-only; rows are
+   * written by an ingest transaction holding the project's write lock, with ordinals after the largest stored
+   * (ingest-writer.ts). `keys` holds `width` bytes per visitor: the visitor key (the keyed visitor hash, never
+   * a raw IP, or the visitorId) as visitor-key.ts encodes it; a row holds keys of one width, at most
+   * store.ts VISITOR_CHUNK_BYTES of them, so the key of an ordinal is a slice at a known offset.
+   */
+  analytics_visitor_chunks: {
+    first_ord: number;
     project_ord: number;
-    /** The visitor key (the keyed visitor hash, never a raw IP, or the visitorId) as bytes: visitor-key.ts. */
-    visitor_key: Uint8Array;
+    width: number;
+    keys: Uint8Array;
   };
   /** Per-project user agent dictionary (migration 0007): raw events refer to it by ua_id. */
   analytics_user_agents: {

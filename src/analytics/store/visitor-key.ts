@@ -1,5 +1,5 @@
-// How a visitor key (src/analytics/classify/identity.ts) is stored in `analytics_visitors.visitor_key`: as bytes,
-// not text (migration 0018). Pure: no I/O.
+// How a visitor key (src/analytics/classify/identity.ts) is stored in the visitor dictionary: as bytes, not text
+// (migration 0018; since 0019 one key every `width` bytes of an `analytics_visitor_chunks` row). Pure: no I/O.
 //
 // Why: the dictionary holds one row per visitor, and its key was the largest part of it (`v:<uuid>` is 38
 // characters of text, `h:<22 base64url chars>` 24). The two forms the identity module makes carry 16 and 16.5

@@ -19,6 +19,7 @@ import * as m0015 from './0015_code_host_threads.ts';
 import * as m0016 from './0016_analytics_segments.ts';
 import * as m0017 from './0017_analytics_day_summaries.ts';
 import * as m0018 from './0018_analytics_visitor_bytes.ts';
+import * as m0019 from './0019_analytics_visitor_chunks.ts';
 
 export type MigrationFn = (db: Kysely<any>, caps: DialectCaps) => Promise<void>;
 
@@ -41,4 +42,5 @@ export const MIGRATIONS: Record<string, MigrationFn> = {
   '0016_analytics_segments': m0016.up,
   '0017_analytics_day_summaries': m0017.up,
   '0018_analytics_visitor_bytes': m0018.up,
+  '0019_analytics_visitor_chunks': m0019.up,
 };
