@@ -305,6 +305,10 @@ export const ConfigSchema = Type.Object({
     }),
     user: OptionalText('CLICKHOUSE_USER', "ClickHouse user (default: the server's default user)."),
     password: Unset(Type.String(), { env: 'CLICKHOUSE_PASSWORD', parse: 'text', secret: true, description: 'Password of CLICKHOUSE_USER.' }),
+    cluster: OptionalText(
+      'CLICKHOUSE_CLUSTER',
+      'The cluster (remote_servers) when the analytics tables are the clustered DDL of docs/scaling.md: reclassification then rewrites the shard-local tables ON CLUSTER.',
+    ),
   }),
 });
 

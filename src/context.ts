@@ -63,6 +63,7 @@ export async function wireAnalytics(
       now: ctx.now,
       snapshotMs: ctx.config.analytics.snapshotMs,
       resultEntries: ctx.config.analytics.resultCacheEntries,
+      ...(ch.cluster ? { cluster: ch.cluster } : {}),
     });
     return createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
   }

@@ -10,7 +10,8 @@ import {
   createClickHouseAnalyticsStore,
   openClickHouseAnalyticsStore,
 } from '../../src/analytics/clickhouse/clickhouse-store.ts';
-import { clusteredDdl, SHARD_KEYS, shardLocalDdl } from '../../src/analytics/clickhouse/cluster-ddl.ts';
+import { clusteredDdl, reclassifyDdl, SHARD_KEYS, shardLocalDdl } from '../../src/analytics/clickhouse/cluster-ddl.ts';
+import type { ClickHouseExecutor } from '../../src/analytics/clickhouse/executor.ts';
 import { INTERVALS } from '../../src/analytics/export/series.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import type { RangeQuery } from '../../src/analytics/store/analytics-store.ts';
@@ -89,6 +90,81 @@ describe('clustered DDL', () => {
     }
     expect(clusteredDdl({ cluster: 'c', retentionDays: 400 })[0]).toContain('TTL toDate(greatest(day, 0)) + INTERVAL 400 DAY DELETE');
     expect(() => clusteredDdl({ cluster: 'x; DROP' })).toThrow(/identifier/);
+  });
+
+  it('reclassifies on a cluster through the shard-local tables ON CLUSTER, with no request value in the text', async () => {
+    const ddl = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123', cluster: 'inkwell' });
+    const all = [ddl.createRows, ...ddl.createJoin, ddl.mutate, ddl.kill, ...ddl.drop];
+    for (const sql of all) {
+      expect(sql).toContain(' ON CLUSTER inkwell');
+      const [row] = await single.ch.query<{ f: string }>('SELECT formatQuery({q:String}) AS f', { q: sql });
+      expect(row?.f).toMatch(/^(CREATE|ALTER|SYSTEM|KILL|DROP) /);
+    }
+    expect(ddl.mutate).toMatch(/^ALTER TABLE inkwell\.events_local ON CLUSTER inkwell UPDATE /);
+    expect(ddl.kill).toContain("table = 'events_local'");
+    // One rows table for every host of the cluster (no {shard} in its path), synced everywhere before the Join tables read it.
+    expect(ddl.createRows).toContain("ReplicatedMergeTree('/clickhouse/tables/all/{database}/reclass_0123_rows', '{shard}-{replica}')");
+    expect(ddl.createJoin[0]).toBe('SYSTEM SYNC REPLICA ON CLUSTER inkwell inkwell.reclass_0123_rows');
+    expect(ddl.mutateSettings).toMatchObject({ mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 });
+    expect(all.join('\n')).not.toMatch(/\{[a-z]+:[A-Za-z]/); // no query parameters: a host runs the text alone
+    const local = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123' });
+    expect(local.mutate).toMatch(/^ALTER TABLE inkwell\.events UPDATE /);
+    expect([local.createRows, ...local.createJoin, local.mutate, local.kill, ...local.drop].join('\n')).not.toContain('ON CLUSTER');
+    expect(() => reclassifyDdl({ database: 'inkwell', table: 'r', cluster: "x'; DROP" })).toThrow(/identifier/);
+  });
+
+  it("reclassifies the shards' events as the single node does (ON CLUSTER run on each stand-in shard)", async () => {
+    const base = `inkwell_cluster_${Date.now()}_reclass`;
+    const shardDbs = [0, 1].map((i) => `${base}_shard${i}`);
+    const shards = shardDbs.map((db) => createChdbExecutor(db));
+    const dist = createChdbExecutor(`${base}_dist`);
+    const reference = openChdb();
+    try {
+      const refStore = await openClickHouseAnalyticsStore({ ch: reference.ch, now: Date.now });
+      for (const [k, projectId] of PROJECTS.entries()) await refStore.append(projectId, 'api', packEvents(events(k + 1, 1500)));
+      for (const [i, shard] of shards.entries()) {
+        for (const sql of shardLocalDdl({ replicated: false })) await shard.command(sql);
+        await shard.command(`INSERT INTO events_local SELECT * FROM ${reference.ch.database}.events WHERE ${SHARD_KEYS.project} % 2 = {i:UInt8}`, { i });
+      }
+      await dist.command(`CREATE TABLE events AS ${base}_shard0.events_local ENGINE = Merge(REGEXP('^${base}_shard'), '^events_local$')`);
+      await dist.command(`CREATE TABLE data_days AS ${base}_shard0.data_days_local ENGINE = Merge(REGEXP('^${base}_shard'), '^data_days_local$')`);
+      // What ON CLUSTER does, in one process: the statements on the events tables run on every shard; the others once
+      // (every stand-in host sees the initiator's tables); SYNC REPLICA has nothing to wait for; a Distributed insert
+      // into data_days lands on a shard.
+      const onCluster: ClickHouseExecutor = {
+        ...dist,
+        async command(sql, params, settings) {
+          if (sql.startsWith('INSERT INTO data_days '))
+            return shards[0]!.command(
+              sql.replace('INSERT INTO data_days ', `INSERT INTO ${shardDbs[0]}.data_days_local `).replace(' FROM events', ` FROM ${dist.database}.events`),
+              params,
+              settings,
+            );
+          if (!sql.includes(' ON CLUSTER inkwell')) return dist.command(sql, params, settings);
+          const local = sql.replace(' ON CLUSTER inkwell', '').replace(/ReplicatedMergeTree\('[^']*', '[^']*'\)/, 'MergeTree');
+          if (local.startsWith('SYSTEM SYNC REPLICA')) return;
+          if (!local.includes('events_local')) return dist.command(local, params, settings);
+          for (const [i, shard] of shards.entries())
+            await shard.command(
+              local.replaceAll(`${dist.database}.events_local`, `${shardDbs[i]}.events_local`).replaceAll(`'${dist.database}'`, `'${shardDbs[i]}'`),
+              params,
+              settings,
+            );
+        },
+      };
+      const clustered = createClickHouseAnalyticsStore({ ch: onCluster, now: Date.now, cluster: 'inkwell' });
+      for (const projectId of PROJECTS) {
+        const want = await refStore.reclassify(projectId);
+        expect(want.changed).toBeGreaterThan(0);
+        expect(await clustered.reclassify(projectId)).toEqual(want);
+      }
+      expect(await answers(clustered)).toEqual(await answers(refStore));
+      expect(await answers(refStore)).not.toEqual(expected);
+      await refStore.close();
+    } finally {
+      await reference.cleanup();
+      for (const db of [`${base}_dist`, ...shardDbs]) await dropChdbDatabase(db);
+    }
   });
 
   for (const shardBy of ['project', 'visitor'] as const) {

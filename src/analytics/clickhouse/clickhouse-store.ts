@@ -45,6 +45,7 @@ import {
 } from '../ingest/write-batch.ts';
 import { Lru } from '../lru.ts';
 import type { AnalyticsStore, ExportQuery, Page, RangeQuery, ReclassifyResult, SeriesResult } from '../store/analytics-store.ts';
+import { INPUT_KEY, name, reclassifyDdl } from './cluster-ddl.ts';
 import type { ClickHouseExecutor } from './executor.ts';
 import { migrateClickHouse } from './migrations.ts';
 import { ClickHouseVersionError, checkClickHouseServer } from './server-check.ts';
@@ -60,6 +61,11 @@ export interface ClickHouseStoreDeps {
   insertRetries?: number;
   /** How long health() waits for an answer. */
   healthTimeoutMs?: number;
+  /**
+   * The cluster's name when `events` is a Distributed table over shard-local `events_local` tables
+   * (docs/scaling.md): reclassification then rewrites the local tables ON CLUSTER (cluster-ddl.ts reclassifyDdl).
+   */
+  cluster?: string;
 }
 
 const MIN_DAY = -2_147_483_648;
@@ -73,10 +79,6 @@ const bounds = (q: RangeQuery, projectId: string) => ({ p: projectId, from: q.fr
 const emptyRange = (q: RangeQuery) => q.fromDay !== null && q.toDay !== null && q.fromDay >= q.toDay;
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const EMPTY: ExportResult = { totals: { human: 0, ai: 0, total: 0 }, rows: [] };
-
-/** The classification inputs of an event, hashed: what reclassification groups by (128 bits: no collisions in practice). */
-const INPUT_KEY =
-  "hex(sipHash128(isNull(user_agent), ifNull(user_agent, ''), raw_path, isNull(accept), ifNull(accept, ''), isNull(method), ifNull(method, ''), isNull(status), ifNull(status, 0), path))";
 
 type CountRow = { g: number | string; path: string; human: string | number; ai: string | number; total: string | number };
 
@@ -95,6 +97,7 @@ export async function openClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
 /** The store over a migrated database (openClickHouseAnalyticsStore checks and migrates first). */
 export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   const { ch } = deps;
+  if (deps.cluster !== undefined) name(deps.cluster);
   const snapshotMs = deps.snapshotMs ?? 600_000;
   const walks = new Lru<string, { result: ExportResult; usedAt: number }>(Math.max(16, deps.resultEntries ?? 64));
   const locks = new Map<string, Promise<unknown>>();
@@ -466,31 +469,28 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     });
   }
 
-  /** Rewrites the classes of the project's events whose input key is in `mapping` (one mutation), then records days that gained data. */
+  /**
+   * Rewrites the classes of the project's events whose input key is in `mapping` (one mutation, of the shard-local
+   * tables ON CLUSTER on a cluster: cluster-ddl.ts reclassifyDdl), then records days that gained data.
+   */
   async function rewrite(projectId: string, mapping: Record<string, unknown>[]): Promise<void> {
-    const table = `reclass_${randomBytes(8).toString('hex')}`;
-    const qualified = `${ch.database}.${table}`;
-    await ch.command(
-      `CREATE TABLE ${table} (k String, cls String, category Nullable(String), rule Nullable(String), qualifying UInt8) ENGINE = Join(ANY, LEFT, k)`,
-    );
+    const ddl = reclassifyDdl({
+      database: ch.database,
+      table: `reclass_${randomBytes(8).toString('hex')}`,
+      ...(deps.cluster ? { cluster: deps.cluster } : {}),
+    });
     try {
-      await ch.insert(table, mapping);
+      await ch.command(ddl.createRows);
+      await ch.insert(
+        ddl.rowsTable,
+        mapping.map((m) => ({ p: projectId, ...m })),
+      );
+      for (const sql of ddl.createJoin) await ch.command(sql);
       try {
-        await ch.command(
-          `ALTER TABLE events UPDATE
-             cls = joinGet({m:String}, 'cls', ${INPUT_KEY}),
-             category = joinGet({m:String}, 'category', ${INPUT_KEY}),
-             rule = joinGet({m:String}, 'rule', ${INPUT_KEY}),
-             qualifying = joinGet({m:String}, 'qualifying', ${INPUT_KEY})
-           WHERE project = {p:String} AND ${INPUT_KEY} IN (SELECT k FROM ${table})`,
-          { m: qualified, p: projectId },
-          { mutations_sync: 2 },
-        );
+        await ch.command(ddl.mutate, {}, ddl.mutateSettings);
       } catch (err) {
         // A failed mutation would be retried by the server forever: stop it.
-        await ch
-          .command("KILL MUTATION WHERE database = {db:String} AND table = 'events' AND position(command, {t:String}) > 0", { db: ch.database, t: table })
-          .catch(() => undefined);
+        await ch.command(ddl.kill).catch(() => undefined);
         throw err;
       }
       await ch.command(
@@ -499,7 +499,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
         { p: projectId },
       );
     } finally {
-      await ch.command(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+      for (const sql of ddl.drop) await ch.command(sql).catch(() => undefined);
     }
   }
 

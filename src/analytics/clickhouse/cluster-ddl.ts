@@ -3,7 +3,7 @@
 // record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
 // Distributed `events` change its metadata only), then points CLICKHOUSE_URL at any node.
 // The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
-// shard-local, replicated `…_local` tables.
+// shard-local, replicated `…_local` tables. Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
 //
 // Why the answers stay exact: a Distributed query has every shard aggregate its own rows and the initiator
 // merge the partial states. The states here are uniqExact's sets (of the visitor keys' 128-bit hashes) and
@@ -12,6 +12,7 @@
 // visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
+import type { Settings } from './executor.ts';
 import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_CODECS, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION, EVENTS_TYPES_4 } from './migrations.ts';
 
 export interface ClusterDdlOptions {
@@ -23,7 +24,8 @@ export interface ClusterDdlOptions {
   retentionDays?: number;
 }
 
-const name = (s: string) => {
+/** `s` if it is a plain ClickHouse identifier (it goes into SQL text), else throws. */
+export const name = (s: string) => {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(s)) throw new Error(`not a ClickHouse identifier: ${JSON.stringify(s)}`);
   return s;
 };
@@ -71,4 +73,52 @@ export function clusteredDdl(o: ClusterDdlOptions): string[] {
     `CREATE TABLE IF NOT EXISTS dedup_keys ON CLUSTER ${cluster} AS dedup_keys_local
       ENGINE = Distributed(${cluster}, currentDatabase(), dedup_keys_local, ${SHARD_KEYS.project})`,
   ];
+}
+
+/** The classification inputs of an event, hashed: what reclassification groups by (128 bits: no collisions in practice). */
+export const INPUT_KEY =
+  "hex(sipHash128(isNull(user_agent), ifNull(user_agent, ''), raw_path, isNull(accept), ifNull(accept, ''), isNull(method), ifNull(method, ''), isNull(status), ifNull(status, 0), path))";
+
+/**
+ * The statements of one reclassification's rewrite (clickhouse-store.ts), single node or cluster, in order:
+ * `createRows` (a table for the changed classes, keyed by project and input key), an insert of them into
+ * `rowsTable`, `createJoin` (a Join table of those rows on every host), `mutate` (one mutation of the events table
+ * with `mutateSettings`; `kill` stops it if it fails), `drop`. The project is a column of the rows, not a value in
+ * the text: the statements hold only the store's own names, so they can go ON CLUSTER (a host runs the text it is
+ * sent, without the initiator's query parameters).
+ *
+ * On a cluster the mutation targets the shard-local `events_local` ON CLUSTER (a Distributed table takes no
+ * mutation), and every host needs the changed classes: the rows table is a ReplicatedMergeTree whose path has no
+ * {shard} (one table shared by every host; the insert on this node replicates), SYNC REPLICA makes
+ * every host hold all of it before each host fills its own Join table from it. Each replica runs the mutation on
+ * its parts with its own Join table (the same rows): `allow_nondeterministic_mutations`, which a replicated table
+ * needs for joinGet in a mutation. The initiator waits until every host has finished (`mutations_sync = 2`, no
+ * DDL timeout: a slow mutation must not look failed and be killed).
+ */
+export function reclassifyDdl(o: { database: string; table: string; cluster?: string }) {
+  const db = name(o.database);
+  const t = name(o.table);
+  const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
+  const rowsTable = `${t}_rows`;
+  const events = o.cluster ? 'events_local' : 'events';
+  const engine = o.cluster ? `ReplicatedMergeTree('/clickhouse/tables/all/{database}/${rowsTable}', '{shard}-{replica}')` : 'MergeTree';
+  // The Join key: the project, then the input key (32 hex digits: the pair is unambiguous).
+  const key = `concat(project, ${INPUT_KEY})`;
+  const get = (column: string) => `joinGet('${db}.${t}', '${column}', ${key})`;
+  return {
+    rowsTable,
+    createRows: `CREATE TABLE ${db}.${rowsTable}${on} (p String, k String, cls String, category Nullable(String), rule Nullable(String), qualifying UInt8)
+      ENGINE = ${engine} ORDER BY (p, k)`,
+    createJoin: [
+      ...(o.cluster ? [`SYSTEM SYNC REPLICA${on} ${db}.${rowsTable}`] : []),
+      `CREATE TABLE ${db}.${t}${on} ENGINE = Join(ANY, LEFT, pk) AS SELECT concat(p, k) AS pk, cls, category, rule, qualifying FROM ${db}.${rowsTable}`,
+    ],
+    mutate: `ALTER TABLE ${db}.${events}${on} UPDATE cls = ${get('cls')}, category = ${get('category')}, rule = ${get('rule')}, qualifying = ${get('qualifying')}
+      WHERE project IN (SELECT p FROM ${db}.${rowsTable}) AND ${key} IN (SELECT pk FROM ${db}.${t})`,
+    mutateSettings: (o.cluster
+      ? { mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 }
+      : { mutations_sync: 2 }) as Settings,
+    kill: `KILL MUTATION${on} WHERE database = '${db}' AND table = '${events}' AND position(command, '${t}') > 0`,
+    drop: [`DROP TABLE IF EXISTS ${db}.${t}${on} SYNC`, `DROP TABLE IF EXISTS ${db}.${rowsTable}${on} SYNC`],
+  };
 }
