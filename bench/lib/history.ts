@@ -91,6 +91,7 @@ function ingestPageViews(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
           ratioToBare: num(s.ratioToBare),
           p50Ms: num(s.p50Ms),
           p99Ms: num(s.p99Ms),
+          p99OverCommitP99Ms: num(s.p99OverCommitP99Ms),
           cpuUsPerRequest: num(s.cpuUsPerRequest),
         };
   const baseline: Record<string, Figures> = {};

@@ -89,27 +89,43 @@ const one = (i) => {
   db.exec('begin');
   for (let j = 0; j < 20; j++) ins.run(i, 'x'.repeat(100));
   db.exec('commit');
-  ms.push(Math.round((performance.now() - t0) * 100) / 100);
+  // [when it ended (epoch ms), how long it took (ms)]: the rounds are paired with the commits made during them.
+  ms.push([Math.round(performance.timeOrigin + performance.now()), Math.round((performance.now() - t0) * 100) / 100]);
   // Keep the file small: the probe measures commits, not a growing WAL.
   if (i % 200 === 199) { db.exec('delete from t'); db.pragma('wal_checkpoint(TRUNCATE)'); }
 };
-const done = () => { process.stdout.write(JSON.stringify(ms)); db.close(); process.exit(0); };
+// The figures go to a file (a large write to stdout could be cut short by the exit), then 'done' to stdout.
+const done = () => { require('node:fs').writeFileSync(process.argv[2] + '.json', JSON.stringify(ms)); db.close(); process.stdout.write('done\\n'); process.exit(0); };
 if (interval === 0) { for (let i = 0; i < count; i++) one(i); done(); }
 else { let i = 0; const timer = setInterval(() => one(i++), interval); process.on('SIGTERM', () => { clearInterval(timer); done(); }); process.stdout.write('ready\\n'); }
 `;
 
+const probeFile = (dir: string, intervalMs: number) => path.join(dir, `commit-latency-${intervalMs}.db`);
+/** The commits a probe wrote to its file when it ended. */
+const readProbe = (dir: string, intervalMs: number): TimedCommit[] =>
+  JSON.parse(fs.readFileSync(`${probeFile(dir, intervalMs)}.json`, 'utf8')) as TimedCommit[];
+
 function probeArgs(dir: string, intervalMs: number, count: number): string[] {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  return ['-e', COMMIT_PROBE, driver, path.join(dir, `commit-latency-${intervalMs}.db`), String(intervalMs), String(count)];
+  return ['-e', COMMIT_PROBE, driver, probeFile(dir, intervalMs), String(intervalMs), String(count)];
 }
 
+/** One commit of the probe: when it ended (epoch ms) and how long it took (ms). */
+export type TimedCommit = [atMs: number, ms: number];
+
 export function commitLatency(dir: string, commits = 300): CommitLatency {
-  const out = execFileSync(process.execPath, probeArgs(dir, 0, commits), { encoding: 'utf8', maxBuffer: 16 << 20 });
-  return latencyOf(JSON.parse(out) as number[]);
+  execFileSync(process.execPath, probeArgs(dir, 0, commits), { encoding: 'utf8' });
+  return latencyOf(readProbe(dir, 0).map((c) => c[1]));
+}
+
+/** The p99 of the commits that ended within [from, to] (epoch ms), null when fewer than 20 did. */
+export function commitP99Within(commits: readonly TimedCommit[], from: number, to: number): number | null {
+  const ms = commits.filter((c) => c[0] >= from && c[0] <= to).map((c) => c[1]);
+  return ms.length < 20 ? null : latencyOf(ms).p99Ms;
 }
 
 /** Starts the probe in a child process (a commit every `intervalMs`); `stop` ends it and returns its figures. */
-export async function startCommitProbe(dir: string, intervalMs = 20): Promise<{ stop(): Promise<CommitLatency> }> {
+export async function startCommitProbe(dir: string, intervalMs = 20): Promise<{ stop(): Promise<{ latency: CommitLatency; commits: TimedCommit[] }> }> {
   const child = spawn(process.execPath, probeArgs(dir, intervalMs, 0), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (b: Buffer) => {
@@ -122,11 +138,11 @@ export async function startCommitProbe(dir: string, intervalMs = 20): Promise<{ 
   });
   return {
     async stop() {
-      // 'close', not 'exit': the figures are read from its stdout, which may still be arriving at exit.
       const closed = new Promise((r) => child.once('close', r));
       child.kill('SIGTERM');
       await closed;
-      return latencyOf(JSON.parse(out.slice('ready\n'.length)) as number[]);
+      const commits = readProbe(dir, intervalMs);
+      return { latency: latencyOf(commits.map((c) => c[1])), commits };
     },
   };
 }
@@ -143,7 +159,18 @@ interface SystemResult {
   ratioToBare?: number;
   cpuUsPerRequest?: number | null;
   non2xx?: number;
-  rounds?: { requestsPerSecond: number; bareRequestsPerSecond: number; ratioToBare: number; p50Ms: number; p99Ms: number; cpuUsPerRequest: number | null }[];
+  /** Median over rounds of (the round's p99 - the p99 of the probe's commits during that round): the wait beyond the disk's. */
+  p99OverCommitP99Ms?: number | null;
+  rounds?: {
+    requestsPerSecond: number;
+    bareRequestsPerSecond: number;
+    ratioToBare: number;
+    p50Ms: number;
+    p99Ms: number;
+    /** p99 of the probe's commits (commitLatencyUnderLoad) that ended during this round. */
+    commitP99Ms: number | null;
+    cpuUsPerRequest: number | null;
+  }[];
   peakRssMb?: number | null;
   error?: string;
 }
@@ -163,6 +190,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
   const showCommits = (c: CommitLatency) => `median ${c.medianMs} ms, p90 ${c.p90Ms}, p99 ${c.p99Ms}, max ${c.maxMs} (${c.commits} commits)`;
   log(`SQLite commit (synchronous=FULL) on this disk, idle: ${showCommits(commits)}`);
   let commitsUnderLoad: CommitLatency | null = null;
+  let timedCommits: TimedCommit[] = [];
 
   const bare = await startBareServer();
   const systems: RoundSystem[] = [];
@@ -209,7 +237,9 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     try {
       await measureRounds(systems, { rounds, roundS, connections: conns[0] as number, warmUpS: 2, log });
     } finally {
-      commitsUnderLoad = await probe.stop();
+      const probed = await probe.stop();
+      commitsUnderLoad = probed.latency;
+      timedCommits = probed.commits;
     }
     log(`SQLite commit during the rounds (a commit every 20 ms): ${showCommits(commitsUnderLoad)}`);
   } finally {
@@ -247,9 +277,12 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         ratioToBare: round(okPerS(r) / bare, 3),
         p50Ms: r.latencyMs.p50,
         p99Ms: r.latencyMs.p99,
+        commitP99Ms: commitP99Within(timedCommits, ...(sys.windows[i] as [number, number])),
         cpuUsPerRequest: sys.cpuUs[i] ?? null,
       };
     });
+    const over = out.rounds.filter((r) => r.commitP99Ms !== null).map((r) => r.p99Ms - (r.commitP99Ms as number));
+    out.p99OverCommitP99Ms = over.length > 0 ? round(median(over), 1) : null;
     out.requestsPerSecond = Math.round(median(out.rounds.map((r) => r.requestsPerSecond)));
     out.ratioToBare = round(median(out.rounds.map((r) => r.ratioToBare)), 3);
     out.p50Ms = median(out.rounds.map((r) => r.p50Ms));
@@ -272,6 +305,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         'One event per request. server: POST /v1/analytics/{projectId}/events, {"events":[event]} with an ingest-secret key (timestamp, userAgent, visitorId from the dataset). tracker: POST /v1/collect, text/plain {projectId, key, events:[{path}]} with a public ingest key, User-Agent header from the dataset.',
         'Every system (shape × connections, and the bare route of each) runs at once and is measured in turn, `rounds` rounds of `roundS` seconds (order rotating), after 2 s of warm-up each: requests/s (2xx only), p50 and p99 are medians over rounds; ratioToBare is the median of per-round ratios to the bare route of the same shape and connections.',
         'bare = the same framework and route shapes with no work (JSON parsing only), in its own process. Accepted events are durable (committed) before each 202.',
+        'p99OverCommitP99Ms: per round, the p99 latency minus the p99 of the probe commits (commitLatencyUnderLoad) that ended during that round; the median over rounds. A durable 202 waits for at least one commit, so this is what the service adds beyond the disk.',
         "commitLatency: 300 commits of 20 small rows each to a SQLite file in WAL mode with synchronous=FULL on the same disk, one after the other before the rounds: the fsync that a durable 202 waits for. commitLatencyUnderLoad: the same commit, one every 20 ms from a child process during all the rounds (warm-ups included), so it shares the disk and CPUs with the systems measured (in the Inkwell rounds, with the service's own commits).",
       ],
     },
@@ -286,14 +320,14 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     },
   };
   const files = writeResults('ingest-pageviews', result);
-  console.log(`${'system'.padEnd(30)}req/s     ratio  p50 ms  p99 ms  CPU µs/req`);
+  console.log(`${'system'.padEnd(30)}req/s     ratio  p50 ms  p99 ms  CPU µs/req  p99 - commit p99 ms`);
   for (const [name, b] of Object.entries(bareOut))
     console.log(
       `${name.padEnd(30)}${String(b.requestsPerSecond).padEnd(10)}1      ${String(b.p50Ms).padEnd(8)}${String(b.p99Ms).padEnd(8)}${b.cpuUsPerRequest ?? ''}`,
     );
   for (const r of results)
     console.log(
-      `${r.name.padEnd(30)}${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.ratioToBare ?? '').padEnd(7)}${String(r.p50Ms ?? '').padEnd(8)}${String(r.p99Ms ?? '').padEnd(8)}${r.cpuUsPerRequest ?? ''}`,
+      `${r.name.padEnd(30)}${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.ratioToBare ?? '').padEnd(7)}${String(r.p50Ms ?? '').padEnd(8)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.cpuUsPerRequest ?? '').padEnd(12)}${r.p99OverCommitP99Ms ?? ''}`,
     );
   console.log(`results: ${files.latest}`);
 }

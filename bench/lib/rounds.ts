@@ -23,10 +23,24 @@ export interface RoundSystem {
   loadGenCpuUs: number[];
   /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
   pgCpuUs: (number | null)[];
+  /** When each round's load ran (epoch ms, start and end): to pair a round with what else was measured meanwhile. */
+  windows: [number, number][];
 }
 
 export function roundSystem(name: string, baseUrl: string, pid: number, req: LoadRequest, usesPg = false, connections?: number): RoundSystem {
-  return { name, baseUrl, pid, req, usesPg, ...(connections !== undefined ? { connections } : {}), runs: [], cpuUs: [], loadGenCpuUs: [], pgCpuUs: [] };
+  return {
+    name,
+    baseUrl,
+    pid,
+    req,
+    usesPg,
+    ...(connections !== undefined ? { connections } : {}),
+    runs: [],
+    cpuUs: [],
+    loadGenCpuUs: [],
+    pgCpuUs: [],
+    windows: [],
+  };
 }
 
 export const medianOrNull = (xs: (number | null)[], digits = 1): number | null => {
@@ -56,7 +70,9 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
       const pg0 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
       const cpu0 = cpuMs(sys.pid);
       const gen0 = process.cpuUsage();
+      const t0 = Date.now();
       const res = await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.roundS });
+      sys.windows.push([t0, Date.now()]);
       const gen = process.cpuUsage(gen0);
       const cpu1 = cpuMs(sys.pid);
       const pg1 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;

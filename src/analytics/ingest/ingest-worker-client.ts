@@ -172,8 +172,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
    * phase that read this turn's requests), as one message, when the worker is idle (none of its writes
    * unsettled) or the outbox holds EAGER_EVENTS or more (large batches: the worker queues them for its next
    * group at once, as before). Small writes to a busy worker wait for its next replies (after its commit) and go
-   * then, all that gathered meanwhile in one message: the worker could not have started them sooner (its
-   * transaction was running). With one event per request a turn holds a few writes, and a message per turn cost
+   * as soon as they arrive (see settled), all that gathered meanwhile in one message: the worker could not have
+   * started them sooner (its transaction was running). With one event per request a turn holds a few writes, and a message per turn cost
    * both threads a cross-thread wake-up per few requests and made groups smaller (`npm run bench:ingest --
    * --page-views`, bench/README.md); now a group commit costs one message each way. Invariant: whenever the
    * outbox holds writes, either a flush is scheduled or the worker holds unsettled writes, whose replies
@@ -201,13 +201,15 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     }
     w.postMessage({ t: 'writes', writes: live } satisfies WorkerRequest);
   }
-  /** A write settled by the worker (it committed, or failed): what waited in the outbox goes now. */
+  /**
+   * A write settled by the worker (it committed, or failed): what waited in the outbox goes now, at once, not at
+   * the end of the turn. The settled writes' requests are answered after this (their promises resolve into
+   * microtasks: Fastify's serialisation and the socket writes of a whole group), and the worker, idle since its
+   * commit, starts the next group meanwhile instead of after them.
+   */
   function settled(p: Pending): void {
     if (p.sent) atWorker -= p.batch.n;
-    if (outbox.length > 0 && !flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
-    }
+    if (outbox.length > 0) flush();
   }
 
   function start(): Worker {
