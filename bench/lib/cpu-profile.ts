@@ -37,6 +37,7 @@ function stageOf(file: string, fn: string, viaCrypto: boolean): string | null {
   if (f === 'analytics/lru.ts' || f.startsWith('lib/')) return null;
   if (f.startsWith('cli/') || f === 'context.ts' || f === 'config.ts' || f.endsWith('.cjs')) return 'start-up, runtime, other';
   if (f === 'analytics/ingest/line-splitter.ts') return 'read + split';
+  if (f === 'analytics/ingest/line-key.ts') return 'dedup key (hash, occurrences)';
   if (f === 'analytics/ingest/logparse.ts') return 'parse';
   if (f === 'analytics/ingest/import.ts') {
     if (KEY_FUNCTIONS.has(fn) || viaCrypto) return 'dedup key (hash, occurrences)';

@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestDedupKeyAt, HELD_BACK, importFile, lineDedupKeyAt, lineHash, OccurrenceCounter } from '../../src/analytics/ingest/import.ts';
+import { LINE_KEY_MAX_BYTES, lineKeyBytes } from '../../src/analytics/ingest/line-key.ts';
+import { dedupKeyOf, type LineKeys, packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { dedupDigest, dedupKeyDay, dedupKeyDayOf, dedupKeyDigest } from '../../src/analytics/segments/dedup.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
 import { sendEvents, walk } from './api.ts';
@@ -324,6 +327,74 @@ it('dedup keys from digests equal the keys from hash text', () => {
         expect(digestDedupKeyAt(digest, occ, ms)).toBe(lineDedupKeyAt(lineHash(line), occ, ms));
         // Twice: the kept time prefix gives the same answer.
         expect(digestDedupKeyAt(digest, occ, ms)).toBe(lineDedupKeyAt(lineHash(line), occ, ms));
+      },
+    ),
+  );
+});
+
+it('line keys written as bytes are the characters of the keys from digests', () => {
+  const out = new Uint8Array(LINE_KEY_MAX_BYTES);
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 64, maxLength: 64 }),
+      fc.integer({ min: 0, max: 1 }),
+      fc.oneof(fc.integer({ min: 0, max: 4e12 }), fc.constantFrom(0, 1, 35, 36, 36 ** 9 - 1, 36 ** 9, Number.MAX_SAFE_INTEGER), fc.double()),
+      (digests, slot, ms) => {
+        const n = lineKeyBytes(out, digests, slot * 32, ms);
+        if (!(Number.isSafeInteger(ms) && ms >= 0)) {
+          expect(n).toBe(-1);
+          return;
+        }
+        expect(Buffer.from(out.subarray(0, n)).toString('latin1')).toBe(digestDedupKeyAt(digests.subarray(slot * 32, slot * 32 + 32), 0, ms));
+      },
+    ),
+  );
+});
+
+it('a batch keyed by line digests gives each event the digest and day of the key string it stands for', () => {
+  const event = (ts: number, key: string | null): WriteEvent => [
+    ts,
+    Math.floor(ts / 864e5),
+    '/a',
+    '/a',
+    'k',
+    null,
+    null,
+    'GET',
+    200,
+    null,
+    'human',
+    null,
+    null,
+    1,
+    key,
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          line: fc.string({ maxLength: 40 }),
+          occ: fc.integer({ min: -1, max: 3 }),
+          ms: fc.oneof(fc.integer({ min: 0, max: 4e12 }), fc.constantFrom(Number.NaN, -1, 0.5, 2 ** 60)),
+          text: fc.option(fc.string({ maxLength: 20 }), { nil: null }),
+        }),
+        { minLength: 1, maxLength: 20 },
+      ),
+      (rows) => {
+        const b = packEvents(rows.map((r) => event(Number.isFinite(r.ms) ? Math.abs(r.ms) : 0, r.occ >= 0 ? null : r.text)));
+        const lk: LineKeys = { digests: new Uint8Array(rows.length * 32), occ: new Int32Array(rows.length), ms: new Float64Array(rows.length) };
+        rows.forEach((r, i) => {
+          lk.digests.set(crypto.hash('sha256', r.line, 'buffer'), i * 32);
+          lk.occ[i] = r.occ;
+          lk.ms[i] = r.ms;
+        });
+        b.lineKeys = lk;
+        rows.forEach((r, i) => {
+          const key = r.occ >= 0 ? lineDedupKeyAt(lineHash(r.line), r.occ, r.ms) : r.text;
+          expect(dedupKeyOf(b, i)).toBe(key);
+          expect(dedupKeyDigest(b, i)).toEqual(key === null ? null : dedupDigest(key));
+          expect(dedupKeyDayOf(b, i)).toBe(key === null ? null : dedupKeyDay(key));
+        });
       },
     ),
   );

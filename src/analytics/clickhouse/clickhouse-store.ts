@@ -29,11 +29,11 @@ import { type AgentRow, crawlerCategoryOf, listPage, MAX_BUCKETS, type ReferrerR
 import { type ExportResult, type PathRow, pageOf, sortRows } from '../export/rows.ts';
 import { bucketCount, bucketLabel, bucketsOf } from '../export/series.ts';
 import {
+  dedupKeyOf,
   NO_STATUS,
   R_ACCEPT,
   R_CATEGORY,
   R_CLASS,
-  R_DEDUP,
   R_METHOD,
   R_PATH,
   R_RAW_PATH,
@@ -221,7 +221,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     const queued = await withLock(projectId, async () => {
       const batchKeys = new Set<string>();
       for (let i = 0; i < b.n; i++) {
-        const k = textOf(b, i, R_DEDUP);
+        const k = dedupKeyOf(b, i);
         if (k !== null) batchKeys.add(k);
       }
       const stored = batchKeys.size > 0 ? await storedKeys(projectId, [...batchKeys]) : new Set<string>();
@@ -230,7 +230,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       const base = seqBase(b.n);
       const staticPath = new Map<string, boolean>();
       for (let i = 0; i < b.n; i++) {
-        const key = textOf(b, i, R_DEDUP);
+        const key = dedupKeyOf(b, i);
         if (key !== null) {
           if (stored.has(key) || seen.has(key) || inFlightKeys.get(projectId)?.has(key)) continue;
           seen.add(key);

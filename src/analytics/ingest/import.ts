@@ -1,7 +1,8 @@
 // Access-log import (`inkwell analytics import`): the file read in chunks and split into lines on bytes
 // (line-splitter.ts), combined-format lines parsed from their bytes (logparse.ts: parseCombinedBytes; other lines
-// decoded and parsed as text), events batched through the same ingest service as the API, a bounded number of
-// batches in flight (reading waits for the writer).
+// decoded and parsed as text), each event prepared as it is read by the same ingest service as the API (its
+// import stream: same checks, packed into the batch being built), a bounded number of batches in flight (reading
+// waits for the writer).
 //
 // Idempotency: every line gets a dedup key = its time + sha256(line content + '\n' + occurrence), where occurrence
 // counts earlier identical lines in the same file (two identical lines are two requests: same client, same
@@ -18,8 +19,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IngestService } from './ingest.ts';
+import { digestDedupKeyAt } from './line-key.ts';
 import { LineSplitter, MAX_LINE_BYTES } from './line-splitter.ts';
 import { combinedBytesState, parseCombinedBytes, parseCombinedLine, parseJsonLine, type RawEvent } from './logparse.ts';
+
+export { digestDedupKeyAt, lineDedupKey, lineDedupKeyAt } from './line-key.ts';
 
 export type LogFormat = 'combined' | 'jsonl';
 
@@ -182,54 +186,6 @@ export function lineHash(line: string): string {
   return crypto.createHash('sha256').update(line).digest('base64url');
 }
 
-/**
- * The dedup key of the `occurrence`-th identical copy (0-based) of a line with this hash. Keys start with the
- * event time (base 36 ms, when the line has one), so a key names its day and the store looks it up among that
- * day's hashes only (src/analytics/segments/dedup.ts).
- */
-export function lineDedupKey(hash: string, occurrence: number, timestamp?: string): string {
-  return lineDedupKeyAt(hash, occurrence, timestamp ? Date.parse(timestamp) : Number.NaN);
-}
-
-/** lineDedupKey for a time already in epoch ms (NaN: none). */
-export function lineDedupKeyAt(hash: string, occurrence: number, ms: number): string {
-  const h = occurrence === 0 ? hash : crypto.createHash('sha256').update(`${hash}\n${occurrence}`).digest('base64url');
-  return timePrefix(ms) + h.slice(0, 32);
-}
-
-/** lineDedupKeyAt for the line's sha256 digest (32 bytes): the same key, without the 43-character hash text. */
-export function digestDedupKeyAt(digest: Buffer, occurrence: number, ms: number): string {
-  // The first 32 base64url characters of a digest are exactly its first 24 bytes.
-  if (occurrence === 0) return timePrefix(ms) + digest.toString('base64url', 0, 24);
-  return lineDedupKeyAt(digest.toString('base64url'), occurrence, ms);
-}
-
-/** Two base-36 digits for each of 0 … 36² − 1. */
-const BASE36_PAIRS = Array.from({ length: 36 * 36 }, (_, k) => k.toString(36).padStart(2, '0'));
-const BASE36_LOW = 36 ** 4;
-let highOf = -1;
-let highText = '';
-
-/**
- * The key's time prefix: `ms` in base 36, at least 9 digits, then '.'; '' when there is no time. Invariant: for
- * a safe integer it equals `${ms.toString(36).padStart(9, '0')}.`, built from the digits above the lowest four
- * (kept from the line before: they change every 28 minutes) and two pairs of a table. Why: Number#toString(36)
- * was 2% of the import's main thread (bench:import --profile).
- */
-function timePrefix(ms: number): string {
-  if (!(Number.isFinite(ms) && ms >= 0)) return '';
-  if (!Number.isSafeInteger(ms)) return `${ms.toString(36).padStart(9, '0')}.`;
-  const high = Math.floor(ms / BASE36_LOW);
-  const low = ms - high * BASE36_LOW;
-  if (high === 0) return `${low.toString(36).padStart(9, '0')}.`;
-  if (high !== highOf) {
-    highOf = high;
-    highText = high.toString(36);
-  }
-  const digits = highText + (BASE36_PAIRS[Math.floor(low / 1296)] as string) + (BASE36_PAIRS[low % 1296] as string);
-  return `${digits.length < 9 ? digits.padStart(9, '0') : digits}.`;
-}
-
 /** Bytes read from the file at a time. */
 const READ_CHUNK = 1 << 20;
 
@@ -241,10 +197,7 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
   const stats: ImportStats = { lines: 0, unparseable: 0, accepted: 0, inserted: 0, rejected: 0, samples: [] };
   const occurrences = new OccurrenceCounter();
   const bytesState = combinedBytesState();
-  let events: RawEvent[] = [];
-  let keys: string[] = [];
-  let parsedMs: number[] = [];
-  let lineNos: number[] = [];
+  const stream = await ingest.importStream(opts.projectId);
   let lineNo = 0;
   let bytesRead = 0;
 
@@ -257,20 +210,15 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
   // held does not grow with the file.
   const inFlight = new Set<Promise<void>>();
   let failure: unknown = null;
-  const flush = async () => {
-    if (events.length === 0) return;
-    const batch = { events, keys, parsedMs, lineNos };
-    events = [];
-    keys = [];
-    parsedMs = [];
-    lineNos = [];
-    const p: Promise<void> = ingest
-      .ingest(opts.projectId, batch.events, { source: 'import', dedupKeys: batch.keys, parsedMs: batch.parsedMs })
-      .then((r) => {
-        stats.accepted += r.accepted;
-        stats.inserted += r.inserted;
-        stats.rejected += r.rejected.length;
-        for (const rej of r.rejected) sample(batch.lineNos[rej.index] as number, rej.error);
+  /** Hands the batch built so far on to be stored; its counts join the stats once it is durable. */
+  const handOn = () => {
+    const batch = stream.take();
+    if (batch === null) return;
+    const p: Promise<void> = stream
+      .append(batch)
+      .then((inserted) => {
+        stats.accepted += batch.n;
+        stats.inserted += inserted;
         opts.onProgress?.(bytesRead, totalBytes, stats);
       })
       .catch((err: unknown) => {
@@ -278,16 +226,19 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
       })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);
-    if (inFlight.size >= IMPORT_IN_FLIGHT) await Promise.race(inFlight);
-    if (failure) throw failure;
   };
 
-  /** `ms`: the time of an event of the byte parser (ingest skips the checks it guarantees), NaN for others. */
-  const add = (ev: RawEvent, key: string, ms: number) => {
-    events.push(ev);
-    keys.push(key);
-    parsedMs.push(ms);
-    lineNos.push(lineNo);
+  /**
+   * Prepares a parsed line at once (ingest.ts ImportStream: what a batch holds is packed, no parsed event lives on).
+   * `ms`: the time of an event of the byte parser (ingest skips the checks it guarantees), NaN for others. Its key
+   * is `key`, or, when `digest` is given, the line key of that digest, occurrence and time (write-batch.ts LineKeys).
+   */
+  const add = (ev: RawEvent, key: string | null, ms: number, digest: Uint8Array | null, occurrence: number) => {
+    const error = stream.add(ev, ms, key, digest, occurrence);
+    if (error !== null) {
+      stats.rejected++;
+      sample(lineNo, error);
+    } else if (stream.size >= batchSize) handOn();
   };
 
   /** A line as text (node:readline's decoding), parsed and keyed as it always was. */
@@ -301,7 +252,7 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
       return;
     }
     const digest = crypto.hash('sha256', line, 'buffer');
-    add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN), Number.NaN);
+    add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN), Number.NaN, null, -1);
   };
 
   const onLine = (buf: Buffer, start: number, end: number) => {
@@ -320,7 +271,8 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
           return;
         }
         const digest = crypto.hash('sha256', buf.subarray(start, end), 'buffer');
-        add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), bytesState.ms), bytesState.ms);
+        // The key goes as the line's digest (write-batch.ts LineKeys): the same key, no string made here.
+        add(ev, null, bytesState.ms, digest, occurrences.nextDigest(digest));
         return;
       }
     }
@@ -342,10 +294,13 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
       const { bytesRead: n } = await fh.read(chunk, 0, READ_CHUNK, null);
       if (n === 0) break;
       bytesRead += n;
-      // The lines of a chunk are parsed at once; the batches they fill are handed on after (flush waits for a
-      // slot), so at most one chunk's worth of events is added beyond the in-flight bound.
+      // The lines of a chunk are prepared at once, the batches they fill handed on as they fill; then reading
+      // waits for the batches in flight to be IMPORT_IN_FLIGHT at most, so at most one chunk's worth of events is
+      // handed on beyond that bound.
       splitter.push(chunk.subarray(0, n), onLine, onTooLong);
-      while (events.length >= batchSize) await flushSome(batchSize);
+      while (inFlight.size >= IMPORT_IN_FLIGHT && failure === null) await Promise.race(inFlight);
+      if (failure) throw failure;
+      await stream.refresh();
     }
     // A last line without a line break is held back: in a log being written it may be cut mid-line, and what is
     // there so far can parse (a combined line cut after its size is a common-format one) as a different line than
@@ -357,28 +312,10 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
   } finally {
     await fh.close();
   }
-  while (events.length > 0) await flushSome(batchSize);
+  handOn();
   await Promise.all(inFlight);
   if (failure) throw failure;
   stats.samples.sort((a, b) => a.line - b.line);
   opts.onProgress?.(totalBytes, totalBytes, stats);
   return stats;
-
-  /** Hands the first `n` collected events on as one batch. */
-  async function flushSome(n: number): Promise<void> {
-    if (events.length <= n) return flush();
-    const restEvents = events.slice(n);
-    const restKeys = keys.slice(n);
-    const restMs = parsedMs.slice(n);
-    const restLines = lineNos.slice(n);
-    events.length = n;
-    keys.length = n;
-    parsedMs.length = n;
-    lineNos.length = n;
-    await flush();
-    events = restEvents;
-    keys = restKeys;
-    parsedMs = restMs;
-    lineNos = restLines;
-  }
 }

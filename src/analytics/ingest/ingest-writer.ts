@@ -27,7 +27,7 @@ import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
-import { dedupDigest, dedupHashHex, dedupKeyDay } from '../segments/dedup.ts';
+import { dedupHashHex, dedupKeyDayOf, dedupKeyDigest } from '../segments/dedup.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { summaryStore } from '../store/summary-store.ts';
@@ -43,7 +43,6 @@ import {
   R_ACCEPT,
   R_CATEGORY,
   R_CLASS,
-  R_DEDUP,
   R_METHOD,
   R_PATH,
   R_RAW_PATH,
@@ -52,7 +51,6 @@ import {
   R_UA,
   R_VKEY,
   REF_WIDTH,
-  textOf,
   USER_AGENT_CACHE,
   type WriteBatch,
 } from './write-batch.ts';
@@ -461,18 +459,17 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     for (const t of todo) {
       const b = t.job.batch;
       for (let i = 0; i < b.n; i++) {
-        const k = textOf(b, i, R_DEDUP);
-        if (k === null) continue;
+        const digest = dedupKeyDigest(b, i);
+        if (digest === null) continue;
         t.hashes ??= new Array<bigint | null>(b.n).fill(null);
         t.words ??= new Uint32Array(b.n * 2);
-        const digest = dedupDigest(k);
         const h = digest.readBigUInt64BE(0);
         t.hashes[i] = h;
         t.words[2 * i] = digest.readUInt32BE(0);
         t.words[2 * i + 1] = digest.readUInt32BE(4);
         const day = b.day[i] as number;
         // An import key begins with the event time, so the same line imported again falls on the same day.
-        if (dedupKeyDay(k) === day) days.add(day);
+        if (dedupKeyDayOf(b, i) === day) days.add(day);
         else {
           let w = projectWide.get(t);
           if (!w) {

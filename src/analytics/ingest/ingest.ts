@@ -7,7 +7,7 @@ import type { AnalyticsStore } from '../store/analytics-store.ts';
 import type { IngestSource } from './ingest-writer.ts';
 import type { RawEvent } from './logparse.ts';
 import { createEventPreparer, type PrepareProject } from './prepare.ts';
-import { packEvents, type WriteEvent } from './write-batch.ts';
+import { BatchBuilder, packEvents, type WriteBatch, type WriteEvent } from './write-batch.ts';
 
 export type { IngestSource } from './ingest-writer.ts';
 export { GROUP_MAX_EVENTS } from './ingest-writer.ts';
@@ -41,6 +41,25 @@ export interface IngestDeps {
 }
 
 export class UnknownProjectError extends Error {}
+
+/**
+ * An import's events prepared one by one into the batch being built (write-batch.ts BatchBuilder): `add`
+ * validates and derives an event at once (the checks and results of `ingest`, prepare.ts) and returns its error
+ * when it is refused, else null; `take` hands the built batch over and starts the next; `append` stores one
+ * durably (its promise resolves with the events inserted only after the commit, as `ingest`'s does). `refresh`
+ * re-reads the project's settings and the clock, which a batch of `ingest` reads once: call it between batches.
+ */
+export interface ImportStream {
+  readonly size: number;
+  /**
+   * `ms`: the time of an event of the byte parser (prepare.ts prepareParsed), NaN for any other. `key`: its dedup
+   * key as a string, or null with `digest` (32 bytes), `occurrence` and `ms` giving its line key (LineKeys).
+   */
+  add(ev: RawEvent, ms: number, key: string | null, digest: Uint8Array | null, occurrence: number): string | null;
+  take(): WriteBatch | null;
+  append(batch: WriteBatch): Promise<number>;
+  refresh(): Promise<void>;
+}
 
 /** How long a project's settings are reused by ingest (a rotation change applies within this time). */
 export const PROJECT_CACHE_MS = 5000;
@@ -85,6 +104,51 @@ export function createIngestService(deps: IngestDeps) {
       const done = () => inFlight.delete(p);
       p.then(done, done);
       return p;
+    },
+
+    /**
+     * A log import's events, prepared one at a time as they are read (see ImportStream) rather than a batch of
+     * parsed events at once. Throws UnknownProjectError for a project that does not exist.
+     */
+    async importStream(projectId: string): Promise<ImportStream> {
+      let pp = await getProject(projectId);
+      if (!pp) throw new UnknownProjectError(`Project ${projectId} not found`);
+      let gen = preparer.beginBatch(pp);
+      let now = deps.now();
+      const builder = new BatchBuilder(8192);
+      return {
+        get size() {
+          return builder.n;
+        },
+        add(ev, ms, key, digest, occurrence) {
+          const r = Number.isNaN(ms)
+            ? preparer.prepare(ev, pp as PrepareProject, gen, now, key)
+            : preparer.prepareParsed(ev, ms, pp as PrepareProject, gen, now, key);
+          if (typeof r === 'string') return r;
+          if (digest === null) builder.add(r);
+          else builder.add(r, digest, occurrence, ms);
+          return null;
+        },
+        take() {
+          return builder.take();
+        },
+        append(batch) {
+          if (closing) return Promise.reject(new Error('ingest service is closed'));
+          const p = store.append(projectId, 'import', batch).then((inserted) => ({ accepted: batch.n, inserted, rejected: [] }));
+          inFlight.add(p);
+          const done = () => inFlight.delete(p);
+          p.then(done, done);
+          return p.then((r) => r.inserted);
+        },
+        async refresh() {
+          // As for a batch of ingest: the project's settings (cached for PROJECT_CACHE_MS) and the clock.
+          const next = await getProject(projectId);
+          if (!next) throw new UnknownProjectError(`Project ${projectId} not found`);
+          pp = next;
+          gen = preparer.beginBatch(next);
+          now = deps.now();
+        },
+      };
     },
 
     /** Forgets cached dictionary entries (tests; after a restore). */

@@ -6,6 +6,7 @@
 // the events, the hand-off to the SQLite writer's worker thread copies the typed arrays as blocks of memory and each
 // distinct string once (structured clone copies a repeated string every time it appears), and the writer
 // looks up each distinct path, visitor and user agent once per batch rather than once per event.
+import { digestDedupKeyAt } from './line-key.ts';
 
 /**
  * One prepared event (what prepare.ts derives from a valid event): a flat tuple, packed into a WriteBatch with
@@ -71,6 +72,23 @@ export interface WriteBatch {
    * -1 = not used so): set by DictionaryMirror.fill in the preparing thread, so the writer skips them.
    */
   known?: { paths: Float64Array; visitors: Float64Array; userAgents: Float64Array };
+  /** Import keys given by their lines' digests (see LineKeys); an event with one has no R_DEDUP string. */
+  lineKeys?: LineKeys;
+}
+
+/**
+ * The import dedup keys of a batch's log lines, as the lines' sha256 digests rather than key strings: the key of
+ * event i (when occ[i] ≥ 0) is line-key.ts digestDedupKeyAt(digests[32i, 32i + 32), occ[i], ms[i]), the same
+ * characters import.ts made before (dedupKeyOf). Why: a key is unique per line, so as a string it was a Map entry
+ * of its own in packEvents, a string for structured clone to copy and one for the writer to parse again; as
+ * bytes the batch carries 44 bytes per event in three typed arrays (npm run bench:import -- --profile).
+ */
+export interface LineKeys {
+  digests: Uint8Array;
+  /** Per event: the line's occurrence in its file (0 for its first copy), -1 for an event without a line key. */
+  occ: Int32Array;
+  /** Per event: the time the key names (epoch ms), NaN for none. */
+  ms: Float64Array;
 }
 
 /** Strings and their ids, by position (two flat arrays: cheaper to copy between threads than pairs). */
@@ -97,45 +115,147 @@ export const USER_AGENT_CACHE = 20_000;
 
 /** Encodes prepared events (WriteEvent tuples) into a WriteBatch. */
 export function packEvents(events: readonly WriteEvent[]): WriteBatch {
-  const n = events.length;
-  const strings: string[] = [];
-  const index = new Map<string, number>();
-  const refs = new Int32Array(n * REF_WIDTH);
-  const ts = new Float64Array(n);
-  const day = new Int32Array(n);
-  const status = new Int32Array(n);
-  const qualifying = new Uint8Array(n);
-  const ref = (s: string | null): number => {
+  const builder = new BatchBuilder(events.length);
+  for (const e of events) builder.add(e);
+  return (
+    builder.take() ?? {
+      n: 0,
+      strings: [],
+      refs: new Int32Array(0),
+      ts: new Float64Array(0),
+      day: new Int32Array(0),
+      status: new Int32Array(0),
+      qualifying: new Uint8Array(0),
+    }
+  );
+}
+
+/**
+ * A WriteBatch built one prepared event at a time (packEvents is one `add` per event, then `take`). The import
+ * prepares each line as it is read and adds it here at once, so what a batch holds until it is handed on is its
+ * packed columns and distinct strings, not a parsed event and a tuple per line: those die young, where before
+ * thousands of them lived through the scavenges of the main thread's small young generation (the CLI runs with
+ * --max-semi-space-size=8) until their batch was prepared (npm run bench:import -- --profile: garbage collection
+ * was a fifth of the main thread).
+ */
+export class BatchBuilder {
+  n = 0;
+  private strings: string[] = [];
+  private index = new Map<string, number>();
+  private refs = new Int32Array(0);
+  private ts = new Float64Array(0);
+  private day = new Int32Array(0);
+  private status = new Int32Array(0);
+  private qualifying = new Uint8Array(0);
+  private lineKeys: LineKeys | null = null;
+  /** Events the arrays are first made for (they double when full). */
+  private readonly initial: number;
+
+  constructor(initial = 1024) {
+    this.initial = Math.max(initial, 16);
+  }
+
+  private ref(s: string | null): number {
     if (s === null) return NO_STRING;
-    let i = index.get(s);
+    let i = this.index.get(s);
     if (i === undefined) {
-      i = strings.length;
-      strings.push(s);
-      index.set(s, i);
+      i = this.strings.length;
+      this.strings.push(s);
+      this.index.set(s, i);
     }
     return i;
-  };
-  for (let i = 0; i < n; i++) {
-    const e = events[i] as WriteEvent;
-    const o = i * REF_WIDTH;
-    // (Indexed rather than destructured: this runs for every accepted event.)
-    refs[o + R_RAW_PATH] = ref(e[2]);
-    refs[o + R_PATH] = ref(e[3]);
-    refs[o + R_VKEY] = ref(e[4]);
-    refs[o + R_UA] = ref(e[5]);
-    refs[o + R_ACCEPT] = ref(e[6]);
-    refs[o + R_METHOD] = ref(e[7]);
-    refs[o + R_REFERRER] = ref(e[9]);
-    refs[o + R_CLASS] = ref(e[10]);
-    refs[o + R_CATEGORY] = ref(e[11]);
-    refs[o + R_RULE] = ref(e[12]);
-    refs[o + R_DEDUP] = ref(e[14]);
-    ts[i] = e[0];
-    day[i] = e[1];
-    status[i] = e[8] ?? NO_STATUS;
-    qualifying[i] = e[13];
   }
-  return { n, strings, refs, ts, day, status, qualifying };
+
+  /**
+   * Adds one event; `digest` (32 bytes), `occurrence` and `ms` give it a line key (LineKeys) instead of its
+   * tuple's dedup key string.
+   */
+  add(e: WriteEvent, digest?: Uint8Array, occurrence?: number, ms?: number): void {
+    if (this.n === this.ts.length) this.grow();
+    const i = this.n++;
+    const o = i * REF_WIDTH;
+    const refs = this.refs;
+    // (Indexed rather than destructured: this runs for every accepted event.)
+    refs[o + R_RAW_PATH] = this.ref(e[2]);
+    refs[o + R_PATH] = this.ref(e[3]);
+    refs[o + R_VKEY] = this.ref(e[4]);
+    refs[o + R_UA] = this.ref(e[5]);
+    refs[o + R_ACCEPT] = this.ref(e[6]);
+    refs[o + R_METHOD] = this.ref(e[7]);
+    refs[o + R_REFERRER] = this.ref(e[9]);
+    refs[o + R_CLASS] = this.ref(e[10]);
+    refs[o + R_CATEGORY] = this.ref(e[11]);
+    refs[o + R_RULE] = this.ref(e[12]);
+    refs[o + R_DEDUP] = this.ref(e[14]);
+    this.ts[i] = e[0];
+    this.day[i] = e[1];
+    this.status[i] = e[8] ?? NO_STATUS;
+    this.qualifying[i] = e[13];
+    if (digest !== undefined) {
+      if (this.lineKeys === null) {
+        const c = this.ts.length;
+        this.lineKeys = { digests: new Uint8Array(c * 32), occ: new Int32Array(c).fill(-1), ms: new Float64Array(c) };
+      }
+      this.lineKeys.digests.set(digest.subarray(0, 32), i * 32);
+      this.lineKeys.occ[i] = occurrence as number;
+      this.lineKeys.ms[i] = ms as number;
+    }
+  }
+
+  /** The batch of the events added (null when none), and a fresh start. */
+  take(): WriteBatch | null {
+    const n = this.n;
+    if (n === 0) return null;
+    const sized = <T extends Int32Array | Float64Array | Uint8Array>(a: T, len: number): T => (a.length === len ? a : (a.slice(0, len) as T));
+    const b: WriteBatch = {
+      n,
+      strings: this.strings,
+      refs: sized(this.refs, n * REF_WIDTH),
+      ts: sized(this.ts, n),
+      day: sized(this.day, n),
+      status: sized(this.status, n),
+      qualifying: sized(this.qualifying, n),
+    };
+    const lk = this.lineKeys;
+    if (lk !== null) b.lineKeys = { digests: sized(lk.digests, n * 32), occ: sized(lk.occ, n), ms: sized(lk.ms, n) };
+    this.n = 0;
+    this.strings = [];
+    this.index = new Map();
+    this.lineKeys = null;
+    this.refs = new Int32Array(0);
+    this.ts = new Float64Array(0);
+    this.day = new Int32Array(0);
+    this.status = new Int32Array(0);
+    this.qualifying = new Uint8Array(0);
+    return b;
+  }
+
+  private grow(): void {
+    const c = this.ts.length === 0 ? this.initial : this.ts.length * 2;
+    const more = <T extends Int32Array | Float64Array | Uint8Array>(a: T, len: number, fill = 0): T => {
+      const b = new (a.constructor as new (n: number) => T)(len);
+      if (fill !== 0) b.fill(fill);
+      b.set(a);
+      return b;
+    };
+    this.refs = more(this.refs, c * REF_WIDTH);
+    this.ts = more(this.ts, c);
+    this.day = more(this.day, c);
+    this.status = more(this.status, c);
+    this.qualifying = more(this.qualifying, c);
+    if (this.lineKeys !== null) {
+      const lk = this.lineKeys;
+      this.lineKeys = { digests: more(lk.digests, c * 32), occ: more(lk.occ, c, -1), ms: more(lk.ms, c) };
+    }
+  }
+}
+
+/** The import dedup key of event `i`: its R_DEDUP string, or the key its line digest stands for (LineKeys), or null. */
+export function dedupKeyOf(b: WriteBatch, i: number): string | null {
+  const lk = b.lineKeys;
+  if (lk !== undefined && (lk.occ[i] as number) >= 0)
+    return digestDedupKeyAt(lk.digests.subarray(i * 32, i * 32 + 32), lk.occ[i] as number, lk.ms[i] as number);
+  return textOf(b, i, R_DEDUP);
 }
 
 /** The text field `field` of event `i` (null when absent). */
@@ -169,7 +289,7 @@ export const WIRE_MAX_EVENTS = 16;
 
 /** The form of `b` to post to the writer thread: WireBatch when small (see WireBatch), else `b` itself. */
 export function toWire(b: WriteBatch): WriteBatch | WireBatch {
-  if (b.n > WIRE_MAX_EVENTS || b.strings.length === 0) return b;
+  if (b.n > WIRE_MAX_EVENTS || b.strings.length === 0 || b.lineKeys !== undefined) return b;
   for (const s of b.strings) if (s.includes('\u0000')) return b;
   const nums: number[] = [];
   const put = (a: ArrayLike<number>) => {
