@@ -20,7 +20,7 @@
 //
 // Values only travel as query parameters ({name:Type}) or inserted rows; the only names built into SQL text
 // are the store's own (its database, a random table name).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { classify } from '../classify/classify.ts';
 import { referrerHost } from '../classify/facets.ts';
 import { isStaticAsset } from '../classify/normalize.ts';
@@ -122,8 +122,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     return base;
   }
 
-  async function insertRows(table: string, rows: Record<string, unknown>[]): Promise<void> {
-    const token = randomUUID();
+  async function insertRows(table: string, rows: Record<string, unknown>[], token: string = randomUUID()): Promise<void> {
     for (let at = 0, chunk = 0; at < rows.length; at += INSERT_ROWS, chunk++) {
       const part = rows.slice(at, at + INSERT_ROWS);
       const settings = { insert_deduplication_token: `${token}:${chunk}`, deduplicate_blocks_in_dependent_materialized_views: 1 };
@@ -144,7 +143,13 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   // each (bench:scale --backends clickhouse; docs/benchmarks.md). Dedup stays exact: the keys of rows waiting
   // or being inserted are in `inFlightKeys` until the insert has returned (then the table has them), and an
   // append checks both under its project's lock.
-  let waiting: { rows: Record<string, unknown>[]; done: (err?: unknown) => void }[] = [];
+  //
+  // An append with dedup keys is inserted alone, under a token made from its rows' content (all but seq, which
+  // differs per attempt): re-sent after a failure between its events and its keys — by this process or by
+  // another, with the same events — it carries the same token, so ClickHouse drops the events it already has and
+  // (24.7+: a deduplicated block still goes through the materialised views) fills the missing keys; and two
+  // processes appending the same keyed batch at once store it once. docs/clickhouse.md says what this covers.
+  let waiting: { rows: Record<string, unknown>[]; token?: string; done: (err?: unknown) => void }[] = [];
   let flushing: Promise<void> | null = null;
   const inFlightKeys = new Map<string, Set<string>>();
   const inFlight = new Map<string, Set<Promise<void>>>();
@@ -152,16 +157,22 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   async function flushLoop(): Promise<void> {
     while (waiting.length > 0) {
       // Whole appends, up to INSERT_ROWS rows (at least one append), so that an insert's failure fails only
-      // appends none of whose rows another insert wrote.
-      let take = 0;
-      for (let rows = 0; take < waiting.length && (take === 0 || rows + (waiting[take] as (typeof waiting)[number]).rows.length <= INSERT_ROWS); take++)
-        rows += (waiting[take] as (typeof waiting)[number]).rows.length;
+      // appends none of whose rows another insert wrote; a keyed append (it has its own token) goes alone.
+      const first = waiting[0] as (typeof waiting)[number];
+      let take = 1;
+      if (first.token === undefined)
+        for (let rows = first.rows.length; take < waiting.length; take++) {
+          const next = waiting[take] as (typeof waiting)[number];
+          if (next.token !== undefined || rows + next.rows.length > INSERT_ROWS) break;
+          rows += next.rows.length;
+        }
       const group = waiting.slice(0, take);
       waiting = waiting.slice(take);
       try {
         await insertRows(
           'events',
           group.flatMap((g) => g.rows),
+          group[0]?.token,
         );
         for (const g of group) g.done();
       } catch (err) {
@@ -179,8 +190,9 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       inFlightKeys.set(projectId, held);
     }
     for (const k of keys) held.add(k);
+    const token = keys.size > 0 ? contentToken(rows) : undefined;
     const written = new Promise<void>((resolve, reject) => {
-      waiting.push({ rows, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      waiting.push({ rows, ...(token ? { token } : {}), done: (err) => (err === undefined ? resolve() : reject(err)) });
     });
     flushing ??= flushLoop();
     const tracked = written.finally(() => {
@@ -198,6 +210,13 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     }
     set.add(tracked);
     return tracked;
+  }
+
+  /** The dedup token of a keyed append: a hash of its rows without seq (the same events give the same token). */
+  function contentToken(rows: Record<string, unknown>[]): string {
+    const h = createHash('sha256');
+    for (const { seq: _seq, ...r } of rows) h.update(JSON.stringify(r)).update('\n');
+    return `keyed:${h.digest('hex')}`;
   }
 
   /** Waits until the project's queued rows are written (or failed). */
