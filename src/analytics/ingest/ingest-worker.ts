@@ -2,12 +2,14 @@
 // through ingest-worker-boot.cjs, which registers the TypeScript loader in this thread first).
 //
 // It opens its own connection to the same SQLite file and runs the group writer there: the inserts, the
-// commit's fsync (synchronous=FULL) and WAL checkpoints happen in this thread, while the main thread keeps
-// parsing and validating requests. A batch is acknowledged only after its transaction committed.
+// WAL sync (wal-sync.ts, in the thread pool) and WAL checkpoints happen off the main thread, which keeps
+// parsing and validating requests. A batch is acknowledged only after its transaction committed and the WAL
+// holding it was synced.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/index.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
+import { walSyncer } from './wal-sync.ts';
 import { fromWire, type Learned } from './write-batch.ts';
 
 /** WAL pages (4 KiB) after which the writer's own commit checkpoints (the checkpointer normally keeps up). */
@@ -75,8 +77,13 @@ function sendReplies(): void {
   else if (out.length > 1) port?.postMessage({ t: 'replies', replies: out } satisfies WorkerReply);
 }
 
+// Commits write their WAL frames without syncing them; walSyncer syncs the WAL in libuv's thread pool while this
+// thread writes the next group, and a group's writes are acknowledged only after that (wal-sync.ts).
+db.sqliteHandle?.pragma('synchronous = NORMAL');
+
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
+  durable: walSyncer(`${setup.sqlitePath}-wal`),
   ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
   onLearned: (projectId, learned) => {

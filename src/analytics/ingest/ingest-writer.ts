@@ -86,6 +86,13 @@ export interface GroupWriterOptions {
   onLearned?: (projectId: string, learned: Learned) => void;
   /** Bound of the import dedup hashes kept in memory (dedup-cache.ts), in bytes. */
   dedupCacheBytes?: number;
+  /**
+   * Makes what has been committed so far durable; called after each group's commit, and the group's writes
+   * resolve only once the promise it returns does (they fail if it fails). The next group is written meanwhile.
+   * For a connection that commits without syncing (SQLite synchronous=NORMAL) while this syncs the WAL in another
+   * thread (ingest-worker.ts walSyncer): the fsync of one group overlaps the statements of the next.
+   */
+  durable?: () => Promise<void>;
 }
 
 interface ProjectCache {
@@ -650,6 +657,26 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return inserted;
   }
 
+  /** Groups committed and waiting for `durable`. */
+  const syncing = new Set<Promise<void>>();
+  /** Resolves the jobs of a committed group: at once, or once what it committed is durable (opts.durable). */
+  function settle(jobs: Job[], counts: number[]): void {
+    if (!opts.durable) {
+      for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).resolve(counts[i] as number);
+      return;
+    }
+    const p = opts.durable().then(
+      () => {
+        for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).resolve(counts[i] as number);
+      },
+      (err: unknown) => {
+        for (const j of jobs) j.reject(err);
+      },
+    );
+    syncing.add(p);
+    void p.finally(() => syncing.delete(p));
+  }
+
   /** The single writer of this writer: takes everything queued (up to GROUP_MAX_EVENTS) per transaction. */
   async function drainLoop(): Promise<void> {
     for (;;) {
@@ -664,22 +691,27 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         group.push(j);
         n += j.batch.n;
       }
+      let counts: number[];
       try {
-        const counts = await writeGroup(group);
-        for (let i = 0; i < group.length; i++) (group[i] as Job).resolve(counts[i] as number);
+        counts = await writeGroup(group);
       } catch (err) {
         if (group.length === 1) {
           (group[0] as Job).reject(err);
           continue;
         }
         for (const j of group) {
+          let one: number[];
           try {
-            j.resolve((await writeGroup([j]))[0] as number);
+            one = await writeGroup([j]);
           } catch (e) {
             j.reject(e);
+            continue;
           }
+          settle([j], one);
         }
+        continue;
       }
+      settle(group, counts);
     }
   }
 
@@ -712,7 +744,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     },
 
     async close() {
-      while (draining) await draining;
+      while (draining || syncing.size > 0) {
+        await draining;
+        await Promise.allSettled([...syncing]);
+      }
     },
 
     async warmUp() {},
