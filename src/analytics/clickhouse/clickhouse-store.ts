@@ -5,7 +5,8 @@
 // - append: dedup keys checked against the project's stored keys and within the batch (first wins) under the
 //   project's lock in this process, then one synchronous insert (fsynced, migrations.ts) that resolves once
 //   ClickHouse has the rows; a failed insert is retried with the same insert_deduplication_token, so a retry
-//   after a timeout or a restart adds nothing if the first attempt landed.
+//   after a timeout or a restart adds nothing if the first attempt landed; an append with dedup keys is inserted
+//   alone under a token made from its content, so the same batch sent again by any process is stored once.
 // - reads: one query each, distinct counts (uniqExact, or counts of distinct (path, visitor) pairs) and count()
 //   over `events` rows of the project and range; a result and its totals come from one read of `events` in
 //   one query (GROUPING SETS, or one row per pair plus one per visitor), i.e. one set of the table's parts. Rows are ordered and

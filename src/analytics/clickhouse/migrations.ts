@@ -19,7 +19,9 @@
 // THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows,
 // filtered by the project, the day range and the class columns, as distinct visitor keys and count() over rows;
 // `events` holds each accepted event exactly once (dedup keys checked before the insert under the project's lock
-// and against rows still being inserted; retries of one insert dropped by its token). Distinct visitors are
+// and against rows still being inserted; retries of one insert dropped by its token, and a keyed batch sent
+// again, by any process, by its content's token: clickhouse-store.ts; docs/clickhouse.md lists what that does
+// not cover). Distinct visitors are
 // counted by GROUP BY on the key (keys compared whole: the visitors export) or by uniqExact (series, agents,
 // referrers), a set, not a sketch, of the keys' 128-bit SipHash for strings: two keys could only be confused by
 // a 128-bit collision (about n^2 / 2^129: 10^-21 for a billion visitors). Nothing is pre-aggregated; where partial
