@@ -1,10 +1,11 @@
 // The ingest writer's durability without an fsync inside COMMIT (wal-sync.ts): a write resolves only after a
 // WAL sync that started after its commit has finished, while the next group is written meanwhile.
 import fs from 'node:fs';
+import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
-import { walSyncer } from '../../src/analytics/ingest/wal-sync.ts';
+import { deferWalSync, walSyncer } from '../../src/analytics/ingest/wal-sync.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
@@ -70,6 +71,25 @@ describe('walSyncer', () => {
     fs.writeFileSync(`${dir}/x-wal`, 'frames');
     await expect(walSyncer(`${dir}/x-wal`)()).resolves.toBeUndefined();
     await expect(walSyncer(`${dir}/missing-wal`)()).rejects.toThrow();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('deferWalSync', () => {
+  it('defers the sync of a WAL-mode connection; leaves a rollback-journal connection syncing in COMMIT', () => {
+    const dir = fs.mkdtempSync('/tmp/inkwell-walsync-');
+    const wal = new SQLite(`${dir}/wal.db`);
+    wal.pragma('journal_mode = WAL');
+    wal.pragma('synchronous = FULL');
+    expect(deferWalSync(wal, `${dir}/wal.db`)).toBeTypeOf('function');
+    expect(wal.pragma('synchronous', { simple: true })).toBe(1);
+    const journal = new SQLite(`${dir}/journal.db`);
+    journal.pragma('journal_mode = DELETE');
+    journal.pragma('synchronous = FULL');
+    expect(deferWalSync(journal, `${dir}/journal.db`)).toBeUndefined();
+    expect(journal.pragma('synchronous', { simple: true })).toBe(2);
+    wal.close();
+    journal.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

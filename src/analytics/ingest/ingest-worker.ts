@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../db/index.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
-import { walSyncer } from './wal-sync.ts';
+import { deferWalSync } from './wal-sync.ts';
 import { fromWire, type Learned } from './write-batch.ts';
 
 /** WAL pages (4 KiB) after which the writer's own commit checkpoints (the checkpointer normally keeps up). */
@@ -77,13 +77,13 @@ function sendReplies(): void {
   else if (out.length > 1) port?.postMessage({ t: 'replies', replies: out } satisfies WorkerReply);
 }
 
-// Commits write their WAL frames without syncing them; walSyncer syncs the WAL in libuv's thread pool while this
+// Commits write their WAL frames without syncing them; the WAL is synced in libuv's thread pool while this
 // thread writes the next group, and a group's writes are acknowledged only after that (wal-sync.ts).
-db.sqliteHandle?.pragma('synchronous = NORMAL');
+const durable = db.sqliteHandle ? deferWalSync(db.sqliteHandle, setup.sqlitePath) : undefined;
 
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
-  durable: walSyncer(`${setup.sqlitePath}-wal`),
+  ...(durable ? { durable } : {}),
   ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
   onLearned: (projectId, learned) => {

@@ -16,6 +16,7 @@
 // covers every commit made meanwhile (group commit of the syncs themselves: the busier the writer, the more
 // transactions one fdatasync covers).
 import fs from 'node:fs';
+import type SQLite from 'better-sqlite3';
 
 function fdatasyncFile(file: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -62,4 +63,16 @@ export function walSyncer(walFile: string, sync: () => Promise<void> = () => fda
       });
     return next;
   };
+}
+
+/**
+ * Switches the writer's connection `sqlite` (of the file `file`) to commits that the returned function makes
+ * durable (synchronous=NORMAL plus walSyncer), when it runs in WAL mode. Otherwise (a file system where SQLite
+ * could not enable WAL keeps a rollback journal, and there is no WAL file to sync) the connection is left as it
+ * is, syncing inside COMMIT, and the result is undefined.
+ */
+export function deferWalSync(sqlite: SQLite.Database, file: string): (() => Promise<void>) | undefined {
+  if (String(sqlite.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
+  sqlite.pragma('synchronous = NORMAL');
+  return walSyncer(`${file}-wal`);
 }
