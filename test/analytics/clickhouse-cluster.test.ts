@@ -94,22 +94,24 @@ describe('clustered DDL', () => {
 
   it('reclassifies on a cluster through the shard-local tables ON CLUSTER, with no request value in the text', async () => {
     const ddl = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123', cluster: 'inkwell' });
-    const all = [ddl.createRows, ...ddl.createJoin, ddl.mutate, ddl.kill, ...ddl.drop];
+    const all = [ddl.createRows, ...ddl.prepare, ddl.mutate(3), ddl.kill, ...ddl.drop];
     for (const sql of all) {
       expect(sql).toContain(' ON CLUSTER inkwell');
       const [row] = await single.ch.query<{ f: string }>('SELECT formatQuery({q:String}) AS f', { q: sql });
       expect(row?.f).toMatch(/^(CREATE|ALTER|SYSTEM|KILL|DROP) /);
     }
-    expect(ddl.mutate).toMatch(/^ALTER TABLE inkwell\.events_local ON CLUSTER inkwell UPDATE /);
+    expect(ddl.mutate(3)).toMatch(/^ALTER TABLE inkwell\.events_local ON CLUSTER inkwell\s+UPDATE /);
+    expect(ddl.mutate(3).match(/UPDATE cls = /g)).toHaveLength(3);
     expect(ddl.kill).toContain("table = 'events_local'");
-    // One rows table for every host of the cluster (no {shard} in its path), synced everywhere before the Join tables read it.
-    expect(ddl.createRows).toContain("ReplicatedMergeTree('/clickhouse/tables/all/{database}/reclass_0123_rows', '{shard}-{replica}')");
-    expect(ddl.createJoin[0]).toBe('SYSTEM SYNC REPLICA ON CLUSTER inkwell inkwell.reclass_0123_rows');
+    // One rows table for every host of the cluster (no {shard} in its path), synced everywhere before the mutation reads it.
+    expect(ddl.createRows).toContain("ReplicatedMergeTree('/clickhouse/tables/all/{database}/reclass_0123', '{shard}-{replica}')");
+    expect(ddl.prepare).toEqual(['SYSTEM SYNC REPLICA ON CLUSTER inkwell inkwell.reclass_0123']);
     expect(ddl.mutateSettings).toMatchObject({ mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 });
     expect(all.join('\n')).not.toMatch(/\{[a-z]+:[A-Za-z]/); // no query parameters: a host runs the text alone
+    expect(all.join('\n')).not.toMatch(/AS SELECT|joinGet|dictGet/); // nothing a host would have to fill for itself
     const local = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123' });
-    expect(local.mutate).toMatch(/^ALTER TABLE inkwell\.events UPDATE /);
-    expect([local.createRows, ...local.createJoin, local.mutate, local.kill, ...local.drop].join('\n')).not.toContain('ON CLUSTER');
+    expect(local.mutate(1)).toMatch(/^ALTER TABLE inkwell\.events\s+UPDATE /);
+    expect([local.createRows, ...local.prepare, local.mutate(2), local.kill, ...local.drop].join('\n')).not.toContain('ON CLUSTER');
     expect(() => reclassifyDdl({ database: 'inkwell', table: 'r', cluster: "x'; DROP" })).toThrow(/identifier/);
   });
 

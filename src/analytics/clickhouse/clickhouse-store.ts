@@ -499,15 +499,23 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       table: `reclass_${randomBytes(8).toString('hex')}`,
       ...(deps.cluster ? { cluster: deps.cluster } : {}),
     });
+    // The new classes' distinct values, numbered: one UPDATE of the mutation each.
+    const targets = new Map<string, number>();
+    const rows = mapping.map((m) => {
+      const target = JSON.stringify([m.cls, m.category, m.rule, m.qualifying]);
+      let n = targets.get(target);
+      if (n === undefined) {
+        n = targets.size;
+        targets.set(target, n);
+      }
+      return { p: projectId, n, ...m };
+    });
     try {
       await ch.command(ddl.createRows);
-      await ch.insert(
-        ddl.rowsTable,
-        mapping.map((m) => ({ p: projectId, ...m })),
-      );
-      for (const sql of ddl.createJoin) await ch.command(sql);
+      await ch.insert(ddl.rowsTable, rows);
+      for (const sql of ddl.prepare) await ch.command(sql);
       try {
-        await ch.command(ddl.mutate, {}, ddl.mutateSettings);
+        await ch.command(ddl.mutate(targets.size), {}, ddl.mutateSettings);
       } catch (err) {
         // A failed mutation would be retried by the server forever: stop it.
         await ch.command(ddl.kill).catch(() => undefined);

@@ -80,45 +80,62 @@ export const INPUT_KEY =
   "hex(sipHash128(isNull(user_agent), ifNull(user_agent, ''), raw_path, isNull(accept), ifNull(accept, ''), isNull(method), ifNull(method, ''), isNull(status), ifNull(status, 0), path))";
 
 /**
- * The statements of one reclassification's rewrite (clickhouse-store.ts), single node or cluster, in order:
- * `createRows` (a table for the changed classes, keyed by project and input key), an insert of them into
- * `rowsTable`, `createJoin` (a Join table of those rows on every host), `mutate` (one mutation of the events table
- * with `mutateSettings`; `kill` stops it if it fails), `drop`. The project is a column of the rows, not a value in
- * the text: the statements hold only the store's own names, so they can go ON CLUSTER (a host runs the text it is
- * sent, without the initiator's query parameters).
+ * The statements of one reclassification's rewrite (clickhouse-store.ts), in order: `createRows` (a table of the
+ * changed classification inputs: project `p`, input key `k`, and the number `n` of their new (class, category,
+ * rule, qualifying), whose values every row of that number carries), an insert of them into `rowsTable`,
+ * `prepare`, `mutate(targets)` (one mutation of the events table, with `mutateSettings`; `kill` stops it if it
+ * fails), `drop`. The statements hold only the store's own names and numbers — no request value, no query
+ * parameter — so they can go ON CLUSTER (a host runs the text it is sent, without the initiator's parameters).
  *
+ * Single node: the rows go into a Join table and the mutation sets each row's classes with joinGet, one pass.
  * On a cluster the mutation targets the shard-local `events_local` ON CLUSTER (a Distributed table takes no
- * mutation), and every host needs the changed classes: the rows table is a ReplicatedMergeTree whose path has no
- * {shard} (one table shared by every host; the insert on this node replicates), SYNC REPLICA makes
- * every host hold all of it before each host fills its own Join table from it. Each replica runs the mutation on
- * its parts with its own Join table (the same rows): `allow_nondeterministic_mutations`, which a replicated table
- * needs for joinGet in a mutation. The initiator waits until every host has finished (`mutations_sync = 2`, no
- * DDL timeout: a slow mutation must not look failed and be killed).
+ * mutation), and every host must read the new classes. A per-host Join table would have to be filled by
+ * CREATE … ON CLUSTER … AS SELECT, which servers have not run reliably (ClickHouse issue 95170), and a dictionary
+ * by a source with credentials in its DDL; so the rows table itself is read: it is a ReplicatedMergeTree whose
+ * path has no {shard} (one table shared by every host; the insert on this node replicates), SYNC REPLICA ON
+ * CLUSTER waits until every host holds all of it, and the mutation has one UPDATE per target number, each taking
+ * its values from scalar subqueries and its inputs from an IN subquery (about 2x the single node's time through
+ * chdb). Subqueries in a replicated table's mutation need `allow_nondeterministic_mutations`; every replica reads
+ * the same rows. The initiator waits until every host has finished (`mutations_sync = 2`, no DDL timeout: a slow
+ * mutation must not look failed and be killed).
  */
 export function reclassifyDdl(o: { database: string; table: string; cluster?: string }) {
   const db = name(o.database);
   const t = name(o.table);
   const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
-  const rowsTable = `${t}_rows`;
   const events = o.cluster ? 'events_local' : 'events';
-  const engine = o.cluster ? `ReplicatedMergeTree('/clickhouse/tables/all/{database}/${rowsTable}', '{shard}-{replica}')` : 'MergeTree';
+  const engine = o.cluster ? `ReplicatedMergeTree('/clickhouse/tables/all/{database}/${t}', '{shard}-{replica}')` : 'MergeTree';
+  const rows = `${db}.${t}`;
+  const join = `${db}.${t}_join`;
   // The Join key: the project, then the input key (32 hex digits: the pair is unambiguous).
   const key = `concat(project, ${INPUT_KEY})`;
-  const get = (column: string) => `joinGet('${db}.${t}', '${column}', ${key})`;
+  const get = (column: string) => `joinGet('${join}', '${column}', ${key})`;
   return {
-    rowsTable,
-    createRows: `CREATE TABLE ${db}.${rowsTable}${on} (p String, k String, cls String, category Nullable(String), rule Nullable(String), qualifying UInt8)
-      ENGINE = ${engine} ORDER BY (p, k)`,
-    createJoin: [
-      ...(o.cluster ? [`SYSTEM SYNC REPLICA${on} ${db}.${rowsTable}`] : []),
-      `CREATE TABLE ${db}.${t}${on} ENGINE = Join(ANY, LEFT, pk) AS SELECT concat(p, k) AS pk, cls, category, rule, qualifying FROM ${db}.${rowsTable}`,
-    ],
-    mutate: `ALTER TABLE ${db}.${events}${on} UPDATE cls = ${get('cls')}, category = ${get('category')}, rule = ${get('rule')}, qualifying = ${get('qualifying')}
-      WHERE project IN (SELECT p FROM ${db}.${rowsTable}) AND ${key} IN (SELECT pk FROM ${db}.${t})`,
+    rowsTable: t,
+    createRows: `CREATE TABLE ${rows}${on} (p String, k String, n UInt32, cls String, category Nullable(String), rule Nullable(String), qualifying UInt8)
+      ENGINE = ${engine} ORDER BY (n, p, k)`,
+    prepare: o.cluster
+      ? [`SYSTEM SYNC REPLICA${on} ${rows}`]
+      : [`CREATE TABLE ${join} ENGINE = Join(ANY, LEFT, pk) AS SELECT concat(p, k) AS pk, cls, category, rule, qualifying FROM ${rows}`],
+    /** The mutation, for target numbers 0 … targets - 1. */
+    mutate(targets: number): string {
+      if (!o.cluster)
+        return `ALTER TABLE ${db}.${events} UPDATE cls = ${get('cls')}, category = ${get('category')}, rule = ${get('rule')}, qualifying = ${get('qualifying')}
+      WHERE project IN (SELECT p FROM ${rows}) AND ${key} IN (SELECT pk FROM ${join})`;
+      const updates: string[] = [];
+      for (let n = 0; n < targets; n++) {
+        const value = (column: string) => `(SELECT any(${column}) FROM ${rows} WHERE n = ${Math.trunc(n)})`;
+        updates.push(
+          `UPDATE cls = ${value('cls')}, category = ${value('category')}, rule = ${value('rule')}, qualifying = ${value('qualifying')}
+        WHERE project IN (SELECT p FROM ${rows}) AND (project, ${INPUT_KEY}) IN (SELECT p, k FROM ${rows} WHERE n = ${Math.trunc(n)})`,
+        );
+      }
+      return `ALTER TABLE ${db}.${events}${on}\n      ${updates.join(',\n      ')}`;
+    },
     mutateSettings: (o.cluster
       ? { mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 }
       : { mutations_sync: 2 }) as Settings,
     kill: `KILL MUTATION${on} WHERE database = '${db}' AND table = '${events}' AND position(command, '${t}') > 0`,
-    drop: [`DROP TABLE IF EXISTS ${db}.${t}${on} SYNC`, `DROP TABLE IF EXISTS ${db}.${rowsTable}${on} SYNC`],
+    drop: [...(o.cluster ? [] : [`DROP TABLE IF EXISTS ${join} SYNC`]), `DROP TABLE IF EXISTS ${rows}${on} SYNC`],
   };
 }
