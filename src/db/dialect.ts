@@ -38,6 +38,13 @@ export interface DialectCaps {
    * ingest — belongs in such a thread. False where I/O is asynchronous and the calling thread never waits.
    */
   readonly writerThread: boolean;
+  /**
+   * Makes the space of deleted and replaced rows of these tables reusable by later writes (the store's background
+   * work calls it for the tables it rewrites). SQLite reuses freed pages by itself: nothing. PostgreSQL keeps dead
+   * row versions (and their TOAST) until a vacuum; autovacuum may be off or far behind (its default threshold is
+   * a fifth of the table), so `VACUUM` runs here, skipping a table another vacuum holds.
+   */
+  reclaimSpace(db: Kysely<any>, tables: readonly string[]): Promise<void>;
 }
 
 export const sqliteCaps: DialectCaps = {
@@ -53,6 +60,7 @@ export const sqliteCaps: DialectCaps = {
   intListAgg: (value, orderBy) => sql<string>`group_concat(${value}, ',' order by ${orderBy})`,
   batchedLookups: false,
   writerThread: true,
+  reclaimSpace: async () => {},
 };
 
 export const postgresCaps: DialectCaps = {
@@ -70,4 +78,9 @@ export const postgresCaps: DialectCaps = {
   intListAgg: (value, orderBy) => sql<string>`string_agg((${value})::text, ',' order by ${orderBy})`,
   batchedLookups: true,
   writerThread: false,
+  reclaimSpace: async (db, tables) => {
+    if (tables.length === 0) return;
+    // Not in a transaction (VACUUM refuses one): a pool connection of its own.
+    await sql`vacuum (skip_locked) ${sql.join(tables.map((t) => sql.table(t)))}`.execute(db);
+  },
 };

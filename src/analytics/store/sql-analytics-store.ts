@@ -30,6 +30,12 @@ export interface SqlAnalyticsStoreDeps {
 const COMPACT_MIN_SEGMENTS = 8;
 /** Days compacted per step of background work at most. */
 const COMPACT_DAYS = 4;
+/**
+ * The tables whose rows the background work replaces (compaction's segments, the sealer's summaries), whose freed
+ * space it reclaims (DialectCaps.reclaimSpace) at most every RECLAIM_INTERVAL_MS while it runs.
+ */
+const RECLAIMED_TABLES = ['analytics_segments', 'analytics_day_summaries'] as const;
+const RECLAIM_INTERVAL_MS = 60_000;
 
 /**
  * The service writer thread's V8 young generation, in MiB (V8's default is several times this). Its garbage is
@@ -128,6 +134,16 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     }
     return merged;
   }
+
+  /**
+   * Makes the space of the rows the background work replaced reusable (DialectCaps.reclaimSpace): without it a
+   * PostgreSQL whose autovacuum is off or behind keeps every replaced segment and summary (bench/README.md, "Scale":
+   * at 10M events the segments' TOAST was 55% dead rows).
+   */
+  async function reclaim(): Promise<void> {
+    await deps.db.caps.reclaimSpace(deps.db.kysely, RECLAIMED_TABLES);
+  }
+  let lastReclaim = Number.NEGATIVE_INFINITY;
   let compactTimer: NodeJS.Timeout | null = null;
   /** Whether this process runs the background work (then close() seals what changed). */
   let background = false;
@@ -161,6 +177,11 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       compactTimer = setInterval(() => {
         if (compacting) return;
         compacting = compact()
+          .then(async () => {
+            if (deps.now() - lastReclaim < RECLAIM_INTERVAL_MS) return;
+            lastReclaim = deps.now();
+            await reclaim();
+          })
           .catch((err) => deps.onBackgroundError?.(err))
           .finally(() => {
             compacting = null;
@@ -195,6 +216,8 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     summaries,
     /** One step of compaction (what the background work runs): segments merged. */
     compact,
+    /** What the background work runs after compaction at most every RECLAIM_INTERVAL_MS. */
+    reclaim,
   };
 }
 
