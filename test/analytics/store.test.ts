@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import { sql } from 'kysely';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeSegment, type SegmentEvent } from '../../src/analytics/segments/codec.ts';
 import { segmentStore } from '../../src/analytics/store/segment-store.ts';
+import { reclaimDue } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { summaryStore } from '../../src/analytics/store/summary-store.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
@@ -181,5 +182,18 @@ describeEachDialect('analytics store', (dialect) => {
     ]);
     await summaryStore.upsertSummary(t.db.kysely, ord, 101, 4, new Uint8Array([1]));
     expect((await summaryStore.selectStaleDays(t.db.kysely, 100)).filter((d) => d.projectOrd === ord).map((d) => d.day)).toEqual([100, 102, 103]);
+  });
+});
+
+describe('reclaimDue (when the background work vacuums)', () => {
+  it('only after rows were replaced since the last reclaim, and at most once a minute', () => {
+    const never = Number.NEGATIVE_INFINITY;
+    // An idle or read-only process (nothing merged or sealed) never vacuums.
+    expect(reclaimDue({ replaced: 0, replacedAtLast: 0, now: 0, last: never })).toBe(false);
+    expect(reclaimDue({ replaced: 7, replacedAtLast: 7, now: 10 * 60_000, last: 0 })).toBe(false);
+    // Rows replaced: the first time at once, then not before a minute has passed.
+    expect(reclaimDue({ replaced: 3, replacedAtLast: 0, now: 0, last: never })).toBe(true);
+    expect(reclaimDue({ replaced: 9, replacedAtLast: 3, now: 59_999, last: 0 })).toBe(false);
+    expect(reclaimDue({ replaced: 9, replacedAtLast: 3, now: 60_000, last: 0 })).toBe(true);
   });
 });

@@ -32,10 +32,16 @@ const COMPACT_MIN_SEGMENTS = 8;
 const COMPACT_DAYS = 4;
 /**
  * The tables whose rows the background work replaces (compaction's segments, the sealer's summaries), whose freed
- * space it reclaims (DialectCaps.reclaimSpace) at most every RECLAIM_INTERVAL_MS while it runs.
+ * space it reclaims (DialectCaps.reclaimSpace) at most every RECLAIM_INTERVAL_MS, and only after it replaced rows
+ * (an idle or read-only process never vacuums).
  */
 const RECLAIMED_TABLES = ['analytics_segments', 'analytics_day_summaries'] as const;
 const RECLAIM_INTERVAL_MS = 60_000;
+
+/** Whether the background work reclaims space now: rows were replaced since the last reclaim, which is old enough. */
+export function reclaimDue(s: { replaced: number; replacedAtLast: number; now: number; last: number }): boolean {
+  return s.replaced !== s.replacedAtLast && s.now - s.last >= RECLAIM_INTERVAL_MS;
+}
 
 /**
  * The service writer thread's V8 young generation, in MiB (V8's default is several times this). Its garbage is
@@ -144,6 +150,9 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     await deps.db.caps.reclaimSpace(deps.db.kysely, RECLAIMED_TABLES);
   }
   let lastReclaim = Number.NEGATIVE_INFINITY;
+  /** Segments merged and summaries sealed at the last reclaim (both replace rows). */
+  let replacedAtReclaim = 0;
+  let segmentsMerged = 0;
   let compactTimer: NodeJS.Timeout | null = null;
   /** Whether this process runs the background work (then close() seals what changed). */
   let background = false;
@@ -177,8 +186,11 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       compactTimer = setInterval(() => {
         if (compacting) return;
         compacting = compact()
-          .then(async () => {
-            if (deps.now() - lastReclaim < RECLAIM_INTERVAL_MS) return;
+          .then(async (merged) => {
+            segmentsMerged += merged;
+            const replaced = segmentsMerged + summaries.stats.sealed;
+            if (!reclaimDue({ replaced, replacedAtLast: replacedAtReclaim, now: deps.now(), last: lastReclaim })) return;
+            replacedAtReclaim = replaced;
             lastReclaim = deps.now();
             await reclaim();
           })
