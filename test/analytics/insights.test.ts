@@ -353,7 +353,7 @@ describe('countFacet', () => {
       requests: visitors.length,
     })),
   });
-  it('counts each visitor once per name across days, with a mark array or, for ordinals spread far apart, a Set', () => {
+  it('counts each visitor once per name across days, with a mark array or, for ordinals spread far apart, by sorting', () => {
     const near = [
       day(1, [
         ['A', [5, 7, 9]],

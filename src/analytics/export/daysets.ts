@@ -3,8 +3,9 @@
 //
 // A day set holds the day's distinct (path, visitor) pairs sorted by path, then visitor, each packed in one
 // 32-bit word as (visitor − base) × 4 + flags (the visitor's classes on that path: human, ai). `base` is 0
-// while every visitor ordinal fits 30 bits, else the day's smallest visitor (ordinals are numbered across all
-// projects and pass 32 bits on big databases; one day's span must stay within 30 bits). It is part of a day
+// while every visitor ordinal fits 30 bits, else the day's smallest visitor (ordinals are dense per project since
+// migration 0019; those moved from before it were numbered across all projects and may pass 32 bits; one day's
+// span must stay within 30 bits). It is part of a day
 // summary (day-summary.ts), built from the day's segments, cached in memory and persisted (format 2 / 3: path
 // ids as varints, the pairs as raw little-endian words, so loading is a copy).
 //
@@ -441,7 +442,8 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
 
 /**
  * The same sets with their visitors renumbered 0 … distinct − 1 in ascending order (so counts are unchanged):
- * for windows whose ordinals spread wider than a marks array should (ordinals are numbered across projects).
+ * for windows whose ordinals spread wider than a marks array should (ordinals moved from before migration 0019
+ * were numbered across projects).
  * O(pairs × log pairs) in typed arrays (8 bytes per pair while it runs): a Set or Map of the distinct visitors
  * would stop at V8's 2^24 entries, which a year of a large site passes.
  */

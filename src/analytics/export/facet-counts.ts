@@ -1,9 +1,9 @@
 // The agents and referrers breakdowns over a window of day summaries (day-summary.ts), exact. Pure: no I/O.
 //
 // Counting a window marks each name's visitors in one byte per ordinal (counted when first marked, cleared after
-// the name): O(visitor entries of the window), exact. Visitor ordinals are numbered across all projects, so when
-// a window's ordinals spread much wider than its entries the count uses a Set per name instead of a mark array
-// that large.
+// the name): O(visitor entries of the window), exact. Visitor ordinals are dense per project since migration 0019,
+// but ordinals moved from before it were numbered across all projects, so when a window's ordinals spread much
+// wider than its entries the count sorts each name's entries instead of marking an array that large.
 import type { FacetGroup } from './day-summary.ts';
 
 /** A name's counts over a window. */
@@ -17,6 +17,22 @@ export interface FacetCount {
 
 /** A mark array this long (bytes) is always fine; beyond, only while it stays within 8 bytes per visitor entry. */
 const MARK_ARRAY_MIN = 16 * 1024 * 1024;
+
+/** Distinct values of the lists by sorting them together (a Set would stop at V8's 2^24 entries). */
+function distinctSorted(lists: readonly Float64Array[]): number {
+  let n = 0;
+  for (const l of lists) n += l.length;
+  const all = new Float64Array(n);
+  let k = 0;
+  for (const l of lists) {
+    all.set(l, k);
+    k += l.length;
+  }
+  all.sort();
+  let d = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || all[i] !== all[i - 1]) d++;
+  return d;
+}
 
 /**
  * Exact per-name counts of one facet over days: distinct visitors (a visitor counted once per name however
@@ -46,7 +62,7 @@ export function countFacet(days: readonly { facets: readonly FacetGroup[] }[], f
   const span = hi >= lo ? hi - lo + 1 : 0;
   const marks = span <= Math.max(MARK_ARRAY_MIN, 8 * entries) ? new Uint8Array(span) : null;
   const distinct = (lists: Float64Array[]): number => {
-    if (!marks) return new Set(lists.flatMap((l) => [...l])).size;
+    if (!marks) return distinctSorted(lists);
     let n = 0;
     for (const list of lists) {
       for (const v of list) {
