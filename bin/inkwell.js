@@ -5,6 +5,13 @@
 // the same code, slower to start.
 import fs from 'node:fs';
 import module from 'node:module';
+import { nodeVersionProblem } from './node-version.js';
+
+const tooOld = nodeVersionProblem(process.versions.node);
+if (tooOld) {
+  process.stderr.write(`${tooOld}\n`);
+  process.exit(1);
+}
 
 // V8's compiled code of each module, kept on disk by Node (in the temp directory; checked against the file's
 // content): starts after the first skip most of the compiling.

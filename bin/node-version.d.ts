@@ -1,0 +1,2 @@
+export const MIN_NODE: [number, number];
+export function nodeVersionProblem(version: string): string | null;
