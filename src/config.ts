@@ -273,7 +273,7 @@ export const ConfigSchema = Type.Object({
     ),
     daySetCacheMb: Int(
       'INKWELL_ANALYTICS_DAYSET_CACHE_MB',
-      256,
+      128,
       1,
       65_536,
       'Decoded day summaries (visitor sets, views, facets) kept in memory by the analytics reads, in MiB.',
