@@ -239,18 +239,17 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
 
   async function append(projectId: string, source: string, b: Parameters<AnalyticsStore['append']>[2]): Promise<number> {
     const queued = await withLock(projectId, async () => {
+      // Each event's key once: for an import's line key (write-batch.ts LineKeys) it is a string built here.
+      const keys = Array.from({ length: b.n }, (_, i) => dedupKeyOf(b, i));
       const batchKeys = new Set<string>();
-      for (let i = 0; i < b.n; i++) {
-        const k = dedupKeyOf(b, i);
-        if (k !== null) batchKeys.add(k);
-      }
+      for (const k of keys) if (k !== null) batchKeys.add(k);
       const stored = batchKeys.size > 0 ? await storedKeys(projectId, [...batchKeys]) : new Set<string>();
       const seen = new Set<string>();
       const rows: Record<string, unknown>[] = [];
       const base = seqBase(b.n);
       const staticPath = new Map<string, boolean>();
       for (let i = 0; i < b.n; i++) {
-        const key = dedupKeyOf(b, i);
+        const key = keys[i] as string | null;
         if (key !== null) {
           if (stored.has(key) || seen.has(key) || inFlightKeys.get(projectId)?.has(key)) continue;
           seen.add(key);

@@ -17,12 +17,6 @@ export interface IngestOptions {
   source: IngestSource;
   /** Per event (same index): an idempotency key; an event whose key was stored before is skipped. */
   dedupKeys?: readonly (string | null)[];
-  /**
-   * Import only, per event (same index): the epoch ms of an event that logparse.ts parseCombinedBytes produced
-   * (its timestamp is that time), NaN for any other. Such events skip the generic checks the parser guarantees
-   * (prepare.ts prepareParsed: same result). The API never passes it: its events get every check.
-   */
-  parsedMs?: readonly number[];
 }
 
 export interface IngestResult {
@@ -184,11 +178,8 @@ export function createIngestService(deps: IngestDeps) {
     const ok: WriteEvent[] = [];
     const gen = preparer.beginBatch(pp);
     const keys = opts.dedupKeys;
-    const parsedMs = opts.parsedMs;
     for (let i = 0; i < events.length; i++) {
-      const key = keys ? (keys[i] ?? null) : null;
-      const ms = parsedMs ? (parsedMs[i] ?? Number.NaN) : Number.NaN;
-      const r = Number.isNaN(ms) ? preparer.prepare(events[i], pp, gen, now, key) : preparer.prepareParsed(events[i] as RawEvent, ms, pp, gen, now, key);
+      const r = preparer.prepare(events[i], pp, gen, now, keys ? (keys[i] ?? null) : null);
       if (typeof r === 'string') rejected.push({ index: i, error: r });
       else ok.push(r);
     }

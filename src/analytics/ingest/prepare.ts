@@ -196,16 +196,8 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       const ts = v.timestampMs;
       if (ts > now + MAX_FUTURE_MS) return 'timestamp is more than 24 hours in the future';
       if (ts < 0) return 'timestamp must not be before 1970-01-01';
-      return derive(
-        ev,
-        (ev.path ?? ev.url) as string,
-        v.path,
-        (lastInfo as PathInfo | null) ?? pathInfo((ev.path ?? ev.url) as string),
-        ts,
-        project,
-        gen,
-        dedupKey,
-      );
+      const rawPath = (ev.path ?? ev.url) as string;
+      return derive(ev, rawPath, v.path, (lastInfo as PathInfo | null) ?? pathInfo(rawPath), ts, project, gen, dedupKey);
     },
 
     /**

@@ -189,9 +189,10 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
           .then(async (merged) => {
             segmentsMerged += merged;
             const replaced = segmentsMerged + summaries.stats.sealed;
-            if (!reclaimDue({ replaced, replacedAtLast: replacedAtReclaim, now: deps.now(), last: lastReclaim })) return;
+            const now = deps.now();
+            if (!reclaimDue({ replaced, replacedAtLast: replacedAtReclaim, now, last: lastReclaim })) return;
             replacedAtReclaim = replaced;
-            lastReclaim = deps.now();
+            lastReclaim = now;
             await reclaim();
           })
           .catch((err) => deps.onBackgroundError?.(err))
