@@ -27,13 +27,15 @@ import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
-import { dedupHashHex, dedupKeyDayOf, dedupKeyDigest } from '../segments/dedup.ts';
+import { dedupHashHex } from '../segments/dedup.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { summaryStore } from '../store/summary-store.ts';
 import { DedupCache, HashSet64 } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
+  dedupKeyDayOf,
+  dedupKeyDigest,
   type EventClass,
   type IngestSource,
   type Learned,

@@ -6,7 +6,9 @@
 // the events, the hand-off to the SQLite writer's worker thread copies the typed arrays as blocks of memory and each
 // distinct string once (structured clone copies a repeated string every time it appears), and the writer
 // looks up each distinct path, visitor and user agent once per batch rather than once per event.
-import { digestDedupKeyAt } from './line-key.ts';
+import crypto from 'node:crypto';
+import { dedupDigest, dedupKeyDay } from '../segments/dedup.ts';
+import { digestDedupKeyAt, LINE_KEY_MAX_BYTES, lineKeyBytes } from './line-key.ts';
 
 /**
  * One prepared event (what prepare.ts derives from a valid event): a flat tuple, packed into a WriteBatch with
@@ -256,6 +258,37 @@ export function dedupKeyOf(b: WriteBatch, i: number): string | null {
   if (lk !== undefined && (lk.occ[i] as number) >= 0)
     return digestDedupKeyAt(lk.digests.subarray(i * 32, i * 32 + 32), lk.occ[i] as number, lk.ms[i] as number);
   return textOf(b, i, R_DEDUP);
+}
+
+const keyScratch = Buffer.alloc(LINE_KEY_MAX_BYTES);
+
+/**
+ * The sha256 digest of event `i`'s dedup key (its first 8 bytes are the stored hash: dedupDigest), or null
+ * for an event without a key. Equal to dedupDigest(dedupKeyOf(b, i)); for a line key it
+ * hashes the key's bytes as lineKeyBytes writes them, no string made.
+ */
+export function dedupKeyDigest(b: WriteBatch, i: number): Buffer | null {
+  const lk = b.lineKeys;
+  if (lk !== undefined && (lk.occ[i] as number) >= 0) {
+    const n = lk.occ[i] === 0 ? lineKeyBytes(keyScratch, lk.digests, i * 32, lk.ms[i] as number) : -1;
+    if (n !== -1) return crypto.hash('sha256', keyScratch.subarray(0, n), 'buffer');
+  }
+  const k = dedupKeyOf(b, i);
+  return k === null ? null : dedupDigest(k);
+}
+
+/** The UTC day event `i`'s dedup key names (dedupKeyDay), null when it names none or has no key. */
+export function dedupKeyDayOf(b: WriteBatch, i: number): number | null {
+  const lk = b.lineKeys;
+  if (lk !== undefined && (lk.occ[i] as number) >= 0) {
+    // The prefix is ms's base-36 digits (line-key.ts timePrefix), which dedupKeyDay reads back as ms.
+    const ms = lk.ms[i] as number;
+    return Number.isSafeInteger(ms) && ms >= 0
+      ? Math.floor(ms / 86_400_000)
+      : dedupKeyDay(digestDedupKeyAt(lk.digests.subarray(i * 32, i * 32 + 32), lk.occ[i] as number, ms));
+  }
+  const k = textOf(b, i, R_DEDUP);
+  return k === null ? null : dedupKeyDay(k);
 }
 
 /** The text field `field` of event `i` (null when absent). */

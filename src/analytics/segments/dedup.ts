@@ -1,6 +1,6 @@
 // The import dedup key as a segment stores it: a 64-bit hash. Pure: no I/O.
 //
-// Why not the key itself: an imported line's key (src/analytics/ingest/import.ts, lineDedupKey) is ~42
+// Why not the key itself: an imported line's key (src/analytics/ingest/line-key.ts) is ~42
 // characters (base-36 time, '.', 32 base64url characters of a sha256): random text that no compressor
 // shrinks, ~32 bytes per event of a 40-byte budget. A segment keeps 8 bytes: the first 64 bits of
 // sha256(key). (Not the key's own base64url characters: hashing the whole key also covers its time prefix
@@ -19,8 +19,6 @@
 // bytes on every imported event (10% of the budget) to move a 10⁻⁷ risk to 10⁻¹⁴. Exactness of live ingest
 // is untouched: live events carry no key.
 import crypto from 'node:crypto';
-import { digestDedupKeyAt, LINE_KEY_MAX_BYTES, lineKeyBytes } from '../ingest/line-key.ts';
-import { dedupKeyOf, R_DEDUP, textOf, type WriteBatch } from '../ingest/write-batch.ts';
 
 /** Bytes of a stored dedup hash. */
 export const DEDUP_HASH_BYTES = 8;
@@ -40,7 +38,7 @@ export function dedupDigest(key: string): Buffer {
 }
 
 /**
- * The UTC day an import key names (its time prefix, src/analytics/ingest/import.ts lineDedupKeyAt), or null
+ * The UTC day an import key names (its time prefix, src/analytics/ingest/line-key.ts timePrefix), or null
  * for a key without one (a line without a timestamp; a key an API caller chose). A key with a day can only
  * repeat on that day, so its duplicates are looked up among that day's hashes; one without is looked up
  * project-wide (the writer keeps those hashes apart, `analytics_dedup_keys`).
@@ -55,35 +53,4 @@ export function dedupKeyDay(key: string): number | null {
 /** A hash as the project-wide table keeps it: 16 lowercase hex digits. */
 export function dedupHashHex(h: bigint): string {
   return h.toString(16).padStart(16, '0');
-}
-
-const keyScratch = Buffer.alloc(LINE_KEY_MAX_BYTES);
-
-/**
- * The sha256 digest of event `i`'s dedup key (its first 8 bytes are the stored hash: dedupDigest), or null
- * for an event without a key. Equal to dedupDigest(dedupKeyOf(b, i)); for a line key it
- * hashes the key's bytes as lineKeyBytes writes them, no string made.
- */
-export function dedupKeyDigest(b: WriteBatch, i: number): Buffer | null {
-  const lk = b.lineKeys;
-  if (lk !== undefined && (lk.occ[i] as number) >= 0) {
-    const n = lk.occ[i] === 0 ? lineKeyBytes(keyScratch, lk.digests, i * 32, lk.ms[i] as number) : -1;
-    if (n !== -1) return crypto.hash('sha256', keyScratch.subarray(0, n), 'buffer');
-  }
-  const k = dedupKeyOf(b, i);
-  return k === null ? null : dedupDigest(k);
-}
-
-/** The UTC day event `i`'s dedup key names (dedupKeyDay), null when it names none or has no key. */
-export function dedupKeyDayOf(b: WriteBatch, i: number): number | null {
-  const lk = b.lineKeys;
-  if (lk !== undefined && (lk.occ[i] as number) >= 0) {
-    // The prefix is ms's base-36 digits (line-key.ts timePrefix), which dedupKeyDay reads back as ms.
-    const ms = lk.ms[i] as number;
-    return Number.isSafeInteger(ms) && ms >= 0
-      ? Math.floor(ms / 86_400_000)
-      : dedupKeyDay(digestDedupKeyAt(lk.digests.subarray(i * 32, i * 32 + 32), lk.occ[i] as number, ms));
-  }
-  const k = textOf(b, i, R_DEDUP);
-  return k === null ? null : dedupKeyDay(k);
 }
