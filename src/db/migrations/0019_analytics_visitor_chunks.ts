@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { VISITOR_CHUNK_BYTES } from '../../analytics/store/store.ts';
 import type { DialectCaps } from '../dialect.ts';
 
 // The visitor dictionary moves from one row per visitor to chunks of consecutive ordinals of one project
@@ -16,6 +15,9 @@ import type { DialectCaps } from '../dialect.ts';
 // migration commits, so no visitor written by another process meanwhile can be missed (on SQLite the whole
 // migration run holds the write lock).
 const CHUNK = 10_000;
+// The store's VISITOR_CHUNK_BYTES when this migration was written, frozen here: a later change to the store's
+// constant must not change what this migration writes (readers take any row's width and length as they are).
+const VISITOR_CHUNK_BYTES = 1984;
 
 interface Run {
   first: number;
