@@ -6,6 +6,7 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { SwapOutcome, SwapPlan } from '../store/segment-days.ts';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
 import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-batch.ts';
 
@@ -36,12 +37,18 @@ export interface WorkerWrite {
  * `replies` likewise from the worker. One event per request (page views) would otherwise cost a message each
  * way per request, and a message's fixed cost (wake-up, dispatch) is most of what a one-event batch costs to send.
  */
-export type WorkerRequest = { t: 'writes'; writes: WorkerWrite[] } | { t: 'clear' } | { t: 'close' };
+export type WorkerRequest =
+  | { t: 'writes'; writes: WorkerWrite[] }
+  /** Compaction's swap (IngestWriter.swapCompaction), answered by `swapped` or `fail` with its id. */
+  | { t: 'swap'; id: number; plan: SwapPlan; merged: Uint8Array[] }
+  | { t: 'clear' }
+  | { t: 'close' };
 
 export type WorkerReply =
   | { t: 'ready' }
   | { t: 'learned'; projectId: string; learned: Learned }
   | { t: 'done'; id: number; inserted: number }
+  | { t: 'swapped'; id: number; outcome: SwapOutcome }
   | { t: 'fail'; id: number; message: string; code: string | null }
   | { t: 'replies'; replies: WorkerReply[] }
   | { t: 'closed' };
@@ -135,6 +142,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
   let checkpointer: Checkpointer | null = null;
   let nextId = 1;
   const pending = new Map<number, Pending>();
+  /** Compaction swaps sent to the worker and not yet answered (ids from the same sequence as the writes'). */
+  const swaps = new Map<number, { resolve(o: SwapOutcome): void; reject(e: unknown): void }>();
   let closing: Promise<void> | null = null;
   let onClosed: (() => void) | null = null;
   /** Once a worker said it is ready: later deaths are failures to report, not a reason to fall back. */
@@ -146,7 +155,17 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     pending.clear();
     atWorker = 0;
     for (const p of all) p.reject(err);
+    failSwaps(err);
   }
+
+  function failSwaps(err: unknown): void {
+    const all = [...swaps.values()];
+    swaps.clear();
+    for (const s of all) s.reject(err);
+  }
+
+  /** Whether the worker has nothing outstanding (then it does not hold the process open). */
+  const idle = () => pending.size === 0 && swaps.size === 0;
 
   /** The worker could not start: from now on (and for the writes it was handed) the fallback writes. */
   function fallBack(err: Error): boolean {
@@ -157,6 +176,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     pending.clear();
     atWorker = 0;
     for (const p of all) fallback.write(p.projectId, p.source, p.batch).then(p.resolve, p.reject);
+    // A swap is not worth redoing: compaction reads the day again at its next step.
+    failSwaps(err);
     checkpointer?.worker.postMessage('stop');
     checkpointer = null;
     return true;
@@ -228,12 +249,19 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         for (const f of waiters) f();
       } else if (msg.t === 'learned') {
         opts.onLearned?.(msg.projectId, msg.learned);
+      } else if (msg.t === 'swapped' || (msg.t === 'fail' && swaps.has(msg.id))) {
+        const s = swaps.get(msg.id);
+        if (!s) return;
+        swaps.delete(msg.id);
+        if (idle()) w.unref();
+        if (msg.t === 'swapped') s.resolve(msg.outcome);
+        else s.reject(new IngestWorkerError(msg.message, msg.code));
       } else if (msg.t === 'done' || msg.t === 'fail') {
         const p = pending.get(msg.id);
         if (!p) return;
         pending.delete(msg.id);
         settled(p);
-        if (pending.size === 0) w.unref();
+        if (idle()) w.unref();
         if (msg.t === 'done') p.resolve(msg.inserted);
         else p.reject(new IngestWorkerError(msg.message, msg.code));
       } else if (msg.t === 'closed') {
@@ -251,7 +279,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       const waiters = readyWaiters;
       readyWaiters = [];
       for (const f of waiters) f();
-      if (pending.size > 0 && !fallBack(new Error(`ingest worker exited (code ${code}) before it was ready`))) {
+      if (!idle() && !fallBack(new Error(`ingest worker exited (code ${code}) before it was ready`))) {
         failAll(new IngestWorkerError(`ingest worker exited (code ${code})`, null));
       }
     });
@@ -272,7 +300,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       const w = worker;
       const id = nextId++;
       return new Promise<number>((resolve, reject) => {
-        if (pending.size === 0) w.ref();
+        if (idle()) w.ref();
         pending.set(id, { projectId, source, batch, sent: false, resolve, reject });
         // Copied, not transferred: should the worker fail to start, the fallback writer needs the batch.
         if (outboxWorker !== null && outboxWorker !== w) flush();
@@ -283,6 +311,19 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
           flushScheduled = true;
           setImmediate(flush);
         }
+      });
+    },
+
+    swapCompaction(plan, merged) {
+      if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
+      if (fallback) return fallback.swapCompaction(plan, merged);
+      worker ??= start();
+      const w = worker;
+      const id = nextId++;
+      return new Promise<SwapOutcome>((resolve, reject) => {
+        if (idle()) w.ref();
+        swaps.set(id, { resolve, reject });
+        w.postMessage({ t: 'swap', id, plan, merged } satisfies WorkerRequest);
       });
     },
 
@@ -300,7 +341,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
       w.ref();
       return new Promise<void>((resolve) =>
         readyWaiters.push(() => {
-          if (pending.size === 0) w.unref();
+          if (idle()) w.unref();
           resolve();
         }),
       );

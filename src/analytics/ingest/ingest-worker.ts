@@ -109,6 +109,21 @@ port.on('message', (msg: WorkerRequest) => {
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
     }
+  } else if (msg.t === 'swap') {
+    // The blobs arrive as Uint8Arrays (structured clone); bound as Buffers, over the same memory.
+    const merged = msg.merged.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    const p: Promise<void> = writer.swapCompaction(msg.plan, merged).then(
+      (outcome) => reply({ t: 'swapped', id: msg.id, outcome }),
+      (err: unknown) =>
+        reply({
+          t: 'fail',
+          id: msg.id,
+          message: err instanceof Error ? err.message : String(err),
+          code: (err as { code?: unknown })?.code === undefined ? null : String((err as { code?: unknown }).code),
+        }),
+    );
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
   } else if (msg.t === 'clear') {
     writer.clearCaches();
   } else if (msg.t === 'close') {

@@ -28,6 +28,7 @@ import { RULES_VERSION } from '../classify/classify.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
 import { dedupHashHex } from '../segments/dedup.ts';
+import { type SwapOutcome, type SwapPlan, swapCompaction } from '../store/segment-days.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { summaryStore } from '../store/summary-store.ts';
@@ -70,6 +71,13 @@ export interface IngestWriter {
    * skipped). The batch must not be changed afterwards (the in-thread writer reads it while it waits).
    */
   write(projectId: string, source: IngestSource, batch: WriteBatch): Promise<number>;
+  /**
+   * Compaction's swap (segment-days.ts swapCompaction) as a transaction of this writer, between its groups: on
+   * SQLite the writer is the process's one writer, so the swap waits for no lock and holds up no request (the
+   * in-thread writer of PostgreSQL runs it on its pool). Not acknowledged durably: a swap lost to a crash leaves the
+   * segments it would have replaced.
+   */
+  swapCompaction(plan: SwapPlan, merged: Uint8Array[]): Promise<SwapOutcome>;
   /** Forgets cached dictionary entries and project ordinals. */
   clearCaches(): void;
   /** Waits for queued writes, then releases resources (a worker thread). */
@@ -295,6 +303,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
+  /** Compaction swaps waiting: each runs as its own transaction before the next group. */
+  const swaps: (() => Promise<void>)[] = [];
   const dedupCache = new DedupCache(opts.dedupCacheBytes);
   let draining: Promise<void> | null = null;
 
@@ -685,6 +695,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       // Yield one event-loop turn first: batches whose requests arrived meanwhile (SQLite work is
       // synchronous, so they queue up during a transaction) are taken in and join this group.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      while (swaps.length > 0) await (swaps.shift() as () => Promise<void>)();
       if (queue.length === 0) break;
       const group: Job[] = [];
       let n = 0;
@@ -721,7 +732,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (draining) return;
     draining = drainLoop().finally(() => {
       draining = null;
-      if (queue.length > 0) drain();
+      if (queue.length > 0 || swaps.length > 0) drain();
     });
   }
 
@@ -734,6 +745,13 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
         queue.push({ projectId, ord, source, batch, resolve, reject });
+        drain();
+      });
+    },
+
+    swapCompaction(plan, merged) {
+      return new Promise<SwapOutcome>((resolve, reject) => {
+        swaps.push(() => swapCompaction(db.kysely, plan, merged).then(resolve, reject));
         drain();
       });
     },

@@ -91,32 +91,92 @@ export async function reclassifyDay(db: Kysely<DB>, projectOrd: number, day: num
   });
 }
 
+/** A day's segments read for compaction (readCompaction), to be merged and swapped in (swapCompaction). */
+export interface CompactionPlan {
+  projectOrd: number;
+  day: number;
+  /** The day's last rewrite when it was read (`analytics_day_versions.rewritten`; 0: never). */
+  rewritten: number;
+  seqs: number[];
+  segments: Uint8Array[];
+}
+
 /**
- * Merges a (project, day)'s segments into as few as hold them, in one transaction, when it has more than
- * `minSegments`. The events are the same multiset, so the day's summary is the same, but the segments below a
- * cached summary's maxSeq changed, so the day is marked rewritten (a new version), and a persisted summary of the
- * version before is carried to the new one. Returns segments merged (0: none).
+ * Compaction's first step, holding no write lock: a (project, day)'s segments when it has more than
+ * `minSegments`, with the day's `rewritten` read BEFORE them (a replacement committed between the two reads
+ * then shows as a changed `rewritten` at the swap, on PostgreSQL's statement snapshots too). Null: nothing to do.
  */
-export async function compactDay(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number): Promise<number> {
+export async function readCompaction(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number): Promise<CompactionPlan | null> {
   return db.transaction().execute(async (trx) => {
-    // Takes the project's write lock first (see the ingest writer): writers and reclassification wait.
-    await store.bumpVersion(trx, projectOrd);
+    const v = (await summaryStore.selectDayVersions(trx, projectOrd, { fromDay: day, toDay: day + 1 }))[0];
     const stored = await segmentStore.selectDaySegments(trx, projectOrd, day);
-    if (stored.length <= minSegments) return 0;
-    await replaceSegments(
-      trx,
-      projectOrd,
-      day,
-      stored.map((s) => s.seq),
-      withCounts(mergeSegments(stored.map((s) => s.data))),
-    );
-    const before = (await summaryStore.selectDayVersions(trx, projectOrd, { fromDay: day, toDay: day + 1 }))[0]?.version;
-    await summaryStore.rewriteDay(trx, projectOrd, day, false);
-    // A persisted summary of the version just replaced stays exact at the new one: it covered every segment of
-    // the day (seqs <= its maxSeq; the project's write lock is held, so none was appended since), the merged
-    // segments hold the same events under seqs taken from those, so its maxSeq still bounds them. Carried over
-    // rather than rebuilt (bench:scale: compaction would otherwise make every finished day's summary stale).
-    if (before !== undefined) await summaryStore.carrySummary(trx, projectOrd, day, before, before + 1);
-    return stored.length;
+    if (stored.length <= minSegments) return null;
+    return { projectOrd, day, rewritten: v?.rewritten ?? 0, seqs: stored.map((s) => s.seq), segments: stored.map((s) => s.data) };
   });
+}
+
+/** What the swap needs of a plan (not the segments themselves). */
+export type SwapPlan = Omit<CompactionPlan, 'segments'>;
+
+/** Why a swap was not made: `replaced`, the day was rewritten since it was read; `summary`, it would make a summary stale. */
+export type SwapOutcome = { swapped: true; segments: number } | { swapped: false; reason: 'replaced' | 'summary' };
+
+/**
+ * Compaction's last step, one short transaction: replaces the plan's segments by `merged` (mergeSegments of
+ * them, done outside any transaction) unless the day was rewritten since the plan was read, or its persisted
+ * summary is not of the current version (it could no longer be extended: carrying a current one is what keeps
+ * finished days' summaries current; a later step tries again). Segments appended since the read have larger seqs
+ * and stay as they are. The events are the same multiset, but the segments below a cached summary's maxSeq changed,
+ * so the day is marked rewritten (a new version), and a persisted summary of the version before is carried to
+ * the new one.
+ */
+export async function swapCompaction(db: Kysely<DB>, plan: SwapPlan, merged: Uint8Array[]): Promise<SwapOutcome> {
+  const { projectOrd, day } = plan;
+  return db.transaction().execute(async (trx): Promise<SwapOutcome> => {
+    // Takes the project's write lock first (see the ingest writer): writers and reclassification wait, briefly.
+    await store.bumpVersion(trx, projectOrd);
+    const v = (await summaryStore.selectDayVersions(trx, projectOrd, { fromDay: day, toDay: day + 1 }))[0];
+    if ((v?.rewritten ?? 0) !== plan.rewritten) return { swapped: false, reason: 'replaced' };
+    const before = v?.version;
+    if (before !== undefined) {
+      const summary = await summaryStore.selectSummaryVersion(trx, projectOrd, day);
+      if (summary !== undefined && summary !== before) return { swapped: false, reason: 'summary' };
+    }
+    await replaceSegments(trx, projectOrd, day, plan.seqs, withCounts(merged));
+    await summaryStore.rewriteDay(trx, projectOrd, day, false);
+    // A persisted summary of the current version stays exact at the new one: it covers every segment of the day
+    // (seqs <= its maxSeq, those appended after the plan was read too: the project's write lock is held), the
+    // merged segments hold the same events under seqs taken from the replaced ones, so its maxSeq still bounds
+    // them. Carried over rather than rebuilt (bench:scale: compaction would otherwise make every finished day's
+    // summary stale).
+    if (before !== undefined) await summaryStore.carrySummary(trx, projectOrd, day, before, before + 1);
+    return { swapped: true, segments: plan.seqs.length };
+  });
+}
+
+/** Merges segments (codec mergeSegments): in this thread, or in a worker thread (segments/merge-worker-client.ts). */
+export type SegmentMerge = (segments: Uint8Array[]) => Promise<Uint8Array[]>;
+
+export const mergeInThread: SegmentMerge = async (segments) => mergeSegments(segments);
+
+/**
+ * Merges a (project, day)'s segments into as few as hold them when it has more than `minSegments`: read without
+ * the write lock, merged by `merge` (off the serving thread in the service), swapped in by a short transaction
+ * (`swap`: swapCompaction on this connection unless the caller runs it elsewhere, e.g. the ingest writer's
+ * thread). Returns segments merged (0: none, or given up because the day changed meanwhile).
+ */
+export async function compactDay(
+  db: Kysely<DB>,
+  projectOrd: number,
+  day: number,
+  minSegments: number,
+  merge: SegmentMerge = mergeInThread,
+  swap: (plan: SwapPlan, merged: Uint8Array[]) => Promise<SwapOutcome> = (plan, merged) => swapCompaction(db, plan, merged),
+): Promise<number> {
+  const plan = await readCompaction(db, projectOrd, day, minSegments);
+  if (plan === null) return 0;
+  const { segments, ...swapPlan } = plan;
+  const merged = await merge(segments);
+  const r = await swap(swapPlan, merged);
+  return r.swapped ? r.segments : 0;
 }

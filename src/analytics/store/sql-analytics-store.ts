@@ -11,8 +11,9 @@ import { createSummaryService } from '../export/summary-service.ts';
 import { DictionaryMirror } from '../ingest/dictionary-mirror.ts';
 import { createWorkerWriter, type WorkerSetup } from '../ingest/ingest-worker-client.ts';
 import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
+import { createSegmentMerger } from '../segments/merge-worker-client.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
-import { compactDay, reclassifyDay } from './segment-days.ts';
+import { compactDay, reclassifyDay, type SegmentMerge } from './segment-days.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
 
@@ -91,6 +92,7 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
 
 export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   const { writer, mirror } = createWriter(deps);
+  const merger = createSegmentMerger();
   const summaries = createSummaryService({
     db: deps.db,
     cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
@@ -130,13 +132,17 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
 
   /**
    * Compaction, a bounded step of background work: merges the segments of up to COMPACT_DAYS complete days
-   * (before today, UTC) that have more than COMPACT_MIN_SEGMENTS. Returns segments merged.
+   * (before today, UTC) that have more than COMPACT_MIN_SEGMENTS. Returns segments merged. Each day is read
+   * without the write lock, merged in the merge thread (merge-worker-client.ts), and swapped in by the ingest
+   * writer as a short transaction of its own (segment-days.ts compactDay): neither the decoding and encoding nor
+   * a lock wait or a commit's fsync happens in the thread that serves requests, and ingest waits only for the swap.
+   * `merge`: the merge thread unless a test gives its own (to act while a compaction is in progress).
    */
-  async function compact(): Promise<number> {
+  async function compact(merge: SegmentMerge = (segments) => merger.merge(segments)): Promise<number> {
     const today = Math.floor(deps.now() / 86_400_000);
     let merged = 0;
     for (const { projectOrd, day } of await segmentStore.selectCompactable(deps.db.kysely, today, COMPACT_MIN_SEGMENTS, COMPACT_DAYS)) {
-      merged += await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS);
+      merged += await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS, merge, (plan, m) => writer.swapCompaction(plan, m));
     }
     return merged;
   }
@@ -213,6 +219,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       // The writer first (its last batches committed), then, where the background work ran, the days that
       // changed are sealed (bounded in time), so a restart reads their blobs instead of rebuilding them.
       await writer.close();
+      await merger.close();
       await summaries.stop({ seal: background });
     },
   } satisfies AnalyticsStore;

@@ -91,6 +91,12 @@ export const summaryStore = {
     return out;
   },
 
+  /** The version of a day's persisted summary, if it has one (without its blob). */
+  async selectSummaryVersion(db: Q, projectOrd: number, day: number): Promise<number | undefined> {
+    const r = await db.selectFrom('analytics_day_summaries').select('version').where('project_ord', '=', projectOrd).where('day', '=', day).executeTakeFirst();
+    return r === undefined ? undefined : Number(r.version);
+  },
+
   /** Stores a summary unless one of the same or a newer version is stored already. */
   async upsertSummary(db: Q, projectOrd: number, day: number, version: number, data: Uint8Array): Promise<void> {
     await db
