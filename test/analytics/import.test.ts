@@ -7,7 +7,25 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestDedupKeyAt, HELD_BACK, importFile, lineDedupKeyAt, lineHash, OccurrenceCounter } from '../../src/analytics/ingest/import.ts';
 import { LINE_KEY_MAX_BYTES, lineKeyBytes } from '../../src/analytics/ingest/line-key.ts';
-import { dedupKeyDayOf, dedupKeyDigest, dedupKeyOf, type LineKeys, packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import {
+  BatchBuilder,
+  dedupKeyDayOf,
+  dedupKeyDigest,
+  dedupKeyOf,
+  type LineKeys,
+  packEvents,
+  R_CATEGORY,
+  R_METHOD,
+  R_PATH,
+  R_RAW_PATH,
+  R_REFERRER,
+  R_RULE,
+  R_UA,
+  R_VKEY,
+  REF_WIDTH,
+  textOf,
+  type WriteEvent,
+} from '../../src/analytics/ingest/write-batch.ts';
 import { dedupDigest, dedupKeyDay } from '../../src/analytics/segments/dedup.ts';
 import { type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
@@ -313,6 +331,65 @@ it('occurrence counter over digests counts exactly as the Map of hashes did, acr
         expect(mine.nextDigest(digest)).toBe(ref.next(lineHash(line)));
       }
     }),
+  );
+});
+
+it('occurrence counter over latin1 digests counts exactly as over the digests as bytes', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 40 }), fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 600 }), (window, picks) => {
+      const bytes = new OccurrenceCounter(window);
+      const text = new OccurrenceCounter(window);
+      for (const p of picks) {
+        const line = `line ${p}`;
+        expect(text.nextDigestText(crypto.hash('sha256', line, 'binary'))).toBe(bytes.nextDigest(crypto.hash('sha256', line, 'buffer')));
+      }
+    }),
+  );
+});
+
+it('a batch built with latin1 digests and remembered refs equals one built from bytes and tuples, field by field', () => {
+  const texts = ['/a', '/b', '/a/', 'GET', 'HEAD', 'human', 'ai', 'Mozilla', 'curl'];
+  const maybe = fc.option(fc.constantFrom(...texts), { nil: null });
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          raw: fc.constantFrom(...texts),
+          path: fc.constantFrom(...texts),
+          ua: maybe,
+          method: maybe,
+          ref: maybe,
+          rule: maybe,
+          line: fc.string({ maxLength: 12 }),
+        }),
+        { minLength: 1, maxLength: 40 },
+      ),
+      (rows) => {
+        const events = rows.map((r, i): WriteEvent => [i, 0, r.raw, r.path, `v${i % 3}`, r.ua, null, r.method, 200, r.ref, 'human', r.ua, r.rule, 1, null]);
+        const builder = new BatchBuilder(16);
+        rows.forEach((r, i) => {
+          builder.add(events[i] as WriteEvent, crypto.hash('sha256', r.line, 'binary'), 0, 1000);
+        });
+        const b = builder.take() as NonNullable<ReturnType<BatchBuilder['take']>>;
+        rows.forEach((r, i) => {
+          const e = events[i] as WriteEvent;
+          expect([R_RAW_PATH, R_PATH, R_VKEY, R_UA, R_METHOD, R_REFERRER, R_CATEGORY, R_RULE].map((f) => textOf(b, i, f))).toEqual([
+            e[2],
+            e[3],
+            e[4],
+            e[5],
+            e[7],
+            e[9],
+            e[11],
+            e[12],
+          ]);
+          // One index per distinct string: the writer tells a raw path equal to its normalised one by the index.
+          expect(textOf(b, i, R_RAW_PATH) === textOf(b, i, R_PATH)).toBe(b.refs[i * REF_WIDTH + R_RAW_PATH] === b.refs[i * REF_WIDTH + R_PATH]);
+          expect(Buffer.from(b.lineKeys?.digests.subarray(i * 32, i * 32 + 32) ?? [])).toEqual(crypto.hash('sha256', r.line, 'buffer'));
+        });
+        expect(new Set(b.strings).size).toBe(b.strings.length);
+      },
+    ),
   );
 });
 

@@ -47,9 +47,10 @@ export interface ImportStream {
   readonly size: number;
   /**
    * `ms`: the time of an event of the byte parser (prepare.ts prepareParsed), NaN for any other. `key`: its dedup
-   * key as a string, or null with `digest` (32 bytes), `occurrence` and `ms` giving its line key (LineKeys).
+   * key as a string, or null with `digest` (32 bytes, or 32 latin1 characters), `occurrence` and `ms` giving its
+   * line key (LineKeys).
    */
-  add(ev: RawEvent, ms: number, key: string | null, digest: Uint8Array | null, occurrence: number): string | null;
+  add(ev: RawEvent, ms: number, key: string | null, digest: Uint8Array | string | null, occurrence: number): string | null;
   take(): WriteBatch | null;
   append(batch: WriteBatch): Promise<number>;
   refresh(): Promise<void>;

@@ -139,8 +139,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     }
     const ip = ev.ip ?? '';
     const ua = ev.userAgent ?? '';
-    const input = { secret: project.visitorSecret, rotation: project.rotation, visitorId: null, ip, userAgent: ua, timestampMs: ts };
-    if (ua.length > CACHE_MAX_UA) return visitorKey(input);
+    if (ua.length > CACHE_MAX_UA) return keyOf(project, ip, ua, ts);
     if (visitorEntries >= visitorMax) {
       visitors.clear();
       visitorEntries = 0;
@@ -163,7 +162,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     }
     let v = byIp.get(ip);
     if (v === undefined) {
-      v = visitorKey(input);
+      v = keyOf(project, ip, ua, ts);
       byIp.set(ip, v);
       visitorEntries++;
     }
@@ -279,6 +278,11 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       dedupKey,
     ];
   }
+}
+
+/** visitorKey of a visitor without an id; its input object made only here, on a cache miss (not one per event). */
+function keyOf(project: PrepareProject, ip: string, ua: string, ts: number): string {
+  return visitorKey({ secret: project.visitorSecret, rotation: project.rotation, visitorId: null, ip, userAgent: ua, timestampMs: ts });
 }
 
 /** An optional ASCII field within its limit and without NUL. */
