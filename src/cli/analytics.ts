@@ -7,6 +7,7 @@ import type { ImportStats, LogFormat } from '../analytics/ingest/import.ts';
 import { createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { type ConnectionOptions, connection, explainApiError, withConnectionOptions } from './api-connection.ts';
 import { withContext } from './db.ts';
+import { reexecWithNodeFlags } from './node-flags.ts';
 import { fail, printJson, printTable } from './output.ts';
 import { createProgress, MIN_LIVE_COLUMNS } from './progress.ts';
 import { registerProjectSettingsCommands } from './project-settings.ts';
@@ -198,19 +199,9 @@ function registerInsightCommands(analytics: Command): void {
  */
 const IMPORT_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
 
-/**
- * Heap sizes are fixed when Node.js starts, so `inkwell analytics import` replaces its process (same pid, same
- * arguments) by one started with IMPORT_NODE_FLAGS, once, before it has done anything. Where process.execve is
- * missing (Windows, older Node.js) or INKWELL_IMPORT_NODE_FLAGS=0, it runs with the defaults.
- */
+/** `inkwell analytics import` runs with IMPORT_NODE_FLAGS (node-flags.ts; INKWELL_IMPORT_NODE_FLAGS=0 keeps the defaults). */
 function reexecWithImportHeap(): void {
-  // (process.execve: Node.js 23.11+, not yet in the type definitions this project uses.)
-  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
-  if (process.env.INKWELL_IMPORT_NODE_FLAGS !== undefined || typeof execve !== 'function' || process.platform === 'win32') return;
-  execve.call(process, process.execPath, [process.execPath, ...IMPORT_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], {
-    ...process.env,
-    INKWELL_IMPORT_NODE_FLAGS: IMPORT_NODE_FLAGS.join(' '),
-  });
+  reexecWithNodeFlags(IMPORT_NODE_FLAGS, 'INKWELL_IMPORT_NODE_FLAGS');
 }
 
 export function registerAnalyticsCommands(program: Command): void {

@@ -2,6 +2,7 @@
 // in-flight request, logs 'stopped' and exits 0; a restart finds the data and migrations stay applied
 // once; JSON-line logs at debug level never contain a key.
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib/service.ts';
@@ -93,6 +94,11 @@ describeEachDialect('inkwell serve process', (dialect) => {
     const ingest = await runJson(['key', 'create', '--project', project.id, '--kind', 'ingest'], t.env);
 
     const first = await serve(t.env);
+    // Where the platform can (process.execve), serve replaced itself, same pid, by a process with its V8 settings
+    // (src/cli/main.ts SERVE_NODE_FLAGS); SIGTERM below still reaches it.
+    const execs = process.platform === 'linux' && typeof (process as { execve?: unknown }).execve === 'function';
+    const cmdline = (pid: number | undefined) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (execs) expect(cmdline(first.child.pid)).toContain('--max-semi-space-size=16');
     const ok = await httpRequest(first.baseUrl, 'GET', `/v1/projects/${project.id}`, { key: key.key });
     expect(ok.status).toBe(200);
     expect(ok.body.id).toBe(project.id);
@@ -136,7 +142,9 @@ describeEachDialect('inkwell serve process', (dialect) => {
     for (const secret of [key.key, ingest.key, key.key.slice(4), ingest.key.slice(8)]) expect(logText).not.toContain(secret);
 
     // Restart on the same data: the project and key are still there, migrations are not re-run.
-    const second = await serve(t.env);
+    // INKWELL_SERVE_NODE_FLAGS=0 keeps Node's defaults.
+    const second = await serve({ ...t.env, INKWELL_SERVE_NODE_FLAGS: '0' });
+    if (execs) expect(cmdline(second.child.pid)).not.toContain('--max-semi-space-size=16');
     const again = await httpRequest(second.baseUrl, 'GET', `/v1/projects/${project.id}`, { key: key.key });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: project.id, name: 'Docs' });

@@ -1,0 +1,19 @@
+// Heap sizes are fixed when Node.js starts, so a command that needs other V8 settings replaces its process (same
+// pid, same arguments; process.execve) by one started with them, once, before it has done anything. The marker
+// variable records that it did (and the flags); set to anything beforehand (e.g. 0), it keeps the defaults. Where
+// process.execve is missing (Windows, Node.js before 23.11) the command runs with the defaults.
+
+/** Replaces this process by one started with `flags` before its own, unless `marker` is set. */
+export function reexecWithNodeFlags(flags: readonly string[], marker: string): void {
+  // (process.execve: Node.js 23.11+, not yet in the type definitions this project uses.)
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  if (process.env[marker] !== undefined || typeof execve !== 'function' || process.platform === 'win32') return;
+  // Settings the operator gave (on the command line or in NODE_OPTIONS) win: those flags are not added.
+  const given = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+  const added = flags.filter((f) => !given.includes(f.replace(/^--/, '').split('=')[0] as string));
+  if (added.length === 0) return;
+  execve.call(process, process.execPath, [process.execPath, ...added, ...process.execArgv, ...process.argv.slice(1)], {
+    ...process.env,
+    [marker]: added.join(' '),
+  });
+}
