@@ -2,7 +2,10 @@
 // API, then what it costs to keep and to read.
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
-//                          [--keep] [--no-pg-raw] [--pg-db bench_scale]
+//                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory]
+//
+// --memory: the service samples each thread's memory (bench/lib/memory-log.mjs) and the results say where it was at
+// the highest RSS of the ingest and of the exports (bench/lib/memory.ts).
 //
 // --backends may add `clickhouse`: the analytics store on ClickHouse through chdb, the service run in this process
 // (chdb is one engine per process) over HTTP as the others are, projects on SQLite; with CLICKHOUSE_URL set it
@@ -28,6 +31,7 @@ import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { DATA_DIR, type DatasetMeta, dayString, ensureDataset, genOptions, START_DAY } from './lib/dataset.ts';
 import { digestExport, type PageRow, type Totals } from './lib/export.ts';
 import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
+import { describeMemory, MEMORY_LOG_PRELOAD, type MemoryAtPeak, memoryAtPeak } from './lib/memory.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round, since } from './lib/stats.ts';
@@ -40,6 +44,8 @@ const days = intArg(args, 'days') ?? 365;
 const runs = Math.max(1, intArg(args, 'runs') ?? 3);
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Backend | 'clickhouse')[];
 const keep = args.has('keep');
+const memory = args.has('memory');
+if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
 /** Inkwell's PostgreSQL database (dropped and created afresh): a name of one's own when others run benchmarks too. */
 const pgDb = args.get('pg-db') ?? 'bench_scale';
 const RAW_SCALE_DB = 'bench_raw_scale';
@@ -73,6 +79,8 @@ export interface InkwellScale {
   diskMb?: number;
   peakRssMbIngest?: number | null;
   peakRssMbExport?: number | null;
+  /** With --memory: where the memory was at the highest RSS sample while ingesting and while exporting. */
+  memory?: { ingest: MemoryAtPeak | null; export: MemoryAtPeak | null };
   exports?: Partial<Record<WindowName, ExportFigures>>;
   error?: string;
 }
@@ -163,6 +171,15 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
   try {
     if (backend === 'postgres') s.databaseUrl = await freshPgDatabase(pgDb, BENCH_PG_ADMIN_URL);
     const project = await createProject(s);
+    /** With --memory, the memory log of the next service started (one file per start). */
+    let starts = 0;
+    const memoryLog = () => {
+      // Beside the data directory, so that its bytes per event do not count them; removed with it.
+      const file = `${s.dataDir}.memory-${starts++}.jsonl`;
+      if (memory) process.env.BENCH_MEMORY_LOG = file;
+      return file;
+    };
+    const ingestLog = memoryLog();
     let svc = await startService(s);
     try {
       out.ingest = await ingest(svc.baseUrl, project.projectId, project.ingestKey);
@@ -172,12 +189,15 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     } finally {
       out.peakRssMbIngest = await svc.stop();
     }
+    if (memory) out.memory = { ingest: memoryAtPeak(ingestLog), export: null };
+    if (out.memory?.ingest) log(`inkwell-${backend}: ingest memory: ${describeMemory(out.memory.ingest)}`);
     out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
     if (backend === 'postgres') for (const line of await pgRelationSizes(s.databaseUrl as string)) log(`inkwell-postgres: ${line}`);
     out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
     out.exports = {};
     let peak = 0;
     for (const w of Object.keys(windows) as WindowName[]) {
+      const exportLog = memoryLog();
       svc = await startService(s);
       try {
         const { dateFrom, dateTo } = windows[w];
@@ -194,14 +214,20 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
       } finally {
         peak = Math.max(peak, (await svc.stop()) ?? 0);
       }
+      const m = memory ? memoryAtPeak(exportLog) : null;
+      if (out.memory && m && (!out.memory.export || m.rssMb > out.memory.export.rssMb)) out.memory.export = m;
     }
+    if (out.memory?.export) log(`inkwell-${backend}: export memory: ${describeMemory(out.memory.export)}`);
     out.peakRssMbExport = peak || null;
   } catch (err) {
     out.error = (err as Error).message;
     log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 600)}`);
   } finally {
     if (keep) log(`kept ${s.dataDir}`);
-    else fs.rmSync(s.dataDir, { recursive: true, force: true });
+    else {
+      fs.rmSync(s.dataDir, { recursive: true, force: true });
+      for (let i = 0; i < 3; i++) fs.rmSync(`${s.dataDir}.memory-${i}.jsonl`, { force: true });
+    }
   }
   return out;
 }
