@@ -418,6 +418,34 @@ describeEachDialect('sealing changed days promptly (a database of its own: the s
     await c.svc.close();
     await b.svc.close();
   });
+
+  it('the sealer keeps in memory only days it held or that still change fast: a finished day it sealed is read from its blob', async () => {
+    const p = await a.projects.createProject({ name: 'finished', repository: 'r' });
+    const events: Ev[] = [];
+    for (let day = 0; day < 3; day++) for (let v = 0; v < 4; v++) events.push({ day, page: v % 2, visitor: 10 * day + v, ua: 0 });
+    await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const b = serviceOn(t.reopen());
+    const sealer = b.svc.store.summaries;
+    for (let i = 0; i < 50 && (await sealer.sealOnce()) > 0; i++);
+    expect(await staleOf(ord)).toEqual([]);
+    const range = { fromDay: DAY0, toDay: DAY0 + 3 };
+    const first = await sealer.loadWindow(ord, range);
+    expect(first.stats).toMatchObject({ days: 3, fromMemory: 0, fromBlob: 3, rebuilt: 0 });
+    expect(first.days.map((d) => d.day)).toEqual([DAY0, DAY0 + 1, DAY0 + 2]);
+    // A read keeps what it loaded.
+    expect((await sealer.loadWindow(ord, range)).stats).toMatchObject({ days: 3, fromMemory: 3 });
+    // A day memory holds is kept fresh by the sealer: one more event, sealed, then read from memory.
+    await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 0, visitor: 99, ua: 0 })], { source: 'api' });
+    // Due once it held still for a look.
+    await sealer.sealOnce();
+    expect(await sealer.sealOnce()).toBe(1);
+    expect(await staleOf(ord)).toEqual([]);
+    const after = await sealer.loadWindow(ord, range);
+    expect(after.stats).toMatchObject({ days: 3, fromMemory: 3 });
+    expect((await b.svc.store.visitors(whole(p.id, 'fin'))).totals.total).toBe(13);
+    await b.svc.close();
+  });
 });
 
 describeEachDialect('migration 0017 (day summaries)', (dialect) => {

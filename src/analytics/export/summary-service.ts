@@ -191,8 +191,11 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     return mergeSummaries(older, await summarise(q, projectOrd, v, older.maxSeq), v.version);
   }
 
-  /** The day summaries of a window (days with segments only), consistent with one snapshot of the data. */
-  async function loadWindow(projectOrd: number, range: DayRange): Promise<Window> {
+  /**
+   * The day summaries of a window (days with segments only), consistent with one snapshot of the data.
+   * `keepNew` false: a day not already in memory is not put there (the sealer's finished days; see sealOnce).
+   */
+  async function loadWindow(projectOrd: number, range: DayRange, keepNew = true): Promise<Window> {
     const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };
     const rebuilt: DaySummary[] = [];
     const { days, versions } = await deps.db.kysely
@@ -202,10 +205,15 @@ export function createSummaryService(deps: SummaryServiceDeps) {
         const versions = await ss.selectDayVersions(trx, projectOrd, range);
         const out = new Map<number, DaySummary>();
         const missing: DayVersion[] = [];
+        /** Days missing at their version that memory holds at an older one. */
+        const held = new Set<number>();
         for (const v of versions) {
           const s = summaries.get(dayKey(projectOrd, v.day));
           if (s && s.version === v.version) out.set(v.day, s);
-          else missing.push(v);
+          else {
+            missing.push(v);
+            if (s) held.add(v.day);
+          }
         }
         st.fromMemory = out.size;
         if (missing.length > 0) {
@@ -241,7 +249,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
               }
             }
             out.set(m.day, s);
-            remember(projectOrd, s);
+            if (keepNew || held.has(m.day)) remember(projectOrd, s);
           }
         }
         return { days: versions.map((v) => out.get(v.day) as DaySummary), versions };
@@ -355,9 +363,16 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       if (sealed >= batch || !due || unsealable.get(key) === d.version || opts.done?.has(key)) continue;
       if (opts.deadline !== undefined && now() >= opts.deadline) break;
       let s: DaySummary | undefined;
+      // Kept in memory only if it was there or the day is still changing fast (sealed for being SEAL_BEHIND
+      // versions behind: the next seal extends it): a finished day the sealer builds is read again, if ever, from
+      // its blob. Invariant: memory is a cache (exact at its version), so leaving a summary out changes no answer.
+      // Why: a year ingested in time order seals each day as it ends, which filled the cache (128 MiB) with days
+      // nobody read: at 10M events over a year (bench:scale --memory, SQLite) the serving thread's buffers at the
+      // ingest's peak were 112 MB with it, 19 without (bench/README.md, Scale).
+      const changing = !opts.all && d.storedVersion !== null && d.version - d.storedVersion >= sealBehind;
       try {
-        // Through loadWindow: memory, else extended or rebuilt in one snapshot (and then in memory).
-        s = (await loadWindow(d.projectOrd, { fromDay: d.day, toDay: d.day + 1 })).days[0];
+        // Through loadWindow: memory, else extended or rebuilt in one snapshot.
+        s = (await loadWindow(d.projectOrd, { fromDay: d.day, toDay: d.day + 1 }, changing)).days[0];
       } catch (err) {
         // Visitors beyond a day set's range: answers for this day fail; do not retry it until it changes.
         if (!(err instanceof DaySetIdRangeError)) throw err;
