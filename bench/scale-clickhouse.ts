@@ -8,6 +8,7 @@ import { createChdbExecutor, dropChdbDatabase } from '../src/analytics/clickhous
 import { openClickHouseAnalyticsStore } from '../src/analytics/clickhouse/clickhouse-store.ts';
 import type { ClickHouseExecutor } from '../src/analytics/clickhouse/executor.ts';
 import { createHttpExecutor, ensureServerDatabase } from '../src/analytics/clickhouse/http-executor.ts';
+import { createSqlVisitorNumbering } from '../src/analytics/clickhouse/visitor-numbers.ts';
 import { createAnalyticsService } from '../src/analytics/service.ts';
 import { testConfig } from '../src/config.ts';
 import { createContext, wireServices } from '../src/context.ts';
@@ -41,6 +42,11 @@ export async function runClickHouse(o: {
     engine: string;
     ingest?: IngestFigures;
     bytesPerEvent?: number;
+    /**
+     * Bytes per event of the visitor numbers' dictionary, which lives in the SQL database (the SQLite pages of
+     * `analytics_visitor_chunks` and its primary key): part of what the store costs, not in `bytesPerEvent`.
+     */
+    dictionaryBytesPerEvent?: number;
     /** Compressed bytes of each `events` column per event. */
     columnBytesPerEvent?: Record<string, number>;
     diskMb?: number;
@@ -63,7 +69,7 @@ export async function runClickHouse(o: {
   async function start() {
     const services = await wireServices(ctx);
     await services.analytics.close();
-    const store = await openClickHouseAnalyticsStore({ ch: executor(), now: Date.now });
+    const store = await openClickHouseAnalyticsStore({ ch: executor(), numbering: createSqlVisitorNumbering(db), now: Date.now });
     services.analytics = createAnalyticsService({ store, projects: ctx.projects, now: ctx.now });
     const app = await buildApp(ctx, services);
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -99,6 +105,11 @@ export async function runClickHouse(o: {
       o.log(`inkwell-clickhouse: bytes per event by column: ${JSON.stringify(out.columnBytesPerEvent)}`);
       out.diskMb = Math.round(Number(bytes?.b ?? 0) / 2 ** 20);
       out.bytesPerEvent = round(Number(bytes?.b ?? 0) / o.meta.counts.events, 1);
+      const dict = db.sqliteHandle
+        ?.prepare("SELECT sum(pgsize) AS b FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'analytics_visitor_chunks')")
+        .get() as { b: number | null } | undefined;
+      out.dictionaryBytesPerEvent = round(Number(dict?.b ?? 0) / o.meta.counts.events, 1);
+      o.log(`inkwell-clickhouse: visitor numbers' dictionary in SQLite ${out.dictionaryBytesPerEvent} bytes per event`);
     } finally {
       await ch.close();
     }

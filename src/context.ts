@@ -51,15 +51,18 @@ export async function wireAnalytics(
   const { createAnalyticsService } = await import('./analytics/service.ts');
   const ch = ctx.config.clickhouse;
   if (ch.url) {
-    const [{ openClickHouseAnalyticsStore }, { createHttpExecutor, ensureServerDatabase }] = await Promise.all([
+    const [{ openClickHouseAnalyticsStore }, { createHttpExecutor, ensureServerDatabase }, { createSqlVisitorNumbering }] = await Promise.all([
       import('./analytics/clickhouse/clickhouse-store.ts'),
       import('./analytics/clickhouse/http-executor.ts'),
+      import('./analytics/clickhouse/visitor-numbers.ts'),
     ]);
     const opts = { url: ch.url, database: ch.database, user: ch.user, password: ch.password };
     // (A user without CREATE DATABASE rights needs the database made for it: then this fails and the check says why.)
     await ensureServerDatabase(opts).catch(() => undefined);
     const store = await openClickHouseAnalyticsStore({
       ch: createHttpExecutor(opts),
+      // Visitor numbers from the SQL database every process shares (visitor-numbers.ts).
+      numbering: createSqlVisitorNumbering(ctx.db),
       now: ctx.now,
       snapshotMs: ctx.config.analytics.snapshotMs,
       resultEntries: ctx.config.analytics.resultCacheEntries,

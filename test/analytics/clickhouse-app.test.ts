@@ -12,7 +12,7 @@ import { createContext, wireServices } from '../../src/context.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { httpRequest } from '../helpers/app.ts';
-import { openChdb } from '../helpers/clickhouse.ts';
+import { openChdb, testNumbering } from '../helpers/clickhouse.ts';
 import { openTestDb } from '../helpers/db.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -66,9 +66,9 @@ describe('analytics on ClickHouse over HTTP', () => {
     for (const kind of ['sql', 'clickhouse'] as const) {
       let store: AnalyticsStore | undefined;
       if (kind === 'clickhouse') {
-        const t = openChdb();
+        const t = await openChdb();
         cleanups.push(() => t.cleanup());
-        store = await openClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
+        store = await openClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
       }
       const s = await serve(store);
       const sent = await httpRequest(s.base, 'POST', `/v1/analytics/${s.project.id}/events`, { key: s.ingest, body: { events: EVENTS } });
@@ -86,8 +86,11 @@ describe('analytics on ClickHouse over HTTP', () => {
   });
 
   it('an unreachable ClickHouse: /readyz 503 analytics_unavailable, ingest 503 and nothing acknowledged', async () => {
+    const tdb = await openTestDb('sqlite');
+    cleanups.push(() => tdb.cleanup());
     const store = createClickHouseAnalyticsStore({
       ch: createHttpExecutor({ url: 'http://127.0.0.1:9', database: 'inkwell', requestTimeoutMs: 5000 }),
+      numbering: testNumbering(tdb.db),
       now: Date.now,
       insertRetries: 0,
     });

@@ -70,8 +70,8 @@ describe('clustered DDL', () => {
   let singleStore: ClickHouseAnalyticsStore;
   let expected: Record<string, unknown>;
   beforeAll(async () => {
-    single = openChdb();
-    singleStore = await openClickHouseAnalyticsStore({ ch: single.ch, now: Date.now });
+    single = await openChdb();
+    singleStore = await openClickHouseAnalyticsStore({ ch: single.ch, numbering: single.numbering, now: Date.now });
     for (const [k, projectId] of PROJECTS.entries()) await singleStore.append(projectId, 'api', packEvents(events(k + 1, 1500)));
     expected = await answers(singleStore);
   });
@@ -120,9 +120,9 @@ describe('clustered DDL', () => {
     const shardDbs = [0, 1].map((i) => `${base}_shard${i}`);
     const shards = shardDbs.map((db) => createChdbExecutor(db));
     const dist = createChdbExecutor(`${base}_dist`);
-    const reference = openChdb();
+    const reference = await openChdb();
     try {
-      const refStore = await openClickHouseAnalyticsStore({ ch: reference.ch, now: Date.now });
+      const refStore = await openClickHouseAnalyticsStore({ ch: reference.ch, numbering: reference.numbering, now: Date.now });
       for (const [k, projectId] of PROJECTS.entries()) await refStore.append(projectId, 'api', packEvents(events(k + 1, 1500)));
       for (const [i, shard] of shards.entries()) {
         for (const sql of shardLocalDdl({ replicated: false })) await shard.command(sql);
@@ -154,7 +154,7 @@ describe('clustered DDL', () => {
             );
         },
       };
-      const clustered = createClickHouseAnalyticsStore({ ch: onCluster, now: Date.now, cluster: 'inkwell' });
+      const clustered = createClickHouseAnalyticsStore({ ch: onCluster, numbering: reference.numbering, now: Date.now, cluster: 'inkwell' });
       for (const projectId of PROJECTS) {
         const want = await refStore.reclassify(projectId);
         expect(want.changed).toBeGreaterThan(0);
@@ -185,7 +185,7 @@ describe('clustered DDL', () => {
         // The stand-in for the Distributed tables: the shards' tables read as one.
         await dist.command(`CREATE TABLE events AS ${base}_shard0.events_local ENGINE = Merge(REGEXP('^${base}_shard'), '^events_local$')`);
         await dist.command(`CREATE TABLE data_days AS ${base}_shard0.data_days_local ENGINE = Merge(REGEXP('^${base}_shard'), '^data_days_local$')`);
-        expect(await answers(createClickHouseAnalyticsStore({ ch: dist, now: Date.now }))).toEqual(expected);
+        expect(await answers(createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now }))).toEqual(expected);
         // What a Distributed query does: each shard's partial state (a uniqExact set), merged at the initiator.
         for (const p of PROJECTS) {
           const [merged] = await dist.query<{ n: string }>(

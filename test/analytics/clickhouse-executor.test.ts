@@ -34,10 +34,10 @@ if (clickHouseServerOptions()) ENGINES.push(['server', openServer]);
 
 for (const [engine, open] of ENGINES) {
   describe(`ClickHouse executor [${engine}]`, () => {
-    async function withDb<T>(f: (ch: ClickHouseExecutor) => Promise<T>): Promise<T> {
+    async function withDb<T>(f: (ch: ClickHouseExecutor, t: TestClickHouse) => Promise<T>): Promise<T> {
       const t = await open();
       try {
-        return await f(t.ch);
+        return await f(t.ch, t);
       } finally {
         await t.cleanup();
       }
@@ -71,33 +71,39 @@ for (const [engine, open] of ENGINES) {
     });
 
     it('applies the numbered migrations once: a second start applies none', async () => {
-      await withDb(async (ch) => {
-        expect(await migrateClickHouse(ch)).toEqual(CLICKHOUSE_MIGRATIONS.map((m) => m.version));
-        expect(await migrateClickHouse(ch)).toEqual([]);
+      await withDb(async (ch, t) => {
+        expect(await migrateClickHouse(ch, undefined, t)).toEqual(CLICKHOUSE_MIGRATIONS.map((m) => m.version));
+        expect(await migrateClickHouse(ch, undefined, t)).toEqual([]);
         expect(await clickHouseMigrationsApplied(ch)).toBe(true);
         const tables = (await ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
         expect(tables).toEqual(expect.arrayContaining(['data_days', 'data_days_mv', 'dedup_keys', 'dedup_keys_mv', 'events', 'schema_migrations']));
         const codecs = await ch.query<{ name: string; c: string }>(
-          "SELECT name, compression_codec AS c FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('ts', 'seq', 'user_agent') ORDER BY name",
+          "SELECT name, type, compression_codec AS c FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('ts', 'seq', 'user_agent', 'visitor') ORDER BY name",
         );
         expect(codecs.map((r) => [r.name, r.c])).toEqual([
           ['seq', 'CODEC(T64, ZSTD(3))'],
           ['ts', 'CODEC(T64, ZSTD(3))'],
           ['user_agent', 'CODEC(ZSTD(3))'],
+          ['visitor', 'CODEC(T64, ZSTD(3))'],
         ]);
+        expect((codecs as { name: string; type?: string }[]).find((r) => r.name === 'visitor')?.type).toBe('UInt32');
+        // The views that fill data_days and dedup_keys read the new table.
+        await ch.insert('events', [{ project: 'prj_a', day: 20_454, path: '/a', visitor: 1, cls: 'human', qualifying: 1, dedup_key: 'k' }]);
+        expect(await ch.query('SELECT project, day FROM data_days')).toEqual([{ project: 'prj_a', day: 20_454 }]);
+        expect(await ch.query('SELECT key FROM dedup_keys')).toEqual([{ key: 'k' }]);
       });
     });
 
     it('migration 2 backfills the dedup keys of events stored before it: a re-sent key is still skipped', async () => {
-      await withDb(async (ch) => {
+      await withDb(async (ch, t) => {
         expect(await migrateClickHouse(ch, CLICKHOUSE_MIGRATIONS.slice(0, 1))).toEqual([1]);
         await ch.insert('events', [
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v1', cls: 'human', qualifying: 1, dedup_key: 'line-1' },
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v2', cls: 'human', qualifying: 1, dedup_key: null },
         ]);
-        expect(await migrateClickHouse(ch)).toEqual([2, 3, 4]);
+        expect(await migrateClickHouse(ch, undefined, t)).toEqual([2, 3, 4, 5]);
         expect(await ch.query('SELECT project, key FROM dedup_keys')).toEqual([{ project: 'prj_a', key: 'line-1' }]);
-        const store = createClickHouseAnalyticsStore({ ch, now: Date.now });
+        const store = createClickHouseAnalyticsStore({ ch, numbering: t.numbering, now: Date.now });
         const event = (key: string): WriteEvent => [20_454 * 86_400_000, 20_454, '/b', '/b', 'v3', null, null, null, null, null, 'human', null, null, 1, key];
         expect(await store.append('prj_a', 'import', packEvents([event('line-1'), event('line-2')]))).toBe(1);
         expect((await ch.query('SELECT key FROM dedup_keys ORDER BY key')).map((r) => r.key)).toEqual(['line-1', 'line-2']);
@@ -114,9 +120,9 @@ for (const [engine, open] of ENGINES) {
 }
 
 describe('ClickHouse migrations and start-up check (pure)', () => {
-  it('migrations are numbered 1, 2, … without gaps, each with statements', () => {
+  it('migrations are numbered 1, 2, … without gaps, each with statements or a step', () => {
     expect(CLICKHOUSE_MIGRATIONS.map((m) => m.version)).toEqual(CLICKHOUSE_MIGRATIONS.map((_, i) => i + 1));
-    for (const m of CLICKHOUSE_MIGRATIONS) expect(m.statements.length).toBeGreaterThan(0);
+    for (const m of CLICKHOUSE_MIGRATIONS) expect(m.statements.length + (m.run ? 1 : 0)).toBeGreaterThan(0);
   });
 
   it('a server lacking a function fails with the minimum version and what is missing', async () => {

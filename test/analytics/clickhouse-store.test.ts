@@ -7,19 +7,22 @@ import { describe, expect, it } from 'vitest';
 import { createClickHouseAnalyticsStore, openClickHouseAnalyticsStore } from '../../src/analytics/clickhouse/clickhouse-store.ts';
 import { createHttpExecutor } from '../../src/analytics/clickhouse/http-executor.ts';
 import { CLICKHOUSE_MIGRATIONS, migrateClickHouse } from '../../src/analytics/clickhouse/migrations.ts';
+import type { VisitorNumbering } from '../../src/analytics/clickhouse/visitor-numbers.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import type { AnalyticsStore } from '../../src/analytics/store/analytics-store.ts';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
+import { analyticsStore as sqlStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
-import { clickHouseServerOptions, openChdb, openServer, type TestClickHouse } from '../helpers/clickhouse.ts';
-import { openTestDb } from '../helpers/db.ts';
+import { clickHouseServerOptions, openChdb, openServer, type TestClickHouse, testNumbering } from '../helpers/clickhouse.ts';
+import { DIALECTS, openTestDb } from '../helpers/db.ts';
 import { createReferenceStore } from './reference-store.ts';
 import { describeAnalyticsStoreConformance, type StoreUnderTest } from './store-conformance.ts';
 
 async function clickHouseStore(open: () => TestClickHouse | Promise<TestClickHouse>): Promise<StoreUnderTest> {
   const t = await open();
-  const store = await openClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
+  const store = await openClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
   return {
     store,
     createProject: async () => `prj_${randomUUID().replaceAll('-', '')}`,
@@ -54,7 +57,7 @@ if (clickHouseServerOptions()) describeAnalyticsStoreConformance('ClickHouse sto
 
 describe('ClickHouse store, concurrent appends', () => {
   it('groups concurrent appends into shared inserts and still stores each dedup key once, first append first', async () => {
-    const t = openChdb();
+    const t = await openChdb();
     let inserts = 0;
     const ch = {
       ...t.ch,
@@ -63,7 +66,7 @@ describe('ClickHouse store, concurrent appends', () => {
         return t.ch.insert(table, rows, settings);
       },
     };
-    const store = await openClickHouseAnalyticsStore({ ch, now: Date.now });
+    const store = await openClickHouseAnalyticsStore({ ch, numbering: t.numbering, now: Date.now });
     const reference = createReferenceStore();
     try {
       const day = 20_454;
@@ -105,17 +108,17 @@ describe('ClickHouse store, keyed appends re-sent', () => {
     (await store.views({ projectId: 'prj_k', walkId: String(Math.random()), fromDay: null, toDay: null, offset: 0, limit: 10 })).totals;
 
   it('by another process after its events were stored but not its keys: the events are not stored twice and the keys are filled', async () => {
-    const t = openChdb();
+    const t = await openChdb();
     try {
-      await migrateClickHouse(t.ch);
+      await migrateClickHouse(t.ch, undefined, t);
       // The failure between the events and the keys of one insert: the keys' view is not there for the first.
       await t.ch.command('DETACH TABLE dedup_keys_mv');
-      const first = createClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
+      const first = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
       expect(await first.append('prj_k', 'import', batch(40))).toBe(40);
       await t.ch.command('ATTACH TABLE dedup_keys_mv');
       expect((await t.ch.query<{ n: string }>('SELECT count() AS n FROM dedup_keys'))[0]?.n).toBe('0');
       // Another process (a new store: nothing in memory) sends the same events again.
-      const second = createClickHouseAnalyticsStore({ ch: t.ch, now: () => Date.now() + 5000 });
+      const second = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: () => Date.now() + 5000 });
       await second.append('prj_k', 'import', batch(40));
       expect(await views(second)).toEqual({ human: 40, ai: 0, total: 40 });
       expect((await t.ch.query<{ n: string }>('SELECT count() AS n FROM dedup_keys'))[0]?.n).toBe('30');
@@ -129,11 +132,11 @@ describe('ClickHouse store, keyed appends re-sent', () => {
   });
 
   it('by two processes at once: stored once', async () => {
-    const t = openChdb();
+    const t = await openChdb();
     try {
-      await migrateClickHouse(t.ch);
-      const a = createClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
-      const b = createClickHouseAnalyticsStore({ ch: t.ch, now: () => Date.now() + 7 });
+      await migrateClickHouse(t.ch, undefined, t);
+      const a = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      const b = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: () => Date.now() + 7 });
       // Both look their keys up before either has inserted (the chdb session runs the calls in this order).
       await Promise.all([a.append('prj_k', 'import', batch(40)), b.append('prj_k', 'import', batch(40))]);
       expect(await views(a)).toEqual({ human: 40, ai: 0, total: 40 });
@@ -145,86 +148,251 @@ describe('ClickHouse store, keyed appends re-sent', () => {
   });
 });
 
-describe('ClickHouse store, migration 4 (user agents dictionary-encoded) over stored events', () => {
-  it('converts the stored parts and every answer stays the same', async () => {
-    const t = openChdb();
-    try {
-      expect(
-        await migrateClickHouse(
-          t.ch,
-          CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 4),
-        ),
-      ).toEqual([1, 2, 3]);
-      const store = createClickHouseAnalyticsStore({ ch: t.ch, now: Date.now });
-      const day = 20_454;
-      const agents = [null, 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0', 'GPTBot/1.1', 'Mozilla/5.0 (compatible; Googlebot/2.1)'];
-      const events = Array.from({ length: 400 }, (_, i): WriteEvent => {
-        const cls = i % 4 === 2 ? 'ai' : i % 4 === 3 ? 'crawler' : 'human';
-        const rule = cls === 'ai' ? 'GPTBot' : cls === 'crawler' ? 'Googlebot' : null;
-        const path = `/p${i % 7}`;
-        return [
-          (day + (i % 9)) * 86_400_000 + i,
-          day + (i % 9),
-          path,
-          path,
-          `v${i % 23}`,
-          agents[i % 4] ?? null,
-          null,
-          'GET',
-          200,
-          null,
-          cls,
-          null,
-          rule,
-          cls === 'crawler' ? 0 : 1,
-          null,
-        ];
-      });
-      await store.append('prj_m4', 'api', packEvents(events.slice(0, 200)));
-      await store.append('prj_m4', 'api', packEvents(events.slice(200)));
-      const answers = async () => {
-        const q = { projectId: 'prj_m4', walkId: String(Math.random()), fromDay: null, toDay: null, offset: 0, limit: 100 };
-        return [await store.visitors(q), await store.views(q), await store.agents('prj_m4', q), await store.series('prj_m4', { ...q, interval: 'day' })];
+/** Every read of a project, whole range. */
+const answersOf = async (store: AnalyticsStore, projectId: string) => {
+  const q = { projectId, walkId: String(Math.random()), fromDay: null, toDay: null, offset: 0, limit: 100 };
+  return [
+    await store.visitors(q),
+    await store.views(q),
+    await store.series(projectId, { ...q, interval: 'day' }),
+    await store.agents(projectId, q),
+    await store.referrers(projectId, q),
+  ];
+};
+
+/** The numbering of a store before migration 5: every key stands for itself (`events.visitor` held the key). */
+const keysAsBefore: VisitorNumbering = {
+  numbers: async (_projectId, keys) => new Map([...keys].map((k) => [k, k as unknown as number])),
+  clear() {},
+};
+
+describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 (dense visitor numbers) over stored events', () => {
+  const day = 20_454;
+  const agents = [null, 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0', 'GPTBot/1.1', 'Mozilla/5.0 (compatible; Googlebot/2.1)'];
+  const events = (n: number, visitors: number, offset = 0) =>
+    Array.from({ length: n }, (_, j): WriteEvent => {
+      const i = j + offset;
+      const cls = i % 4 === 2 ? 'ai' : i % 4 === 3 ? 'crawler' : 'human';
+      const rule = cls === 'ai' ? 'GPTBot' : cls === 'crawler' ? 'Googlebot' : null;
+      const path = `/p${i % 7}`;
+      return [
+        (day + (i % 9)) * 86_400_000 + i,
+        day + (i % 9),
+        path,
+        path,
+        `v${i % visitors}`,
+        agents[i % 4] ?? null,
+        null,
+        'GET',
+        200,
+        null,
+        cls,
+        null,
+        rule,
+        cls === 'crawler' ? 0 : 1,
+        i % 5 === 0 ? `line-${i}` : null,
+      ];
+    });
+
+  for (const dialect of DIALECTS)
+    it(`converts the stored events (keys numbered through ${dialect}) and every answer stays the reference store's`, async () => {
+      const t = await openChdb(dialect);
+      const reference = createReferenceStore();
+      try {
+        expect(
+          await migrateClickHouse(
+            t.ch,
+            CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 4),
+          ),
+        ).toEqual([1, 2, 3]);
+        const before = createClickHouseAnalyticsStore({ ch: t.ch, numbering: keysAsBefore, now: Date.now });
+        for (const projectId of ['prj_m4', 'prj_m4b']) {
+          await before.append(projectId, 'import', packEvents(events(200, 23)));
+          await before.append(projectId, 'import', packEvents(events(200, 23, 200)));
+          await reference.append(projectId, 'import', packEvents(events(200, 23)));
+          await reference.append(projectId, 'import', packEvents(events(200, 23, 200)));
+        }
+        const [old] = await t.ch.query<{ type: string }>(
+          "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'visitor'",
+        );
+        expect(old?.type).toBe('String');
+        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([4, 5]);
+        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([]);
+        const cols = await t.ch.query<{ name: string; type: string }>(
+          "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('user_agent', 'visitor') ORDER BY name",
+        );
+        expect(cols).toEqual([
+          { name: 'user_agent', type: 'LowCardinality(Nullable(String))' },
+          { name: 'visitor', type: 'UInt32' },
+        ]);
+        const [left] = await t.ch.query<{ n: string }>(
+          "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
+        );
+        expect(Number(left?.n)).toBe(0);
+        // Nothing left of the copy.
+        const tables = (await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map(
+          (r) => r.name,
+        );
+        expect(tables).toEqual(['data_days', 'data_days_mv', 'dedup_keys', 'dedup_keys_mv', 'events', 'schema_migrations']);
+        // 23 visitors per project, numbered 1..23 each (dense), every key once in the SQL dictionary.
+        const [nums] = await t.ch.query<{ lo: number; hi: number; n: string }>(
+          "SELECT min(visitor) AS lo, max(visitor) AS hi, uniqExact(visitor) AS n FROM events WHERE project = 'prj_m4'",
+        );
+        expect([Number(nums?.lo), Number(nums?.hi), Number(nums?.n)]).toEqual([1, 23, 23]);
+        // The store after the upgrade: old visitors keep their numbers, new ones get the next; the same keyed
+        // lines are still skipped (dedup_keys kept), and every answer is the reference store's.
+        const store = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.otherNumbering(), now: Date.now });
+        let kept = 0;
+        for (const projectId of ['prj_m4', 'prj_m4b']) {
+          kept = await store.append(projectId, 'import', packEvents(events(300, 40, 100)));
+          expect(kept).toBe(await reference.append(projectId, 'import', packEvents(events(300, 40, 100))));
+          const q = { projectId, walkId: String(Math.random()), fromDay: null, toDay: null, offset: 0, limit: 100 };
+          expect(await store.visitors(q)).toEqual(await reference.visitors(q));
+          expect(await store.views(q)).toEqual(await reference.views(q));
+          expect(await store.agents(projectId, q)).toEqual(await reference.agents(projectId, q));
+          expect(await store.referrers(projectId, q)).toEqual(await reference.referrers(projectId, q));
+          expect(await store.series(projectId, { ...q, interval: 'day' })).toEqual(await reference.series(projectId, { ...q, interval: 'day' }));
+        }
+        const [after] = await t.ch.query<{ hi: number; n: string }>("SELECT max(visitor) AS hi, uniqExact(visitor) AS n FROM events WHERE project = 'prj_m4'");
+        // Dense: the numbers 1..n, n the visitors of the events kept (the dictionary's size: only kept events' visitors are numbered).
+        const dictionary = await sqlStore.selectVisitorsAfter(t.sql.db.kysely, (await sqlStore.selectProjectOrd(t.sql.db.kysely, 'prj_m4')) as number, 0);
+        expect([Number(after?.hi), Number(after?.n)]).toEqual([dictionary.length, dictionary.length]);
+        expect(dictionary.length).toBeGreaterThan(23);
+        const [ua] = await t.ch.query<{ n: string }>("SELECT count() AS n FROM events WHERE user_agent = 'GPTBot/1.1' AND project = 'prj_m4'");
+        expect(Number(ua?.n)).toBeGreaterThan(0);
+        expect(await store.reclassify('prj_m4')).toEqual(await reference.reclassify('prj_m4'));
+        expect(await store.reclassify('prj_m4')).toMatchObject({ scanned: 400 + kept });
+        expect(await answersOf(store, 'prj_m4')).toEqual(await answersOf(reference, 'prj_m4'));
+        await store.close();
+      } finally {
+        await t.cleanup();
+      }
+    });
+});
+
+describe('ClickHouse store, dense visitor numbers from the SQL database', () => {
+  const day = 20_454;
+  /** `n` human views of visitors `v<from>`…, two per visitor, over 3 days and 4 paths. */
+  const views = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i): WriteEvent => {
+      const d = day + (i % 3);
+      const path = `/p${i % 4}`;
+      return [
+        d * 86_400_000 + i,
+        d,
+        path,
+        path,
+        `v${from + (i >> 1)}`,
+        null,
+        null,
+        'GET',
+        200,
+        null,
+        i % 5 === 0 ? 'ai' : 'human',
+        null,
+        i % 5 === 0 ? 'GPTBot' : null,
+        1,
+        null,
+      ];
+    });
+  const ordOf = async (t: TestClickHouse, projectId: string) => (await sqlStore.selectProjectOrd(t.sql.db.kysely, projectId)) as number;
+  for (const dialect of DIALECTS) {
+    it(`two processes (stores on the same ${dialect} database and the same ClickHouse) number overlapping visitors alike: exact answers`, async () => {
+      const t = await openChdb(dialect);
+      await migrateClickHouse(t.ch, undefined, t);
+      const a = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      const b = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.otherNumbering(), now: () => Date.now() + 7 });
+      const reference = createReferenceStore();
+      try {
+        // Batches of both processes at once, each overlapping the other's visitors (v0…v199, shifted by 25).
+        const batches = Array.from({ length: 16 }, (_, i) => views(i * 25 - (i % 2) * 10, 60));
+        const got = await Promise.all(batches.map((events, i) => (i % 2 === 0 ? a : b).append('prj_n', 'api', packEvents(events))));
+        for (const events of batches) await reference.append('prj_n', 'api', packEvents(events));
+        expect(got.reduce((x, y) => x + y, 0)).toBe(16 * 60);
+        // Every key once in the SQL dictionary; the numbers ClickHouse holds are exactly the dictionary's.
+        const dictionary = await sqlStore.selectVisitorsAfter(t.sql.db.kysely, await ordOf(t, 'prj_n'), 0);
+        const keys = new Set(dictionary.map((v) => v.visitor_key));
+        expect(keys.size).toBe(dictionary.length);
+        const stored = (await t.ch.query<{ v: number }>("SELECT DISTINCT visitor AS v FROM events WHERE project = 'prj_n' ORDER BY v")).map((r) => Number(r.v));
+        expect(stored).toEqual(dictionary.map((v) => v.ord).sort((x, y) => x - y));
+        expect(keys).toEqual(new Set(batches.flat().map((e) => e[4])));
+        expect(await answersOf(a, 'prj_n')).toEqual(await answersOf(reference, 'prj_n'));
+        expect(await answersOf(b, 'prj_n')).toEqual(await answersOf(reference, 'prj_n'));
+      } finally {
+        await a.close();
+        await b.close();
+        await t.cleanup();
+      }
+    });
+
+    it(`a failure between numbering and insert (${dialect}): the retry, by another process, gets the same numbers and the same token`, async () => {
+      const t = await openChdb(dialect);
+      await migrateClickHouse(t.ch, undefined, t);
+      const tokens: string[] = [];
+      let fail = true;
+      const failing = {
+        ...t.ch,
+        insert(table: string, rows: readonly Record<string, unknown>[], settings?: Record<string, string | number>) {
+          if (table === 'events') tokens.push(String(settings?.insert_deduplication_token));
+          if (table === 'events' && fail) return Promise.reject(new Error('connection reset (simulated)'));
+          return t.ch.insert(table, rows, settings);
+        },
       };
-      const before = await answers();
-      expect(await migrateClickHouse(t.ch)).toEqual([4]);
-      expect(await migrateClickHouse(t.ch)).toEqual([]);
-      const [col] = await t.ch.query<{ type: string }>(
-        "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'user_agent'",
-      );
-      expect(col?.type).toBe('LowCardinality(Nullable(String))');
-      const [left] = await t.ch.query<{ n: string }>(
-        "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
-      );
-      expect(Number(left?.n)).toBe(0);
-      expect(await answers()).toEqual(before);
-      const [ua] = await t.ch.query<{ n: string }>("SELECT count() AS n FROM events WHERE user_agent = 'GPTBot/1.1'");
-      expect(Number(ua?.n)).toBe(100);
-      expect(await store.reclassify('prj_m4')).toMatchObject({ scanned: 400 });
-      await store.close();
-    } finally {
-      await t.cleanup();
-    }
-  });
+      const first = createClickHouseAnalyticsStore({ ch: failing, numbering: t.numbering, now: Date.now, insertRetries: 0 });
+      const reference = createReferenceStore();
+      try {
+        const keyed = packEvents(views(0, 40).map((e, i): WriteEvent => [...e.slice(0, 14), `line-${i}`] as WriteEvent));
+        await expect(first.append('prj_r', 'import', keyed)).rejects.toThrow(/simulated/);
+        // Numbered in SQL, nothing in ClickHouse.
+        const ord = await ordOf(t, 'prj_r');
+        expect((await sqlStore.selectVisitorsAfter(t.sql.db.kysely, ord, 0)).length).toBe(20);
+        expect((await t.ch.query<{ n: string }>('SELECT count() AS n FROM events'))[0]?.n).toBe('0');
+        // Another process (nothing in memory) sends the same batch: the same numbers, hence the same content token.
+        fail = false;
+        const second = createClickHouseAnalyticsStore({ ch: failing, numbering: t.otherNumbering(), now: () => Date.now() + 5000 });
+        expect(await second.append('prj_r', 'import', keyed)).toBe(40);
+        expect(tokens[1]).toBe(tokens[0]);
+        // A new visitor after the gap-free retry: number 21; the first process, caught up, agrees.
+        expect(await first.append('prj_r', 'api', packEvents(views(15, 12)))).toBe(12);
+        await reference.append('prj_r', 'import', keyed);
+        await reference.append('prj_r', 'api', packEvents(views(15, 12)));
+        const dictionary = await sqlStore.selectVisitorsAfter(t.sql.db.kysely, ord, 0);
+        expect(dictionary.map((v) => v.ord)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+        expect(await answersOf(second, 'prj_r')).toEqual(await answersOf(reference, 'prj_r'));
+        // The same keyed batch once more: every line known, nothing stored.
+        expect(await second.append('prj_r', 'import', keyed)).toBe(0);
+        await second.close();
+      } finally {
+        await first.close();
+        await t.cleanup();
+      }
+    });
+  }
 });
 
 describe('ClickHouse store, server unreachable', () => {
   // A port nothing listens on (connection refused at once).
+  const unusedNumbering = {
+    numbers: () => Promise.reject(new Error('not reached')),
+    clear() {},
+  };
   const unreachable = () => createHttpExecutor({ url: 'http://127.0.0.1:9', database: 'inkwell', requestTimeoutMs: 5000 });
 
   it('fails the start with a message naming the server', async () => {
-    await expect(openClickHouseAnalyticsStore({ ch: unreachable(), now: Date.now })).rejects.toThrow(
+    await expect(openClickHouseAnalyticsStore({ ch: unreachable(), numbering: unusedNumbering, now: Date.now })).rejects.toThrow(
       /^ClickHouse at http:\/\/127\.0\.0\.1:9 is not reachable: /,
     );
   });
 
   it('reports itself unhealthy with the reason, and acknowledges no append', async () => {
-    const store = createClickHouseAnalyticsStore({ ch: unreachable(), now: Date.now, insertRetries: 0 });
+    const sql = await openTestDb('sqlite');
+    const store = createClickHouseAnalyticsStore({ ch: unreachable(), numbering: testNumbering(sql.db), now: Date.now, insertRetries: 0 });
     const health = await store.health();
     expect(health.ok).toBe(false);
     expect(health.ok ? '' : health.reason).toMatch(/^ClickHouse at http:\/\/127\.0\.0\.1:9 is not reachable: /);
     const batch = packEvents([[Date.UTC(2026, 0, 1), 20454, '/a', '/a', 'v1', null, null, null, null, null, 'human', null, null, 1, 'key-1']]);
     await expect(store.append('prj_x', 'api', batch)).rejects.toThrow();
     await store.close();
+    await sql.cleanup();
   });
 });

@@ -3,11 +3,12 @@
 // The schema and the invariant that keeps every answer exact are in migrations.ts.
 //
 // - append: dedup keys checked against the project's stored keys and within the batch (first wins) under the
-//   project's lock in this process, then one synchronous insert (fsynced, migrations.ts) that resolves once
+//   project's lock in this process, the visitors numbered through the SQL database (visitor-numbers.ts: numbers
+//   committed before the insert), then one synchronous insert (fsynced, migrations.ts) that resolves once
 //   ClickHouse has the rows; a failed insert is retried with the same insert_deduplication_token, so a retry
 //   after a timeout or a restart adds nothing if the first attempt landed; an append with dedup keys is inserted
 //   alone under a token made from its content, so the same batch sent again by any process is stored once.
-// - reads: one query each, distinct counts (uniqExact, or counts of distinct (path, visitor) pairs) and count()
+// - reads: one query each, distinct counts of visitor numbers (uniqExact, or counts of distinct (path, visitor) pairs) and count()
 //   over `events` rows of the project and range; a result and its totals come from one read of `events` in
 //   one query (GROUPING SETS, or one row per pair plus one per visitor), i.e. one set of the table's parts. Rows are ordered and
 //   paged here with the shared rules (export/rows.ts, export/answers.ts), so ordering is UTF-16 as in JS.
@@ -50,9 +51,15 @@ import { INPUT_KEY, name, reclassifyDdl } from './cluster-ddl.ts';
 import type { ClickHouseExecutor } from './executor.ts';
 import { migrateClickHouse } from './migrations.ts';
 import { ClickHouseVersionError, checkClickHouseServer } from './server-check.ts';
+import type { VisitorNumbering } from './visitor-numbers.ts';
 
 export interface ClickHouseStoreDeps {
   ch: ClickHouseExecutor;
+  /**
+   * Dense per-project visitor numbers, from the SQL database that holds the projects (visitor-numbers.ts): what
+   * `events` stores in place of the visitor key. Every process of a deployment numbers through the same database.
+   */
+  numbering: VisitorNumbering;
   now: () => number;
   /** A walk's snapshot lives this long after its last page request. */
   snapshotMs?: number;
@@ -91,7 +98,7 @@ export async function openClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     if (err instanceof ClickHouseVersionError) throw err;
     throw new Error(`ClickHouse at ${deps.ch.describe} is not reachable: ${(err as Error).message}`, { cause: err });
   }
-  await migrateClickHouse(deps.ch);
+  await migrateClickHouse(deps.ch, undefined, { numbering: deps.numbering });
   return createClickHouseAnalyticsStore(deps);
 }
 
@@ -274,6 +281,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
           ts: Math.trunc(b.ts[i] as number),
           path,
           raw_path: textOf(b, i, R_RAW_PATH),
+          // The key for now; its number below.
           visitor: textOf(b, i, R_VKEY),
           user_agent: textOf(b, i, R_UA),
           accept: textOf(b, i, R_ACCEPT),
@@ -289,6 +297,15 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
           source,
           dedup_key: key,
         });
+      }
+      // Numbered (and committed in SQL) before the insert: a crash in between leaves unused numbers, and the same
+      // batch sent again gets the same numbers, hence the same content token (visitor-numbers.ts).
+      if (rows.length > 0) {
+        const numbers = await deps.numbering.numbers(
+          projectId,
+          rows.map((r) => r.visitor as string),
+        );
+        for (const r of rows) r.visitor = numbers.get(r.visitor as string) as number;
       }
       // (Queued under the lock: the next append of the project sees these keys in flight.)
       return { n: rows.length, written: rows.length > 0 ? enqueue(projectId, rows, seen) : Promise.resolve() };

@@ -1,19 +1,20 @@
 // The DDL of the analytics tables on a ClickHouse cluster (docs/scaling.md). Not applied by Inkwell: an
-// operator runs it once, ON CLUSTER, before the first start (migrations 1 to 3 then find their tables and only
+// operator runs it once, ON CLUSTER, before the first start (the migrations then find their tables and only
 // record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
-// Distributed `events` change its metadata only), then points CLICKHOUSE_URL at any node.
+// Distributed `events` change its metadata only, migration 5 finds the visitor numbers of EVENTS_COLUMNS_5), then
+// points CLICKHOUSE_URL at any node.
 // The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
 // shard-local, replicated `…_local` tables. Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
 //
 // Why the answers stay exact: a Distributed query has every shard aggregate its own rows and the initiator
-// merge the partial states. The states here are uniqExact's sets (of the visitor keys' 128-bit hashes) and
-// counts: the union of sets and the sum of counts of disjoint row sets are exactly the single-node answer,
+// merge the partial states. The states here are uniqExact's sets (of the visitors' dense numbers, assigned by the
+// one SQL dictionary: a number names the same visitor on every shard) and counts: the union of sets and the sum of counts of disjoint row sets are exactly the single-node answer,
 // whichever shard holds a row. Sharded by project, one project's rows are on one shard; sharded by project and
 // visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
 import type { Settings } from './executor.ts';
-import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_CODECS, EVENTS_COLUMNS, EVENTS_ORDER, EVENTS_PARTITION, EVENTS_TYPES_4 } from './migrations.ts';
+import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_COLUMNS_5, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
 
 export interface ClusterDdlOptions {
   /** The cluster's name (remote_servers in the servers' configuration). */
@@ -43,13 +44,11 @@ export function shardLocalDdl(o: { replicated: boolean; cluster?: string; retent
   const ttl = o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '';
   return [
     `CREATE TABLE IF NOT EXISTS events_local${on} (
-${EVENTS_COLUMNS}
+${EVENTS_COLUMNS_5}
       ) ENGINE = ${engine('MergeTree', 'events_local')}
       PARTITION BY ${EVENTS_PARTITION}
       ORDER BY ${EVENTS_ORDER}${ttl}
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
-    `ALTER TABLE events_local${on} ${EVENTS_CODECS}`,
-    `ALTER TABLE events_local${on} ${EVENTS_TYPES_4}`,
     `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${engine('ReplacingMergeTree', 'data_days_local')}
       ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv${on} TO data_days_local AS

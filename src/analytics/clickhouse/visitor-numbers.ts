@@ -1,0 +1,180 @@
+// Dense per-project visitor numbers for the ClickHouse store, assigned by the SQL database that holds the projects
+// (SQLite or PostgreSQL): the SQL store's visitor dictionary (`analytics_visitor_chunks`, migration 0019), under
+// the same per-project write lock and with the same catch-up as its ingest writer (ingest-writer.ts).
+//
+// Why in SQL: a visitor key must get the same number in every process, or two processes numbering a new visitor
+// at the same moment would give it two numbers and count it twice. ClickHouse has no insert-if-absent to
+// arbitrate that (KeeperMap in strict mode has, but only on a server with Keeper: not on one node without it,
+// not in chdb); the SQL database has, in a transaction: the version bump of `analytics_projects` takes the
+// project's write lock first (SQLite's single writer; a row lock on PostgreSQL), then the visitors committed by
+// other processes are read (catch-up), so a key absent from this process's index is absent from the table, and
+// new keys take the ordinals after the project's largest.
+//
+// THE INVARIANT (what the exact answers rest on): within a project, a key has exactly one number for ever and a
+// number names exactly one key — the dictionary is append-only and a key is added only when it is absent under
+// the lock. The numbers are committed in SQL before any event carrying them is inserted in ClickHouse, so:
+// - a crash (or failed insert) after the numbering leaves numbers no event uses: gaps, harmless (nothing counts
+//   numbers, only distinct numbers of stored events), and the visitor gets the same number when it comes back;
+// - a batch sent again gets the same numbers, hence the same rows and the same content token (dedup).
+//
+// Each process keeps, per project, the visitor hash index (visitor-index.ts: 11-23 bytes per visitor, loaded on
+// the project's first append) and a bounded cache of exact key -> number.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/index.ts';
+import type { DB } from '../../db/schema.ts';
+import { VisitorHashIndex } from '../ingest/visitor-index.ts';
+import { GenerationCache, Lru } from '../lru.ts';
+import { segmentStore } from '../store/segment-store.ts';
+import { analyticsStore as store } from '../store/store.ts';
+
+export interface VisitorNumbering {
+  /** The number of every key (new keys numbered, and committed in SQL, before this resolves). */
+  numbers(projectId: string, keys: Iterable<string>): Promise<Map<string, number>>;
+  /** Forgets the cached numbers and indexes. */
+  clear(): void;
+}
+
+/** The largest number a `UInt32` column holds. */
+export const MAX_VISITOR_NUMBER = 0xffff_ffff;
+
+/** Chunks read per query when loading or catching up an index (~110 visitors each). */
+const LOAD_CHUNKS = 500;
+
+interface ProjectState {
+  exact: GenerationCache<string, number>;
+  index: VisitorHashIndex;
+  /** Largest ordinal indexed: the last of a chunk. */
+  upTo: number;
+  /** First ordinal of every chunk indexed, ascending. */
+  starts: number[];
+}
+
+/** The first ordinal of the chunk holding `ord`: the largest start not above it. */
+function chunkStartOf(starts: readonly number[], ord: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= ord) lo = mid;
+    else hi = mid - 1;
+  }
+  return starts[lo] ?? 0;
+}
+
+/**
+ * Numbering through the SQL database `db`. Calls for one project must not overlap within an instance (the
+ * ClickHouse store holds its per-project lock around them); instances in other processes may run at any time.
+ */
+export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: number } = {}): VisitorNumbering {
+  const projectOrds = new Map<string, number>();
+  const states = new Lru<number, ProjectState>(64);
+
+  async function projectOrd(projectId: string): Promise<number> {
+    const known = projectOrds.get(projectId);
+    if (known !== undefined) return known;
+    let ord = await store.selectProjectOrd(db.kysely, projectId);
+    if (ord === undefined) {
+      await store.insertProjectOrd(db.kysely, projectId);
+      ord = await store.selectProjectOrd(db.kysely, projectId);
+    }
+    if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
+    projectOrds.set(projectId, Number(ord));
+    return Number(ord);
+  }
+
+  async function catchUp(q: Kysely<DB>, ord: number, s: ProjectState): Promise<void> {
+    for (;;) {
+      const chunks = await store.selectVisitorChunksAfter(q, ord, s.upTo, LOAD_CHUNKS);
+      for (const c of chunks) {
+        for (let i = 0; i < c.keys.length; i++) s.index.add(c.keys[i] as string, c.firstOrd + i);
+        s.starts.push(c.firstOrd);
+        s.upTo = c.firstOrd + c.keys.length - 1;
+      }
+      if (chunks.length < LOAD_CHUNKS) break;
+    }
+  }
+
+  async function stateOf(ord: number): Promise<ProjectState> {
+    let s = states.get(ord);
+    if (!s) {
+      // The whole dictionary once, outside the transaction (it should not hold the write lock).
+      s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), index: new VisitorHashIndex(), upTo: 0, starts: [] };
+      await catchUp(db.kysely, ord, s);
+      states.set(ord, s);
+    }
+    return s;
+  }
+
+  return {
+    async numbers(projectId, keys) {
+      const out = new Map<string, number>();
+      const ord = await projectOrd(projectId);
+      const s = await stateOf(ord);
+      const misses = new Set<string>();
+      for (const k of keys) {
+        if (out.has(k)) continue;
+        const n = s.exact.get(k);
+        if (n === undefined) misses.add(k);
+        else out.set(k, n);
+      }
+      if (misses.size === 0) return out;
+      const added: { key: string; ord: number }[] = [];
+      const addedStarts: number[] = [];
+      let upTo = s.upTo;
+      await db.kysely.transaction().execute(async (trx) => {
+        added.length = 0;
+        addedStarts.length = 0;
+        // The project's write lock first (ingest-writer.ts writeGroup does the same).
+        await segmentStore.bumpVersionReturning(trx, ord);
+        // Committed by other processes (they exist: safe to index at once, even if this transaction fails).
+        await catchUp(trx, ord, s);
+        const candidates: number[] = [];
+        const toConfirm = new Set<number>();
+        const fresh: string[] = [];
+        const withCandidates: string[] = [];
+        for (const key of misses) {
+          candidates.length = 0;
+          s.index.candidates(key, candidates);
+          if (candidates.length === 0) fresh.push(key);
+          else {
+            withCandidates.push(key);
+            for (const c of candidates) toConfirm.add(c);
+          }
+        }
+        if (toConfirm.size > 0) {
+          const stored = new Map<string, number>();
+          const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(s.starts, o), ord: o }));
+          for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
+          for (const key of withCandidates) {
+            const o = stored.get(key);
+            if (o === undefined) fresh.push(key);
+            else out.set(key, o);
+          }
+        }
+        if (fresh.length > 0) {
+          fresh.sort();
+          if (s.upTo + fresh.length > MAX_VISITOR_NUMBER)
+            throw new Error(`project ${projectId} has more visitors than ClickHouse's UInt32 visitor numbers hold (${MAX_VISITOR_NUMBER})`);
+          const { visitors, chunkStarts } = await store.insertVisitors(trx, ord, s.upTo + 1, fresh);
+          for (const r of visitors) added.push({ key: r.visitor_key, ord: r.ord });
+          addedStarts.push(...chunkStarts);
+        }
+        upTo = s.upTo;
+      });
+      // After the commit (never before: a rolled-back number must not be used or cached).
+      for (const { key, ord: o } of added) {
+        s.index.add(key, o);
+        out.set(key, o);
+        if (o > upTo) upTo = o;
+      }
+      s.upTo = upTo;
+      s.starts.push(...addedStarts);
+      for (const [k, n] of out) s.exact.set(k, n);
+      return out;
+    },
+    clear() {
+      states.clear();
+      projectOrds.clear();
+    },
+  };
+}
