@@ -6,7 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createClickHouseAnalyticsStore, openClickHouseAnalyticsStore } from '../../src/analytics/clickhouse/clickhouse-store.ts';
 import { createHttpExecutor } from '../../src/analytics/clickhouse/http-executor.ts';
-import { CLICKHOUSE_MIGRATIONS, migrateClickHouse } from '../../src/analytics/clickhouse/migrations.ts';
+import {
+  CLICKHOUSE_MIGRATIONS,
+  type ClickHouseMigration,
+  EVENTS_COLUMNS,
+  EVENTS_COLUMNS_5,
+  migrateClickHouse,
+} from '../../src/analytics/clickhouse/migrations.ts';
 import type { VisitorNumbering } from '../../src/analytics/clickhouse/visitor-numbers.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import type { AnalyticsStore } from '../../src/analytics/store/analytics-store.ts';
@@ -268,6 +274,45 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
         await t.cleanup();
       }
     });
+});
+
+describe('ClickHouse store, migration 5 on a cluster', () => {
+  // A cluster's `events` is a Distributed table over `events_local`; chdb has none, so a Merge table stands in.
+  const migration5 = CLICKHOUSE_MIGRATIONS.find((m) => m.version === 5) as ClickHouseMigration;
+  const cluster = async (t: TestClickHouse, columns: string) => {
+    await t.ch.command(`CREATE TABLE events_local (${columns}) ENGINE = MergeTree ORDER BY (project, day, path, visitor)`);
+    await t.ch.command(`CREATE TABLE events AS events_local ENGINE = Merge(currentDatabase(), '^events_local$')`);
+    await t.ch.command('CREATE TABLE data_days (project LowCardinality(String), day Int32) ENGINE = ReplacingMergeTree ORDER BY (project, day)');
+    await t.ch.command('CREATE TABLE dedup_keys (project LowCardinality(String), key String) ENGINE = ReplacingMergeTree ORDER BY (project, key)');
+  };
+
+  it('refuses (naming the table engine and where to read on) when the events still hold keys', async () => {
+    const t = await openChdb();
+    try {
+      await cluster(t, EVENTS_COLUMNS);
+      await expect(migration5.run?.(t.ch, t)).rejects.toThrow(/converts a single node's events only; this events table is Merge: see docs\/scaling\.md/);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('only records itself on a cluster made by clusteredDdl (numbers already there)', async () => {
+    const t = await openChdb();
+    try {
+      await cluster(t, EVENTS_COLUMNS_5);
+      await migration5.run?.(t.ch, t);
+      const tables = (await t.ch.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE '%v5%'")).map(
+        (r) => r.name,
+      );
+      expect(tables).toEqual([]);
+      const [col] = await t.ch.query<{ type: string }>(
+        "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events_local' AND name = 'visitor'",
+      );
+      expect(col?.type).toBe('UInt32');
+    } finally {
+      await t.cleanup();
+    }
+  });
 });
 
 describe('ClickHouse store, dense visitor numbers from the SQL database', () => {
