@@ -2,11 +2,13 @@
 // SQL store compacts a large complete day, against the same load without compaction, in the same process.
 //
 //   npm run bench:compaction -- [--segments 200] [--per 1000] [--reps 3] [--loops 20] [--compare <checkout>]
+//   npm run bench:compaction -- --work seal [--days 64] [--segments 2] [--per 50] …   (the summary sealer instead)
 //
 // Each run (a child process over a fresh SQLite file, the store as the service builds it, ingest worker included)
 // fills one past day with --segments segments of --per events, then alternates: --loops concurrent loops of one-event
 // ingests for a fixed time (no compaction), then the same loops while `compact()` merges the day (refilled between
-// reps). Printed per run: ingests/s, latency p50/p99/max, and the compaction's duration. --compare runs the same
+// reps). With --work seal, --days past days are filled instead and the work is sealing every one's summary
+// (`summaries.sealAll()`, as close() does; the sealer's batches write the same way). Printed per run: ingests/s, latency p50/p99/max, and the compaction's duration. --compare runs the same
 // from another checkout's sources, alternating with this one (A B A B …), so both see the same machine load.
 // Nothing is written to bench/results: the figures go to bench/README.md ("Compaction off the serving thread").
 import { execFileSync } from 'node:child_process';
@@ -19,9 +21,11 @@ import { intArg, parseArgs } from './lib/args.ts';
 import { median, round } from './lib/stats.ts';
 
 const args = parseArgs(process.argv.slice(2));
-const SEGMENTS = intArg(args, 'segments') ?? 200;
-const PER = intArg(args, 'per') ?? 1000;
+const SEAL = args.get('work') === 'seal';
+const SEGMENTS = intArg(args, 'segments') ?? (SEAL ? 2 : 200);
+const PER = intArg(args, 'per') ?? (SEAL ? 50 : 1000);
 const LOOPS = intArg(args, 'loops') ?? 20;
+const DAYS = SEAL ? (intArg(args, 'days') ?? 64) : 1;
 const DAY = Date.UTC(2026, 4, 1);
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 
@@ -59,12 +63,15 @@ async function child(repo: string): Promise<RunResult> {
     const p = await projects.createProject({ name: 'compaction', repository: 'r' });
     let k = 0;
     const ev = (ts: number) => ({ path: `/docs/p${k % 5000}`, timestamp: new Date(ts).toISOString(), userAgent: UA, visitorId: `v${k++ % 20000}` });
-    for (let s = 0; s < SEGMENTS; s++) {
-      await svc.ingest.ingest(
-        p.id,
-        Array.from({ length: PER }, (_, i) => ev(DAY + (((s * PER + i) * 97) % 86_400_000))),
-        { source: 'api' },
-      );
+    for (let d = 0; d < DAYS; d++) {
+      const day = DAY - d * 86_400_000;
+      for (let s = 0; s < SEGMENTS; s++) {
+        await svc.ingest.ingest(
+          p.id,
+          Array.from({ length: PER }, (_, i) => ev(day + (((s * PER + i) * 97) % 86_400_000))),
+          { source: 'api' },
+        );
+      }
     }
     const load = async (until: Promise<unknown>): Promise<Phase> => {
       let done = false;
@@ -90,7 +97,7 @@ async function child(repo: string): Promise<RunResult> {
     const without = await load(new Promise((r) => setTimeout(r, 1500)));
     let merged = 0;
     const during = await load(
-      store.compact().then((m: number) => {
+      (SEAL ? store.summaries.sealAll() : store.compact()).then((m: number) => {
         merged = m;
       }),
     );
@@ -117,7 +124,7 @@ const results = new Map<string, RunResult[]>(sides.map((s) => [s.label, []]));
 const show = (p: Phase) => `${p.perS}/s, p50 ${p.p50Ms} p99 ${p.p99Ms} max ${p.maxMs} ms`;
 for (let r = 0; r < reps; r++) {
   for (const side of r % 2 === 0 ? sides : [...sides].reverse()) {
-    const forwarded = ['segments', 'per', 'loops'].flatMap((a) => (args.has(a) ? [`--${a}`, String(args.get(a))] : []));
+    const forwarded = ['segments', 'per', 'loops', 'work', 'days'].flatMap((a) => (args.has(a) ? [`--${a}`, String(args.get(a))] : []));
     const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', side.repo, ...forwarded], {
       cwd: here,
       encoding: 'utf8',
@@ -126,14 +133,16 @@ for (let r = 0; r < reps; r++) {
     const res = JSON.parse(out.trim().split('\n').at(-1) as string) as RunResult;
     results.get(side.label)?.push(res);
     console.log(
-      `[rep ${r + 1}/${reps}] ${side.label}: without compaction ${show(res.without)}; during compaction (${res.during.merged} segments, ${res.during.ms} ms) ${show(res.during)}; load ${os.loadavg()[0]?.toFixed(1)}`,
+      `[rep ${r + 1}/${reps}] ${side.label}: without ${show(res.without)}; during ${SEAL ? 'sealing' : 'compaction'} (${res.during.merged} ${SEAL ? 'days' : 'segments'}, ${res.during.ms} ms) ${show(res.during)}; load ${os.loadavg()[0]?.toFixed(1)}`,
     );
   }
 }
-console.log(`\n${SEGMENTS} segments x ${PER} events on one past day, ${LOOPS} loops of one-event ingest; medians over ${reps} runs`);
+console.log(
+  `\n${SEGMENTS} segments x ${PER} events on ${DAYS} past day(s), ${SEAL ? 'sealed' : 'compacted'}, ${LOOPS} loops of one-event ingest; medians over ${reps} runs`,
+);
 for (const [label, rs] of results) {
   const m = (f: (x: RunResult) => number) => median(rs.map(f));
   console.log(
-    `${label}: without ${m((x) => x.without.perS)}/s p99 ${m((x) => x.without.p99Ms)} ms | during ${m((x) => x.during.perS)}/s p99 ${m((x) => x.during.p99Ms)} max ${m((x) => x.during.maxMs)} ms, compaction ${m((x) => x.during.ms)} ms`,
+    `${label}: without ${m((x) => x.without.perS)}/s p99 ${m((x) => x.without.p99Ms)} ms | during ${m((x) => x.during.perS)}/s p99 ${m((x) => x.during.p99Ms)} max ${m((x) => x.during.maxMs)} ms, the work took ${m((x) => x.during.ms)} ms`,
   );
 }

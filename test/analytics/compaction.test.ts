@@ -155,4 +155,23 @@ describeEachDialect('compaction with concurrent work', (dialect) => {
     expect((await svc.store.views(whole(p.id, 'after'))).totals.total).toBe(51);
     await svc.close();
   });
+
+  it("background writes (compaction's swap, the sealer's summaries) are made by the ingest writer, not on the serving thread's connection", async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'writer', repository: 'r' });
+    for (let i = 0; i < 10; i++) await svc.ingest.ingest(p.id, views(5, i * 5), { source: 'api' });
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    // SQLite: the changes this connection made (the writer's own connection, in its thread, counts its own).
+    const changes = () => (t.db.sqliteHandle?.prepare('select total_changes() as n').get() as { n: number } | undefined)?.n ?? null;
+    const before = changes();
+    expect(await svc.store.compact()).toBe(10);
+    expect(await svc.store.summaries.sealAll()).toBeGreaterThanOrEqual(1);
+    await svc.store.views(whole(p.id, 'read'));
+    await svc.store.summaries.persisted();
+    expect(changes()).toBe(before);
+    const v = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY, toDay: DAY + 1 }))[0];
+    expect(await summaryStore.selectSummaryVersion(t.db.kysely, ord, DAY)).toBe(v?.version);
+    expect((await segmentStore.selectDaySegments(t.db.kysely, ord, DAY)).map((s) => s.events)).toEqual([50]);
+    await svc.close();
+  });
 });

@@ -34,7 +34,7 @@ import { ByteLru } from '../lru.ts';
 import { decodeSegment } from '../segments/codec.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import type { DayRange } from '../store/store.ts';
-import { type DayVersion, summaryStore as ss } from '../store/summary-store.ts';
+import { type DayVersion, type SummaryRow, summaryStore as ss } from '../store/summary-store.ts';
 import { FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
 import {
   buildSummary,
@@ -67,6 +67,11 @@ export interface SummaryServiceDeps {
   /** The clock of close()'s bound (tests inject one). */
   now?: () => number;
   onError?: (err: unknown) => void;
+  /**
+   * Stores summary blobs (summaryStore.upsertSummaries, one transaction): on `db` unless given, e.g. by the ingest
+   * writer (IngestWriter.persistSummaries), so that no lock wait or commit happens in the thread that serves requests.
+   */
+  persist?: (rows: SummaryRow[]) => Promise<void>;
 }
 
 export interface LoadStats {
@@ -125,6 +130,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0, persistedOnRead: 0 };
   /** Summaries rebuilt by reads being persisted, one write after the other, after the reads answered. */
   let persisting: Promise<void> = Promise.resolve();
+  const persist = deps.persist ?? ((rows: SummaryRow[]) => ss.upsertSummaries(deps.db.kysely, rows));
 
   /**
    * Persists summaries a read rebuilt from all their segments (a cold process, or several API processes, would
@@ -135,10 +141,8 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     if (rebuilt.length === 0) return;
     persisting = persisting
       .then(async () => {
-        for (const s of rebuilt) {
-          await ss.upsertSummary(deps.db.kysely, projectOrd, s.day, s.version, encodeSummary(s));
-          stats.persistedOnRead++;
-        }
+        await persist(rebuilt.map((s) => ({ projectOrd, day: s.day, version: s.version, data: encodeSummary(s) })));
+        stats.persistedOnRead += rebuilt.length;
       })
       .catch((err) => deps.onError?.(err));
   }
@@ -355,6 +359,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     const batch = opts.batch ?? sealBatch;
     const stale = await ss.selectStaleDays(deps.db.kysely, 1000);
     const seen = new Map<string, number>();
+    const rows: SummaryRow[] = [];
     let sealed = 0;
     for (const d of stale) {
       const key = dayKey(d.projectOrd, d.day);
@@ -362,6 +367,10 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       const due = opts.all || d.storedVersion === null || d.version - d.storedVersion >= sealBehind || lastStale.get(key) === d.version;
       if (sealed >= batch || !due || unsealable.get(key) === d.version || opts.done?.has(key)) continue;
       if (opts.deadline !== undefined && now() >= opts.deadline) break;
+      // A turn of the event loop between days: on SQLite the reads and the summarising below are synchronous, so
+      // without it a batch held the serving thread from its first day to its last (requests, and the ingest
+      // writer's replies, waited for all of it: bench:compaction --work seal).
+      await new Promise<void>((resolve) => setImmediate(resolve));
       let s: DaySummary | undefined;
       // Kept in memory only if it was there or the day is still changing fast (sealed for being SEAL_BEHIND
       // versions behind: the next seal extends it): a finished day the sealer builds is read again, if ever, from
@@ -381,11 +390,13 @@ export function createSummaryService(deps: SummaryServiceDeps) {
         continue;
       }
       if (!s) continue;
-      await ss.upsertSummary(deps.db.kysely, d.projectOrd, d.day, s.version, encodeSummary(s));
+      rows.push({ projectOrd: d.projectOrd, day: d.day, version: s.version, data: encodeSummary(s) });
       opts.done?.add(key);
       sealed++;
-      stats.sealed++;
     }
+    // The batch in one transaction (one commit, not one per day).
+    await persist(rows);
+    stats.sealed += rows.length;
     lastStale = seen;
     return sealed;
   }

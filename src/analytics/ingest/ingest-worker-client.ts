@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { SwapOutcome, SwapPlan } from '../store/segment-days.ts';
+import type { SummaryRow } from '../store/summary-store.ts';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
 import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-batch.ts';
 
@@ -22,6 +23,9 @@ export interface WorkerSetup {
   /** V8 heap limits of the worker thread (Node's Worker resourceLimits), e.g. for a bounded-memory import. */
   resourceLimits?: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number };
 }
+
+/** A background write the worker runs as a transaction of its writer between groups. */
+export type WriterTask = { kind: 'swap'; plan: SwapPlan; merged: Uint8Array[] } | { kind: 'summaries'; rows: SummaryRow[] };
 
 /** One write: a batch to store, acknowledged by its id. */
 export interface WorkerWrite {
@@ -39,8 +43,8 @@ export interface WorkerWrite {
  */
 export type WorkerRequest =
   | { t: 'writes'; writes: WorkerWrite[] }
-  /** Compaction's swap (IngestWriter.swapCompaction), answered by `swapped` or `fail` with its id. */
-  | { t: 'swap'; id: number; plan: SwapPlan; merged: Uint8Array[] }
+  /** Background writes (IngestWriter.swapCompaction, persistSummaries), answered by `taskDone` or `fail` with their id. */
+  | { t: 'task'; id: number; task: WriterTask }
   | { t: 'clear' }
   | { t: 'close' };
 
@@ -48,7 +52,7 @@ export type WorkerReply =
   | { t: 'ready' }
   | { t: 'learned'; projectId: string; learned: Learned }
   | { t: 'done'; id: number; inserted: number }
-  | { t: 'swapped'; id: number; outcome: SwapOutcome }
+  | { t: 'taskDone'; id: number; result: unknown }
   | { t: 'fail'; id: number; message: string; code: string | null }
   | { t: 'replies'; replies: WorkerReply[] }
   | { t: 'closed' };
@@ -142,8 +146,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
   let checkpointer: Checkpointer | null = null;
   let nextId = 1;
   const pending = new Map<number, Pending>();
-  /** Compaction swaps sent to the worker and not yet answered (ids from the same sequence as the writes'). */
-  const swaps = new Map<number, { resolve(o: SwapOutcome): void; reject(e: unknown): void }>();
+  /** Background writes sent to the worker and not yet answered (ids from the same sequence as the writes'). */
+  const tasks = new Map<number, { resolve(o: unknown): void; reject(e: unknown): void }>();
   let closing: Promise<void> | null = null;
   let onClosed: (() => void) | null = null;
   /** Once a worker said it is ready: later deaths are failures to report, not a reason to fall back. */
@@ -155,17 +159,17 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     pending.clear();
     atWorker = 0;
     for (const p of all) p.reject(err);
-    failSwaps(err);
+    failTasks(err);
   }
 
-  function failSwaps(err: unknown): void {
-    const all = [...swaps.values()];
-    swaps.clear();
+  function failTasks(err: unknown): void {
+    const all = [...tasks.values()];
+    tasks.clear();
     for (const s of all) s.reject(err);
   }
 
   /** Whether the worker has nothing outstanding (then it does not hold the process open). */
-  const idle = () => pending.size === 0 && swaps.size === 0;
+  const idle = () => pending.size === 0 && tasks.size === 0;
 
   /** The worker could not start: from now on (and for the writes it was handed) the fallback writes. */
   function fallBack(err: Error): boolean {
@@ -176,8 +180,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     pending.clear();
     atWorker = 0;
     for (const p of all) fallback.write(p.projectId, p.source, p.batch).then(p.resolve, p.reject);
-    // A swap is not worth redoing: compaction reads the day again at its next step.
-    failSwaps(err);
+    // Not worth redoing: compaction reads the day again at its next step, the sealer finds the day still stale.
+    failTasks(err);
     checkpointer?.worker.postMessage('stop');
     checkpointer = null;
     return true;
@@ -249,12 +253,12 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
         for (const f of waiters) f();
       } else if (msg.t === 'learned') {
         opts.onLearned?.(msg.projectId, msg.learned);
-      } else if (msg.t === 'swapped' || (msg.t === 'fail' && swaps.has(msg.id))) {
-        const s = swaps.get(msg.id);
+      } else if (msg.t === 'taskDone' || (msg.t === 'fail' && tasks.has(msg.id))) {
+        const s = tasks.get(msg.id);
         if (!s) return;
-        swaps.delete(msg.id);
+        tasks.delete(msg.id);
         if (idle()) w.unref();
-        if (msg.t === 'swapped') s.resolve(msg.outcome);
+        if (msg.t === 'taskDone') s.resolve(msg.result);
         else s.reject(new IngestWorkerError(msg.message, msg.code));
       } else if (msg.t === 'done' || msg.t === 'fail') {
         const p = pending.get(msg.id);
@@ -287,6 +291,19 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     return w;
   }
 
+  /** Sends a background write to the worker (started if need be); settles with its answer. */
+  function runTask(task: WriterTask): Promise<unknown> {
+    if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
+    worker ??= start();
+    const w = worker;
+    const id = nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      if (idle()) w.ref();
+      tasks.set(id, { resolve, reject });
+      w.postMessage({ t: 'task', id, task } satisfies WorkerRequest);
+    });
+  }
+
   return {
     get mode() {
       return fallback ? 'thread' : 'worker';
@@ -315,16 +332,13 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     },
 
     swapCompaction(plan, merged) {
-      if (closing) return Promise.reject(new IngestWorkerError('ingest writer is closed', null));
       if (fallback) return fallback.swapCompaction(plan, merged);
-      worker ??= start();
-      const w = worker;
-      const id = nextId++;
-      return new Promise<SwapOutcome>((resolve, reject) => {
-        if (idle()) w.ref();
-        swaps.set(id, { resolve, reject });
-        w.postMessage({ t: 'swap', id, plan, merged } satisfies WorkerRequest);
-      });
+      return runTask({ kind: 'swap', plan, merged }) as Promise<SwapOutcome>;
+    },
+
+    persistSummaries(rows) {
+      if (fallback) return fallback.persistSummaries(rows);
+      return runTask({ kind: 'summaries', rows }) as Promise<void>;
     },
 
     clearCaches() {

@@ -109,11 +109,14 @@ port.on('message', (msg: WorkerRequest) => {
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
     }
-  } else if (msg.t === 'swap') {
-    // The blobs arrive as Uint8Arrays (structured clone); bound as Buffers, over the same memory.
-    const merged = msg.merged.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-    const p: Promise<void> = writer.swapCompaction(msg.plan, merged).then(
-      (outcome) => reply({ t: 'swapped', id: msg.id, outcome }),
+  } else if (msg.t === 'task') {
+    const t = msg.task;
+    // Blobs arrive as Uint8Arrays (structured clone); bound as Buffers, over the same memory.
+    const buf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    const run: Promise<unknown> =
+      t.kind === 'swap' ? writer.swapCompaction(t.plan, t.merged.map(buf)) : writer.persistSummaries(t.rows.map((r) => ({ ...r, data: buf(r.data) })));
+    const p: Promise<void> = run.then(
+      (result) => reply({ t: 'taskDone', id: msg.id, result }),
       (err: unknown) =>
         reply({
           t: 'fail',

@@ -31,7 +31,7 @@ import { dedupHashHex } from '../segments/dedup.ts';
 import { type SwapOutcome, type SwapPlan, swapCompaction } from '../store/segment-days.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
-import { summaryStore } from '../store/summary-store.ts';
+import { type SummaryRow, summaryStore } from '../store/summary-store.ts';
 import { DedupCache, HashSet64 } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
@@ -78,6 +78,8 @@ export interface IngestWriter {
    * segments it would have replaced.
    */
   swapCompaction(plan: SwapPlan, merged: Uint8Array[]): Promise<SwapOutcome>;
+  /** Stores summary blobs (summaryStore.upsertSummaries) as a transaction of this writer, like swapCompaction (the sealer's writes). */
+  persistSummaries(rows: SummaryRow[]): Promise<void>;
   /** Forgets cached dictionary entries and project ordinals. */
   clearCaches(): void;
   /** Waits for queued writes, then releases resources (a worker thread). */
@@ -303,8 +305,14 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
-  /** Compaction swaps waiting: each runs as its own transaction before the next group. */
-  const swaps: (() => Promise<void>)[] = [];
+  /** Background writes waiting (compaction swaps, summaries): each runs as its own transaction before the next group. */
+  const tasks: (() => Promise<void>)[] = [];
+  function task<T>(run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      tasks.push(() => run().then(resolve, reject));
+      drain();
+    });
+  }
   const dedupCache = new DedupCache(opts.dedupCacheBytes);
   let draining: Promise<void> | null = null;
 
@@ -695,7 +703,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       // Yield one event-loop turn first: batches whose requests arrived meanwhile (SQLite work is
       // synchronous, so they queue up during a transaction) are taken in and join this group.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      while (swaps.length > 0) await (swaps.shift() as () => Promise<void>)();
+      while (tasks.length > 0) await (tasks.shift() as () => Promise<void>)();
       if (queue.length === 0) break;
       const group: Job[] = [];
       let n = 0;
@@ -732,7 +740,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (draining) return;
     draining = drainLoop().finally(() => {
       draining = null;
-      if (queue.length > 0 || swaps.length > 0) drain();
+      if (queue.length > 0 || tasks.length > 0) drain();
     });
   }
 
@@ -749,12 +757,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       });
     },
 
-    swapCompaction(plan, merged) {
-      return new Promise<SwapOutcome>((resolve, reject) => {
-        swaps.push(() => swapCompaction(db.kysely, plan, merged).then(resolve, reject));
-        drain();
-      });
-    },
+    swapCompaction: (plan, merged) => task(() => swapCompaction(db.kysely, plan, merged)),
+    persistSummaries: (rows) => task(() => summaryStore.upsertSummaries(db.kysely, rows)),
 
     clearCaches() {
       caches.clear();

@@ -16,6 +16,7 @@ import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
 import { compactDay, reclassifyDay, type SegmentMerge } from './segment-days.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
+import { summaryStore } from './summary-store.ts';
 
 export interface SqlAnalyticsStoreDeps {
   config: Pick<Config, 'analytics'>;
@@ -93,8 +94,13 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
 export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   const { writer, mirror } = createWriter(deps);
   const merger = createSegmentMerger();
+  /** Until close() closes the writer: then summaries (close()'s sealing) are stored on this thread's connection. */
+  let writerOpen = true;
   const summaries = createSummaryService({
     db: deps.db,
+    // The sealer's (and reads') summary writes go through the ingest writer, like compaction's swaps: no lock
+    // wait or commit in the serving thread.
+    persist: (rows) => (writerOpen ? writer.persistSummaries(rows) : summaryStore.upsertSummaries(deps.db.kysely, rows)),
     cacheBytes: deps.config.analytics.daySetCacheMb * 1024 * 1024,
     now: deps.now,
     ...(deps.onBackgroundError ? { onError: deps.onBackgroundError } : {}),
@@ -222,6 +228,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       await compacting;
       // The writer first (its last batches committed), then, where the background work ran, the days that
       // changed are sealed (bounded in time), so a restart reads their blobs instead of rebuilding them.
+      writerOpen = false;
       await writer.close();
       await merger.close();
       await summaries.stop({ seal: background });

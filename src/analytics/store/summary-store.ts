@@ -37,6 +37,14 @@ export interface StaleDay {
 /** `has_data` after an upsert: 1 once it was 1 or the new value is. */
 const stickyHasData = sql<number>`case when excluded.has_data > analytics_day_versions.has_data then excluded.has_data else analytics_day_versions.has_data end`;
 
+/** A summary blob to store (upsertSummaries). */
+export interface SummaryRow {
+  projectOrd: number;
+  day: number;
+  version: number;
+  data: Uint8Array;
+}
+
 export const summaryStore = {
   /** Bumps the versions of days whose segments a transaction appended to (creating them at 1); `days` ascending (PostgreSQL takes the row locks in that order). */
   async bumpDayVersions(db: Q, projectOrd: number, days: readonly { day: number; hasData: boolean }[]): Promise<void> {
@@ -109,6 +117,14 @@ export const summaryStore = {
           .where(sql.ref('analytics_day_summaries.version'), '<', sql.ref('excluded.version')),
       )
       .execute();
+  },
+
+  /** Stores several summaries (upsertSummary each) in one transaction: the sealer's batch, one commit. */
+  async upsertSummaries(db: Q, rows: readonly SummaryRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const r of rows) await summaryStore.upsertSummary(trx, r.projectOrd, r.day, r.version, r.data);
+    });
   },
 
   /** Moves a persisted summary from version `from` to `to` (compaction: same content); nothing when it is not at `from`. */
