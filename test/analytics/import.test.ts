@@ -11,7 +11,9 @@ import {
   BatchBuilder,
   dedupKeyDayOf,
   dedupKeyDigest,
+  dedupKeyDigestText,
   dedupKeyOf,
+  digestTextWord,
   type LineKeys,
   packEvents,
   R_CATEGORY,
@@ -470,6 +472,10 @@ it('a batch keyed by line digests gives each event the digest and day of the key
           const key = r.occ >= 0 ? lineDedupKeyAt(lineHash(r.line), r.occ, r.ms) : r.text;
           expect(dedupKeyOf(b, i)).toBe(key);
           expect(dedupKeyDigest(b, i)).toEqual(key === null ? null : dedupDigest(key));
+          const text = dedupKeyDigestText(b, i);
+          expect(text === null ? null : Buffer.from(text, 'latin1')).toEqual(key === null ? null : dedupDigest(key));
+          if (text !== null)
+            expect((BigInt(digestTextWord(text, 0)) << 32n) | BigInt(digestTextWord(text, 4))).toBe(dedupDigest(key as string).readBigUInt64BE(0));
           expect(dedupKeyDayOf(b, i)).toBe(key === null ? null : dedupKeyDay(key));
         });
       },

@@ -36,7 +36,8 @@ import { DedupCache, HashSet64 } from './dedup-cache.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import {
   dedupKeyDayOf,
-  dedupKeyDigest,
+  dedupKeyDigestText,
+  digestTextWord,
   type EventClass,
   type IngestSource,
   type Learned,
@@ -486,14 +487,17 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     for (const t of todo) {
       const b = t.job.batch;
       for (let i = 0; i < b.n; i++) {
-        const digest = dedupKeyDigest(b, i);
+        const digest = dedupKeyDigestText(b, i);
         if (digest === null) continue;
         t.hashes ??= new Array<bigint | null>(b.n).fill(null);
         t.words ??= new Uint32Array(b.n * 2);
-        const h = digest.readBigUInt64BE(0);
+        const hi = digestTextWord(digest, 0);
+        const lo = digestTextWord(digest, 4);
+        // The first 8 bytes big-endian, as readBigUInt64BE reads them.
+        const h = (BigInt(hi) << 32n) | BigInt(lo);
         t.hashes[i] = h;
-        t.words[2 * i] = digest.readUInt32BE(0);
-        t.words[2 * i + 1] = digest.readUInt32BE(4);
+        t.words[2 * i] = hi;
+        t.words[2 * i + 1] = lo;
         const day = b.day[i] as number;
         // An import key begins with the event time, so the same line imported again falls on the same day.
         if (dedupKeyDayOf(b, i) === day) days.add(day);

@@ -63,10 +63,13 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
   /**
    * Visitor keys by generation → rotation period → user agent → ip (nested rather than one key string: no string
    * is built and hashed per event, and an entry holds its ip and key only). Bounded by `visitorMax` (ip, key)
-   * entries: past it, all are dropped.
+   * entries: past it, all are dropped. 250,000 rather than 100,000: bench:import's 1M-line log has 200,000
+   * distinct (ip, user agent) pairs, and dropping all at 100,000 made 480,000 HMACs of them instead of 200,000
+   * (an HMAC and its ip canonicalisation were ~10% of the import's main thread, `npm run bench:import --
+   * --profile`); an entry is ~100 bytes (its ip and key strings, a Map slot), so the bound is ~25 MB.
    */
   const visitors = new Map<number, Map<string, Map<string, Map<string, string>>>>();
-  const visitorMax = sizes.visitors ?? 100_000;
+  const visitorMax = sizes.visitors ?? 250_000;
   let visitorEntries = 0;
   /** Per project: its secret and rotation setting, and the generation number they get in visitor keys. */
   const generations = new Map<string, { secret: string; rotation: VisitorIdRotation; gen: number }>();
