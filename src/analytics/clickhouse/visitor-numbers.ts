@@ -19,10 +19,8 @@
 //
 // Each process keeps, per project, the visitor hash index (visitor-index.ts: 11-23 bytes per visitor, loaded on
 // the project's first append) and a bounded cache of exact key -> number.
-import type { Kysely } from 'kysely';
 import type { Database } from '../../db/index.ts';
-import type { DB } from '../../db/schema.ts';
-import { VisitorHashIndex } from '../ingest/visitor-index.ts';
+import { catchUpVisitors, newVisitorIndexState, resolveVisitorKeys, type VisitorIndexState, VisitorOrdinalLimitError } from '../ingest/visitor-dictionary.ts';
 import { GenerationCache, Lru } from '../lru.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { analyticsStore as store } from '../store/store.ts';
@@ -37,28 +35,8 @@ export interface VisitorNumbering {
 /** The largest number a `UInt32` column holds. */
 export const MAX_VISITOR_NUMBER = 0xffff_ffff;
 
-/** Chunks read per query when loading or catching up an index (~110 visitors each). */
-const LOAD_CHUNKS = 500;
-
-interface ProjectState {
+interface ProjectState extends VisitorIndexState {
   exact: GenerationCache<string, number>;
-  index: VisitorHashIndex;
-  /** Largest ordinal indexed: the last of a chunk. */
-  upTo: number;
-  /** First ordinal of every chunk indexed, ascending. */
-  starts: number[];
-}
-
-/** The first ordinal of the chunk holding `ord`: the largest start not above it. */
-function chunkStartOf(starts: readonly number[], ord: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= ord) lo = mid;
-    else hi = mid - 1;
-  }
-  return starts[lo] ?? 0;
 }
 
 /**
@@ -82,24 +60,12 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
     return Number(ord);
   }
 
-  async function catchUp(q: Kysely<DB>, ord: number, s: ProjectState): Promise<void> {
-    for (;;) {
-      const chunks = await store.selectVisitorChunksAfter(q, ord, s.upTo, LOAD_CHUNKS);
-      for (const c of chunks) {
-        for (let i = 0; i < c.keys.length; i++) s.index.add(c.keys[i] as string, c.firstOrd + i);
-        s.starts.push(c.firstOrd);
-        s.upTo = c.firstOrd + c.keys.length - 1;
-      }
-      if (chunks.length < LOAD_CHUNKS) break;
-    }
-  }
-
   async function stateOf(ord: number): Promise<ProjectState> {
     let s = states.get(ord);
     if (!s) {
       // The whole dictionary once, outside the transaction (it should not hold the write lock).
-      s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), index: new VisitorHashIndex(), upTo: 0, starts: [] };
-      await catchUp(db.kysely, ord, s);
+      s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), ...newVisitorIndexState() };
+      await catchUpVisitors(db.kysely, ord, s);
       states.set(ord, s);
     }
     return s;
@@ -126,38 +92,11 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
         addedStarts.length = 0;
         // The project's write lock first (ingest-writer.ts writeGroup does the same).
         await segmentStore.bumpVersionReturning(trx, ord);
-        // Committed by other processes (they exist: safe to index at once, even if this transaction fails).
-        await catchUp(trx, ord, s);
-        const candidates: number[] = [];
-        const toConfirm = new Set<number>();
-        const fresh: string[] = [];
-        const withCandidates: string[] = [];
-        for (const key of misses) {
-          candidates.length = 0;
-          s.index.candidates(key, candidates);
-          if (candidates.length === 0) fresh.push(key);
-          else {
-            withCandidates.push(key);
-            for (const c of candidates) toConfirm.add(c);
-          }
-        }
-        if (toConfirm.size > 0) {
-          const stored = new Map<string, number>();
-          const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(s.starts, o), ord: o }));
-          for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
-          for (const key of withCandidates) {
-            const o = stored.get(key);
-            if (o === undefined) fresh.push(key);
-            else out.set(key, o);
-          }
-        }
-        if (fresh.length > 0) {
-          fresh.sort();
-          if (s.upTo + fresh.length > MAX_VISITOR_NUMBER)
-            throw new Error(`project ${projectId} has more visitors than ClickHouse's UInt32 visitor numbers hold (${MAX_VISITOR_NUMBER})`);
-          const { visitors, chunkStarts } = await store.insertVisitors(trx, ord, s.upTo + 1, fresh);
-          for (const r of visitors) added.push({ key: r.visitor_key, ord: r.ord });
-          addedStarts.push(...chunkStarts);
+        try {
+          for (const [k, n] of await resolveVisitorKeys(trx, ord, s, misses, added, addedStarts, MAX_VISITOR_NUMBER)) out.set(k, n);
+        } catch (err) {
+          if (!(err instanceof VisitorOrdinalLimitError)) throw err;
+          throw new Error(`project ${projectId} has more visitors than ClickHouse's UInt32 visitor numbers hold (${MAX_VISITOR_NUMBER})`);
         }
         upTo = s.upTo;
       });

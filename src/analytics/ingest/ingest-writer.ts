@@ -33,7 +33,7 @@ import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { type SummaryRow, summaryStore } from '../store/summary-store.ts';
 import { DedupCache, HashSet64 } from './dedup-cache.ts';
-import { VisitorHashIndex } from './visitor-index.ts';
+import { catchUpVisitors, newVisitorIndexState, resolveVisitorKeys, type VisitorIndexState } from './visitor-dictionary.ts';
 import {
   dedupKeyDayOf,
   dedupKeyDigestText,
@@ -118,29 +118,6 @@ interface ProjectCache {
    * project's first write; caught up under the project's write lock in every transaction.
    */
   visitorIndex?: VisitorIndexState;
-}
-
-interface VisitorIndexState {
-  index: VisitorHashIndex;
-  /** The project's largest ordinal indexed: always the last of a chunk (chunks are read and added whole). */
-  upTo: number;
-  /** First ordinal of every chunk indexed, ascending (where a candidate's key is read: store.selectVisitorsByOrd). */
-  starts: number[];
-}
-
-/** Chunks read per query when loading or catching up a visitor index (~110 visitors each). */
-const VISITOR_LOAD_CHUNKS = 500;
-
-/** The first ordinal of the chunk holding `ord`: the largest start not above it. */
-function chunkStartOf(starts: readonly number[], ord: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] as number) <= ord) lo = mid;
-    else hi = mid - 1;
-  }
-  return starts[lo] ?? 0;
 }
 
 interface Job {
@@ -380,28 +357,6 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return found;
   }
 
-  /**
-   * Visitors are found in the in-memory index and added append-only: the caller holds the project's write
-   * lock (the version bump came first: SQLite's single writer, a row lock on PostgreSQL, so writers of one
-   * project take turns and each statement after the bump sees what the previous one committed). After
-   * catching up on visitors committed by other processes, a key absent from the index is absent from the
-   * table, and the index's watermark is the project's largest ordinal: new visitors take the ordinals after it
-   * (store.insertVisitors). Index candidates are confirmed by their stored key. The entries added here join the
-   * index after the commit (`indexed` and `starts` list them).
-   */
-  /** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
-  async function catchUp(q: Kysely<DB>, ord: number, vi: VisitorIndexState): Promise<void> {
-    for (;;) {
-      const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, VISITOR_LOAD_CHUNKS);
-      for (const c of chunks) {
-        for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
-        vi.starts.push(c.firstOrd);
-        vi.upTo = c.firstOrd + c.keys.length - 1;
-      }
-      if (chunks.length < VISITOR_LOAD_CHUNKS) break;
-    }
-  }
-
   const loading = new Map<number, Promise<void>>();
   /**
    * Loads a project's visitor index before its first write, outside any transaction (it reads the whole
@@ -413,8 +368,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     let p = loading.get(ord);
     if (!p) {
       p = (async () => {
-        const vi: VisitorIndexState = { index: new VisitorHashIndex(), upTo: 0, starts: [] };
-        await catchUp(db.kysely, ord, vi);
+        const vi = newVisitorIndexState();
+        await catchUpVisitors(db.kysely, ord, vi);
         const cache = cacheFor(ord);
         cache.visitorIndex ??= vi;
       })().finally(() => loading.delete(ord));
@@ -423,6 +378,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return p;
   }
 
+  /** Visitors not in the exact cache, under the project's write lock (visitor-dictionary.ts, its invariant). */
   async function resolveVisitors(
     trx: Kysely<DB>,
     ord: number,
@@ -430,46 +386,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     added: { key: string; ord: number }[],
     addedStarts: number[],
   ): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    if (misses.size === 0) return found;
+    if (misses.size === 0) return new Map();
     const cache = cacheFor(ord);
-    cache.visitorIndex ??= { index: new VisitorHashIndex(), upTo: 0, starts: [] };
-    const vi = cache.visitorIndex;
-    // Visitors other processes committed since we last looked (they exist: safe to index at once).
-    await catchUp(trx, ord, vi);
-    const candidates: number[] = [];
-    const toConfirm = new Set<number>();
-    const fresh: string[] = [];
-    const withCandidates: string[] = [];
-    for (const key of misses) {
-      candidates.length = 0;
-      vi.index.candidates(key, candidates);
-      if (candidates.length === 0) fresh.push(key);
-      else {
-        withCandidates.push(key);
-        for (const c of candidates) toConfirm.add(c);
-      }
-    }
-    if (toConfirm.size > 0) {
-      const stored = new Map<string, number>();
-      const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(vi.starts, o), ord: o }));
-      for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
-      for (const key of withCandidates) {
-        const o = stored.get(key);
-        if (o === undefined) fresh.push(key);
-        else found.set(key, o);
-      }
-    }
-    if (fresh.length > 0) {
-      fresh.sort();
-      const { visitors: rows, chunkStarts } = await store.insertVisitors(trx, ord, vi.upTo + 1, fresh);
-      for (const r of rows) {
-        found.set(r.visitor_key, r.ord);
-        added.push({ key: r.visitor_key, ord: r.ord });
-      }
-      addedStarts.push(...chunkStarts);
-    }
-    return found;
+    cache.visitorIndex ??= newVisitorIndexState();
+    return resolveVisitorKeys(trx, ord, cache.visitorIndex, misses, added, addedStarts);
   }
 
   /**

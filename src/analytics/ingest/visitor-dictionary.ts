@@ -1,0 +1,117 @@
+// A project's visitor dictionary (`analytics_visitor_chunks`) as one process sees it: the hash index of every
+// key up to a watermark, and how keys missing from it are found or added under the project's write lock. Shared
+// by the SQL ingest writer (ingest-writer.ts, the ordinals of the SQL store) and the ClickHouse store's numbering
+// (clickhouse/visitor-numbers.ts, the same dictionary giving ClickHouse its dense visitor numbers).
+//
+// THE INVARIANT: the caller holds the project's write lock (the version bump came first: SQLite's single writer,
+// a row lock on PostgreSQL), so writers of one project take turns and each statement after the bump sees what the
+// previous one committed. After catching up on visitors committed by other processes, a key absent from the index
+// is absent from the table, and the index's watermark is the project's largest ordinal: new visitors take the
+// ordinals after it (store.insertVisitors). Index candidates are confirmed by their stored key (the index is a
+// hint: a hash collision costs a read, never a wrong ordinal). Entries added in a transaction join the index only
+// after it commits (`added`, `addedStarts`): a rolled-back ordinal must never be used or indexed.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { analyticsStore as store } from '../store/store.ts';
+import { VisitorHashIndex } from './visitor-index.ts';
+
+export interface VisitorIndexState {
+  index: VisitorHashIndex;
+  /** The project's largest ordinal indexed: always the last of a chunk (chunks are read and added whole). */
+  upTo: number;
+  /** First ordinal of every chunk indexed, ascending (where a candidate's key is read: store.selectVisitorsByOrd). */
+  starts: number[];
+}
+
+/** Chunks read per query when loading or catching up a visitor index (~110 visitors each). */
+const LOAD_CHUNKS = 500;
+
+export function newVisitorIndexState(): VisitorIndexState {
+  return { index: new VisitorHashIndex(), upTo: 0, starts: [] };
+}
+
+/** The first ordinal of the chunk holding `ord`: the largest start not above it. */
+export function chunkStartOf(starts: readonly number[], ord: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= ord) lo = mid;
+    else hi = mid - 1;
+  }
+  return starts[lo] ?? 0;
+}
+
+/** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
+export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorIndexState): Promise<void> {
+  for (;;) {
+    const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS);
+    for (const c of chunks) {
+      for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
+      vi.starts.push(c.firstOrd);
+      vi.upTo = c.firstOrd + c.keys.length - 1;
+    }
+    if (chunks.length < LOAD_CHUNKS) break;
+  }
+}
+
+/**
+ * The ordinals of `misses` in project `ord`, inside `trx` holding the project's write lock: catches up, confirms
+ * index candidates by their stored keys, and inserts the keys still missing (sorted) after the watermark, refusing
+ * (before inserting) when the largest would exceed `maxOrd`. The new entries are pushed to `added` and the new
+ * chunks' first ordinals to `addedStarts`, for the caller to index after the commit.
+ */
+export async function resolveVisitorKeys(
+  trx: Kysely<DB>,
+  ord: number,
+  vi: VisitorIndexState,
+  misses: Iterable<string>,
+  added: { key: string; ord: number }[],
+  addedStarts: number[],
+  maxOrd = Number.MAX_SAFE_INTEGER,
+): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  // Visitors other processes committed since we last looked (they exist: safe to index at once).
+  await catchUpVisitors(trx, ord, vi);
+  const candidates: number[] = [];
+  const toConfirm = new Set<number>();
+  const fresh: string[] = [];
+  const withCandidates: string[] = [];
+  for (const key of misses) {
+    candidates.length = 0;
+    vi.index.candidates(key, candidates);
+    if (candidates.length === 0) fresh.push(key);
+    else {
+      withCandidates.push(key);
+      for (const c of candidates) toConfirm.add(c);
+    }
+  }
+  if (toConfirm.size > 0) {
+    const stored = new Map<string, number>();
+    const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(vi.starts, o), ord: o }));
+    for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
+    for (const key of withCandidates) {
+      const o = stored.get(key);
+      if (o === undefined) fresh.push(key);
+      else found.set(key, o);
+    }
+  }
+  if (fresh.length > 0) {
+    fresh.sort();
+    if (vi.upTo + fresh.length > maxOrd) throw new VisitorOrdinalLimitError(maxOrd);
+    const { visitors: rows, chunkStarts } = await store.insertVisitors(trx, ord, vi.upTo + 1, fresh);
+    for (const r of rows) {
+      found.set(r.visitor_key, r.ord);
+      added.push({ key: r.visitor_key, ord: r.ord });
+    }
+    addedStarts.push(...chunkStarts);
+  }
+  return found;
+}
+
+/** More visitors than the caller's ordinals can hold. */
+export class VisitorOrdinalLimitError extends Error {
+  constructor(readonly maxOrd: number) {
+    super(`more visitors than ordinals up to ${maxOrd}`);
+  }
+}
