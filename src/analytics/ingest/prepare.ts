@@ -63,13 +63,12 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
   /**
    * Visitor keys by generation → rotation period → user agent → ip (nested rather than one key string: no string
    * is built and hashed per event, and an entry holds its ip and key only). Bounded by `visitorMax` (ip, key)
-   * entries: past it, all are dropped. 250,000 rather than 100,000: bench:import's 1M-line log has 200,000
-   * distinct (ip, user agent) pairs, and dropping all at 100,000 made 480,000 HMACs of them instead of 200,000
-   * (an HMAC and its ip canonicalisation were ~10% of the import's main thread, `npm run bench:import --
-   * --profile`); an entry is ~100 bytes (its ip and key strings, a Map slot), so the bound is ~25 MB.
+   * entries: past it, all are dropped. 100,000, not more: 250,000 spared an import of bench:import's 1M-line log
+   * 280,000 of its 480,000 HMACs (200,000 distinct pairs), but its peak RSS reached 300 MB at 2M lines
+   * (`npm run bench:import -- --lines 2M --rounds 1`), the import's bound.
    */
   const visitors = new Map<number, Map<string, Map<string, Map<string, string>>>>();
-  const visitorMax = sizes.visitors ?? 250_000;
+  const visitorMax = sizes.visitors ?? 100_000;
   let visitorEntries = 0;
   /** Per project: its secret and rotation setting, and the generation number they get in visitor keys. */
   const generations = new Map<string, { secret: string; rotation: VisitorIdRotation; gen: number }>();
