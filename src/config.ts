@@ -271,6 +271,13 @@ export const ConfigSchema = Type.Object({
       4096,
       "Prepared statements kept by the SQLite ingest writer's connection (each holds native memory outside the JavaScript heap).",
     ),
+    projectStateMb: Int(
+      'INKWELL_ANALYTICS_PROJECT_STATE_MB',
+      512,
+      1,
+      65_536,
+      "Ingest's per-project state (visitor hash indexes, dictionary caches) kept in memory, in MiB; least recently written projects are dropped first (their index is read again on their next write).",
+    ),
     daySetCacheMb: Int(
       'INKWELL_ANALYTICS_DAYSET_CACHE_MB',
       128,

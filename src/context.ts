@@ -62,7 +62,7 @@ export async function wireAnalytics(
     const store = await openClickHouseAnalyticsStore({
       ch: createHttpExecutor(opts),
       // Visitor numbers from the SQL database every process shares (visitor-numbers.ts).
-      numbering: createSqlVisitorNumbering(ctx.db),
+      numbering: createSqlVisitorNumbering(ctx.db, { maxBytes: ctx.config.analytics.projectStateMb * 2 ** 20 }),
       now: ctx.now,
       snapshotMs: ctx.config.analytics.snapshotMs,
       resultEntries: ctx.config.analytics.resultCacheEntries,

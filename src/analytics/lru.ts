@@ -127,3 +127,70 @@ export class ByteLru<V> {
     return this.map.size;
   }
 }
+
+/**
+ * A least-recently-used map bounded by the summed sizes of entries that grow while cached (per-project state:
+ * visitor indexes and dictionary caches). An entry's size is measured by `sizeOf` when it is set and when its
+ * owner calls `resize` after growing it; least recently used entries go until the sum is within `maxBytes`,
+ * never the entry being resized (so one entry larger than the bound stays, alone). O(1) a call but the evictions.
+ */
+export class SizedLru<K, V> {
+  private readonly map = new Map<K, { value: V; bytes: number }>();
+  private total = 0;
+  constructor(
+    readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** The summed sizes as last measured. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  get(key: K): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    this.map.delete(key);
+    this.map.set(key, e);
+    return e.value;
+  }
+
+  set(key: K, value: V): void {
+    this.delete(key);
+    this.map.set(key, { value, bytes: 0 });
+    this.resize(key);
+  }
+
+  /** Measures `key`'s entry again (if held) and evicts others, least recently used first, down to the bound. */
+  resize(key: K): void {
+    const e = this.map.get(key);
+    if (e) {
+      const bytes = this.sizeOf(e.value);
+      this.total += bytes - e.bytes;
+      e.bytes = bytes;
+    }
+    for (const [k, old] of this.map) {
+      if (this.total <= this.maxBytes) break;
+      if (k === key) continue;
+      this.map.delete(k);
+      this.total -= old.bytes;
+    }
+  }
+
+  delete(key: K): void {
+    const e = this.map.get(key);
+    if (e) {
+      this.map.delete(key);
+      this.total -= e.bytes;
+    }
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+}

@@ -5,6 +5,9 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
 import { normalizePath } from '../../src/analytics/classify/normalize.ts';
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
+import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
+import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
+import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { type Database, migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
@@ -194,5 +197,42 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     expect((await fresh.svc.ingest.ingest(p.id, EVENTS, { source: 'import', dedupKeys: keys })).inserted).toBe(0);
     await fresh.svc.close();
     expect((await storedRows(t.db)).length).toBe(EVENTS.length);
+  });
+
+  it('per-project state bounded to almost nothing: every write drops the other projects, and ordinals stay right', async () => {
+    const { projects } = services(t.db);
+    const ps = await Promise.all(['a', 'b', 'c'].map((name) => projects.createProject({ name, repository: 'r' })));
+    // 1 byte: each write keeps only its own project's caches and index; the next write of another project
+    // loads its index again from the dictionary.
+    const writer = createGroupWriter(t.db, { projectStateBytes: 1 });
+    const prep = createEventPreparer();
+    const want = new Map<string, Set<string>>(ps.map((p) => [p.id, new Set()]));
+    for (let round = 0; round < 6; round++) {
+      for (const [k, p] of ps.entries()) {
+        const project = { id: p.id, visitorSecret: 's', rotation: 'none' as const };
+        const gen = prep.beginBatch(project);
+        const ids = Array.from({ length: 20 }, (_, i) => `v${(round * 7 + i * (k + 1)) % 50}`);
+        for (const id of ids) want.get(p.id)?.add(`v:${id}`);
+        const events = ids.map(
+          (visitorId, i) =>
+            prep.prepare(
+              { path: `/p/${i % 3}`, timestamp: `2026-05-0${1 + (round % 3)}T10:00:0${i % 10}Z`, visitorId },
+              project,
+              gen,
+              Date.now(),
+              null,
+            ) as WriteEvent,
+        );
+        expect(await writer.write(p.id, 'api', packEvents(events))).toBe(events.length);
+      }
+    }
+    await writer.close();
+    for (const p of ps) {
+      const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+      const visitors = await store.selectVisitorsAfter(t.db.kysely, ord, 0);
+      // Each key once, ordinals dense from 1.
+      expect(visitors.map((v) => v.visitor_key).sort()).toEqual([...(want.get(p.id) ?? [])].sort());
+      expect(visitors.map((v) => Number(v.ord)).sort((x, y) => x - y)).toEqual(visitors.map((_, i) => i + 1));
+    }
   });
 });

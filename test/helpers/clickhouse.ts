@@ -28,8 +28,8 @@ export interface TestClickHouse {
  * Numbering through `db` for a test whose project ids are made up: the project row the SQL dictionary refers to
  * (a foreign key, as in production, where every project exists) is made on first use.
  */
-export function testNumbering(db: Database): VisitorNumbering {
-  const inner = createSqlVisitorNumbering(db);
+export function testNumbering(db: Database, opts: Parameters<typeof createSqlVisitorNumbering>[1] = {}): VisitorNumbering {
+  const inner = createSqlVisitorNumbering(db, opts);
   const made = new Set<string>();
   return {
     async numbers(projectId, keys) {

@@ -17,11 +17,21 @@
 //   numbers, only distinct numbers of stored events), and the visitor gets the same number when it comes back;
 // - a batch sent again gets the same numbers, hence the same rows and the same content token (dedup).
 //
-// Each process keeps, per project, the visitor hash index (visitor-index.ts: 11-23 bytes per visitor, loaded on
-// the project's first append) and a bounded cache of exact key -> number.
+// Each process keeps, per project, the visitor hash index (visitor-index.ts: 10-12.5 bytes per visitor, loaded on
+// the project's first append) and a bounded cache of exact key -> number; the projects' states together are
+// bounded by bytes (least recently used projects dropped first; a dropped project's index is loaded again on its
+// next append), so a process serving thousands of sites holds the busy ones, not the first 64.
 import type { Database } from '../../db/index.ts';
-import { catchUpVisitors, newVisitorIndexState, resolveVisitorKeys, type VisitorIndexState, VisitorOrdinalLimitError } from '../ingest/visitor-dictionary.ts';
-import { GenerationCache, Lru } from '../lru.ts';
+import {
+  CACHED_KEY_BYTES,
+  catchUpVisitors,
+  newVisitorIndexState,
+  resolveVisitorKeys,
+  type VisitorIndexState,
+  VisitorOrdinalLimitError,
+  visitorIndexBytes,
+} from '../ingest/visitor-dictionary.ts';
+import { GenerationCache, SizedLru } from '../lru.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { analyticsStore as store } from '../store/store.ts';
 
@@ -43,21 +53,16 @@ interface ProjectState extends VisitorIndexState {
  * Numbering through the SQL database `db`. Calls for one project must not overlap within an instance (the
  * ClickHouse store holds its per-project lock around them); instances in other processes may run at any time.
  */
-export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: number } = {}): VisitorNumbering {
+export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: number; maxBytes?: number } = {}): VisitorNumbering {
   const projectOrds = new Map<string, number>();
-  const states = new Lru<number, ProjectState>(64);
+  const states = new SizedLru<number, ProjectState>(opts.maxBytes ?? 512 * 2 ** 20, (s) => visitorIndexBytes(s) + s.exact.size * CACHED_KEY_BYTES);
 
   async function projectOrd(projectId: string): Promise<number> {
     const known = projectOrds.get(projectId);
     if (known !== undefined) return known;
-    let ord = await store.selectProjectOrd(db.kysely, projectId);
-    if (ord === undefined) {
-      await store.insertProjectOrd(db.kysely, projectId);
-      ord = await store.selectProjectOrd(db.kysely, projectId);
-    }
-    if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
-    projectOrds.set(projectId, Number(ord));
-    return Number(ord);
+    const ord = await store.ensureProjectOrd(db.kysely, projectId);
+    projectOrds.set(projectId, ord);
+    return ord;
   }
 
   async function stateOf(ord: number): Promise<ProjectState> {
@@ -109,6 +114,7 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
       s.upTo = upTo;
       s.starts.push(...addedStarts);
       for (const [k, n] of out) s.exact.set(k, n);
+      states.resize(ord);
       return out;
     },
     clear() {

@@ -14,6 +14,8 @@ import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-b
 export interface WorkerSetup {
   sqlitePath: string;
   cacheEntries: number;
+  /** Bound of the writer's per-project state (GroupWriterOptions.projectStateBytes). */
+  projectStateBytes?: number;
   /** The writer's bound of import dedup hashes in memory (GroupWriterOptions.dedupCacheBytes). */
   dedupCacheBytes?: number;
   /** The writer connection's SQLite page cache (OpenOptions.sqliteCacheKib). */

@@ -83,6 +83,7 @@ const durable = db.sqliteHandle ? deferWalSync(db.sqliteHandle, setup.sqlitePath
 
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
+  ...(setup.projectStateBytes !== undefined ? { projectStateBytes: setup.projectStateBytes } : {}),
   ...(durable ? { durable } : {}),
   ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).

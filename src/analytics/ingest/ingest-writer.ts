@@ -25,7 +25,7 @@ import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
 import { RULES_VERSION } from '../classify/classify.ts';
-import { GenerationCache, Lru } from '../lru.ts';
+import { GenerationCache, SizedLru } from '../lru.ts';
 import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
 import { dedupHashHex } from '../segments/dedup.ts';
 import { type SwapOutcome, type SwapPlan, swapCompaction } from '../store/segment-days.ts';
@@ -33,7 +33,14 @@ import { segmentStore } from '../store/segment-store.ts';
 import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { type SummaryRow, summaryStore } from '../store/summary-store.ts';
 import { DedupCache, HashSet64 } from './dedup-cache.ts';
-import { catchUpVisitors, newVisitorIndexState, resolveVisitorKeys, type VisitorIndexState } from './visitor-dictionary.ts';
+import {
+  CACHED_KEY_BYTES,
+  catchUpVisitors,
+  newVisitorIndexState,
+  resolveVisitorKeys,
+  type VisitorIndexState,
+  visitorIndexBytes,
+} from './visitor-dictionary.ts';
 import {
   dedupKeyDayOf,
   dedupKeyDigestText,
@@ -97,6 +104,11 @@ export interface GroupWriterOptions {
    * 0 for (dictionary-mirror.ts): so the preparing thread can send them next time.
    */
   onLearned?: (projectId: string, learned: Learned) => void;
+  /**
+   * Bound of the per-project caches and visitor indexes together, in bytes (least recently written projects
+   * dropped first; default 512 MiB).
+   */
+  projectStateBytes?: number;
   /** Bound of the import dedup hashes kept in memory (dedup-cache.ts), in bytes. */
   dedupCacheBytes?: number;
   /**
@@ -118,6 +130,12 @@ interface ProjectCache {
    * project's first write; caught up under the project's write lock in every transaction.
    */
   visitorIndex?: VisitorIndexState;
+}
+
+/** Approximate bytes of a project's caches (cache entries are estimated; the index is measured). */
+function projectCacheBytes(c: ProjectCache): number {
+  const entries = c.paths.size + c.visitors.size + c.userAgents.size;
+  return entries * CACHED_KEY_BYTES + (c.visitorIndex ? visitorIndexBytes(c.visitorIndex) : 0);
 }
 
 interface Job {
@@ -279,7 +297,7 @@ function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchI
  */
 export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): IngestWriter {
   const cacheEntries = opts.cacheEntries ?? 100_000;
-  const caches = new Lru<number, ProjectCache>(64);
+  const caches = new SizedLru<number, ProjectCache>(opts.projectStateBytes ?? 512 * 2 ** 20, projectCacheBytes);
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
@@ -311,14 +329,9 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   async function projectOrd(projectId: string): Promise<number> {
     const known = projectOrds.get(projectId);
     if (known !== undefined) return known;
-    let ord = await store.selectProjectOrd(db.kysely, projectId);
-    if (ord === undefined) {
-      await store.insertProjectOrd(db.kysely, projectId);
-      ord = await store.selectProjectOrd(db.kysely, projectId);
-    }
-    if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
-    projectOrds.set(projectId, Number(ord));
-    return Number(ord);
+    const ord = await store.ensureProjectOrd(db.kysely, projectId);
+    projectOrds.set(projectId, ord);
+    return ord;
   }
 
   /** Resolves missing dictionary ids inside the transaction; returns the new entries (cached after commit). */
@@ -372,6 +385,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         await catchUpVisitors(db.kysely, ord, vi);
         const cache = cacheFor(ord);
         cache.visitorIndex ??= vi;
+        caches.resize(ord);
       })().finally(() => loading.delete(ord));
       loading.set(ord, p);
     }
@@ -537,6 +551,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         }
         vi.starts.push(...e.starts);
       }
+      caches.resize(ord);
     }
   }
 

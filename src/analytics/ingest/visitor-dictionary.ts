@@ -26,6 +26,17 @@ export interface VisitorIndexState {
 /** Chunks read per query when loading or catching up a visitor index (~110 visitors each). */
 const LOAD_CHUNKS = 500;
 
+/**
+ * Approximate bytes of one entry of an exact-key cache (GenerationCache): a key string of 24–38 characters, its
+ * number, and the Map's slot. For the bound on per-project state (config INKWELL_ANALYTICS_VISITOR_INDEX_MB).
+ */
+export const CACHED_KEY_BYTES = 128;
+
+/** Bytes a project's visitor index holds: the hash tables and the chunk starts. */
+export function visitorIndexBytes(vi: VisitorIndexState): number {
+  return vi.index.bytes + vi.starts.length * 8;
+}
+
 export function newVisitorIndexState(): VisitorIndexState {
   return { index: new VisitorHashIndex(), upTo: 0, starts: [] };
 }

@@ -63,6 +63,7 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
   return {
     sqlitePath,
     cacheEntries,
+    projectStateBytes: deps.config.analytics.projectStateMb * 2 ** 20,
     sqliteStatementCache: deps.config.analytics.writerStatementCache,
     resourceLimits: SERVICE_WRITER_RESOURCE_LIMITS,
     ...deps.writerThread,
@@ -77,7 +78,8 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
 function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
   const dedupCacheBytes = deps.writerThread?.dedupCacheBytes;
-  const inThread = () => createGroupWriter(deps.db, { cacheEntries, ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}) });
+  const projectStateBytes = deps.config.analytics.projectStateMb * 2 ** 20;
+  const inThread = () => createGroupWriter(deps.db, { cacheEntries, projectStateBytes, ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}) });
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);

@@ -114,6 +114,17 @@ export const analyticsStore = {
     return r?.ord;
   },
 
+  /** The project's ordinal, created on first use (the insert ignores a row another process made meanwhile). */
+  async ensureProjectOrd(db: Q, projectId: string): Promise<number> {
+    let ord = await analyticsStore.selectProjectOrd(db, projectId);
+    if (ord === undefined) {
+      await analyticsStore.insertProjectOrd(db, projectId);
+      ord = await analyticsStore.selectProjectOrd(db, projectId);
+    }
+    if (ord === undefined) throw new Error('analytics project ordinal missing after insert');
+    return Number(ord);
+  },
+
   async bumpVersion(db: Q, projectOrd: number): Promise<void> {
     await db.updateTable('analytics_projects').set({ version: sql`version + 1` }).where('ord', '=', projectOrd).execute();
   },

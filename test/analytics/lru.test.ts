@@ -1,0 +1,51 @@
+// The bounded maps of analytics caches (src/analytics/lru.ts): SizedLru, whose entries grow while cached.
+import { describe, expect, it } from 'vitest';
+import { SizedLru } from '../../src/analytics/lru.ts';
+
+describe('SizedLru', () => {
+  const sized = (max: number) => new SizedLru<string, { n: number }>(max, (v) => v.n);
+
+  it('evicts least recently used entries down to the bound, measuring an entry again when told it grew', () => {
+    const lru = sized(100);
+    const a = { n: 30 };
+    lru.set('a', a);
+    lru.set('b', { n: 30 });
+    lru.set('c', { n: 30 });
+    expect(lru.bytes).toBe(90);
+    expect(lru.get('a')).toBe(a); // a is now the most recent: b goes first
+    a.n = 50;
+    lru.resize('a');
+    expect(lru.get('b')).toBeUndefined();
+    expect(lru.bytes).toBe(80);
+    expect(lru.size).toBe(2);
+  });
+
+  it('keeps the entry being resized even when it alone passes the bound', () => {
+    const lru = sized(10);
+    const big = { n: 5 };
+    lru.set('x', { n: 5 });
+    lru.set('big', big);
+    big.n = 50;
+    lru.resize('big');
+    expect(lru.get('big')).toBe(big);
+    expect(lru.get('x')).toBeUndefined();
+    expect(lru.bytes).toBe(50);
+    // A new entry evicts it (least recently used), keeping itself.
+    lru.set('y', { n: 1 });
+    expect(lru.get('big')).toBeUndefined();
+    expect(lru.bytes).toBe(1);
+  });
+
+  it('delete and clear keep the sum right; resizing a missing key only trims', () => {
+    const lru = sized(100);
+    lru.set('a', { n: 40 });
+    lru.set('b', { n: 40 });
+    lru.delete('a');
+    expect(lru.bytes).toBe(40);
+    lru.resize('gone');
+    expect(lru.size).toBe(1);
+    lru.clear();
+    expect(lru.bytes).toBe(0);
+    expect(lru.size).toBe(0);
+  });
+});
