@@ -45,8 +45,14 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  const [{ ConfigError }, { scrubSecrets }] = await Promise.all([import('../config.ts'), import('../lib/logger.ts')]);
+  const [{ ConfigError }, { scrubSecrets }, { ClickHouseStartError }] = await Promise.all([
+    import('../config.ts'),
+    import('../lib/logger.ts'),
+    import('../analytics/clickhouse/server-check.ts'),
+  ]);
   if (err instanceof ConfigError) fail(err.message);
+  // An old, unreachable or failing ClickHouse server: its message names the server (never its credentials).
+  if (err instanceof ClickHouseStartError) fail(scrubSecrets(err.message));
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (e?.code === 'ECONNREFUSED' || e?.code === 'ENOTFOUND') fail(`cannot reach the database: ${scrubSecrets(e.message)}`);
   if (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL') {

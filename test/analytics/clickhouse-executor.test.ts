@@ -130,7 +130,7 @@ describe('ClickHouse migrations and start-up check (pure)', () => {
       describe: 'http://ch.example:8123',
       database: 'inkwell',
       async query(sql: string) {
-        if (sql.includes('version()')) return [{ v: '22.3.1.1' }];
+        if (sql.includes('version()')) return [{ v: '99.3.1.1' }];
         if (sql.includes('combinators')) return [{ name: 'If' }];
         return [{ name: 'uniqExact' }];
       },
@@ -140,7 +140,7 @@ describe('ClickHouse migrations and start-up check (pure)', () => {
     } as unknown as ClickHouseExecutor;
     await expect(checkClickHouseServer(fake)).rejects.toThrow(
       new RegExp(
-        `ClickHouse at http://ch\\.example:8123 is version 22\\.3\\.1\\.1; Inkwell's analytics need ClickHouse ${MIN_CLICKHOUSE_VERSION} or newer \\(missing: .*joinGet`,
+        `ClickHouse at http://ch\\.example:8123 is version 99\\.3\\.1\\.1; Inkwell's analytics need ClickHouse ${MIN_CLICKHOUSE_VERSION} or newer \\(missing: .*joinGet`,
       ),
     );
   });

@@ -50,7 +50,7 @@ import type { AnalyticsStore, ExportQuery, Page, RangeQuery, ReclassifyResult, S
 import { INPUT_KEY, name, reclassifyDdl } from './cluster-ddl.ts';
 import type { ClickHouseExecutor } from './executor.ts';
 import { migrateClickHouse } from './migrations.ts';
-import { ClickHouseVersionError, checkClickHouseServer } from './server-check.ts';
+import { ClickHouseStartError, checkClickHouseServer } from './server-check.ts';
 import type { VisitorNumbering } from './visitor-numbers.ts';
 
 export interface ClickHouseStoreDeps {
@@ -90,13 +90,22 @@ const EMPTY: ExportResult = { totals: { human: 0, ai: 0, total: 0 }, rows: [] };
 
 type CountRow = { g: number | string; path: string; human: string | number; ai: string | number; total: string | number };
 
+/** No answer from the server at all (refused, unresolved, reset, timed out), as opposed to an answer that is an error. */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  // Node's socket errors (ECONNREFUSED, ENOTFOUND, ECONNRESET, EHOSTUNREACH, …); the server's own are numbers.
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return true;
+  return /timeout/i.test((err as Error | null)?.message ?? '');
+}
+
 /** Opens the store: checks the server's version and functions, applies the migrations. */
 export async function openClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   try {
     await checkClickHouseServer(deps.ch);
   } catch (err) {
-    if (err instanceof ClickHouseVersionError) throw err;
-    throw new Error(`ClickHouse at ${deps.ch.describe} is not reachable: ${(err as Error).message}`, { cause: err });
+    if (err instanceof ClickHouseStartError) throw err;
+    const what = isConnectionError(err) ? 'is not reachable' : 'failed the start-up check';
+    throw new ClickHouseStartError(`ClickHouse at ${deps.ch.describe} ${what}: ${(err as Error).message}`, { cause: err });
   }
   await migrateClickHouse(deps.ch, undefined, { numbering: deps.numbering });
   return createClickHouseAnalyticsStore(deps);

@@ -36,7 +36,15 @@ export const REQUIRED_FUNCTIONS = [
 /** Aggregate function combinators the queries use (uniqExactIf, countIf). */
 export const REQUIRED_COMBINATORS = ['If'] as const;
 
-export class ClickHouseVersionError extends Error {
+/** The analytics store could not start on its ClickHouse server (the message names the server, never credentials). */
+export class ClickHouseStartError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ClickHouseStartError';
+  }
+}
+
+export class ClickHouseVersionError extends ClickHouseStartError {
   constructor(message: string) {
     super(message);
     this.name = 'ClickHouseVersionError';
@@ -59,17 +67,22 @@ function versionAtLeast(version: string, min: string): boolean {
 export async function checkClickHouseServer(ch: ClickHouseExecutor, min = MIN_CLICKHOUSE_VERSION): Promise<string> {
   const [row] = await ch.query<{ v: string }>('SELECT version() AS v');
   const version = String(row?.v ?? '');
+  // The version first, alone: the function lists below are read with query parameters, which servers before 19.x
+  // refuse ("Unknown setting param_names"), and that must not hide the one thing the operator needs to know.
+  if (!versionAtLeast(version, min)) throw tooOld(ch, version, min, []);
   const missing = [
     ...(await missingOf(ch, 'system.functions', REQUIRED_FUNCTIONS)),
     ...(await missingOf(ch, 'system.aggregate_function_combinators', REQUIRED_COMBINATORS)).map((c) => `the -${c} combinator`),
   ];
-  if (!versionAtLeast(version, min) || missing.length > 0) {
-    throw new ClickHouseVersionError(
-      `ClickHouse at ${ch.describe} is version ${version || 'unknown'}; Inkwell's analytics need ClickHouse ${min} or newer` +
-        (missing.length > 0 ? ` (missing: ${missing.join(', ')})` : ''),
-    );
-  }
+  if (missing.length > 0) throw tooOld(ch, version, min, missing);
   return version;
+}
+
+function tooOld(ch: ClickHouseExecutor, version: string, min: string, missing: string[]): ClickHouseVersionError {
+  return new ClickHouseVersionError(
+    `ClickHouse at ${ch.describe} is version ${version || 'unknown'}; Inkwell's analytics need ClickHouse ${min} or newer` +
+      (missing.length > 0 ? ` (missing: ${missing.join(', ')})` : ''),
+  );
 }
 
 async function missingOf(ch: ClickHouseExecutor, table: string, names: readonly string[]): Promise<string[]> {
