@@ -86,67 +86,18 @@ export class GenerationCache<K, V> {
   }
 }
 
-/** A map bounded by the summed size of its values, least recently used first out. */
-export class ByteLru<V> {
-  private readonly map = new Map<string, { value: V; bytes: number }>();
-  private total = 0;
+/** A map bounded by the summed sizes of its entries, least recently used first out (ByteLru, SizedLru). */
+abstract class WeighedLru<K, V> {
+  protected readonly map = new Map<K, { value: V; bytes: number }>();
+  protected total = 0;
   constructor(readonly maxBytes: number) {}
-  get(key: string): V | undefined {
-    const e = this.map.get(key);
-    if (!e) return undefined;
-    this.map.delete(key);
-    this.map.set(key, e);
-    return e.value;
-  }
-  set(key: string, value: V, bytes: number): void {
-    this.delete(key);
-    if (bytes > this.maxBytes) return;
-    this.map.set(key, { value, bytes });
-    this.total += bytes;
-    while (this.total > this.maxBytes) {
-      const [k, e] = this.map.entries().next().value as [string, { value: V; bytes: number }];
-      this.map.delete(k);
-      this.total -= e.bytes;
-    }
-  }
-  delete(key: string): void {
-    const e = this.map.get(key);
-    if (e) {
-      this.map.delete(key);
-      this.total -= e.bytes;
-    }
-  }
-  clear(): void {
-    this.map.clear();
-    this.total = 0;
-  }
-  get bytes(): number {
-    return this.total;
-  }
-  get size(): number {
-    return this.map.size;
-  }
-}
 
-/**
- * A least-recently-used map bounded by the summed sizes of entries that grow while cached (per-project state:
- * visitor indexes and dictionary caches). An entry's size is measured by `sizeOf` when it is set and when its
- * owner calls `resize` after growing it; least recently used entries go until the sum is within `maxBytes`,
- * never the entry being resized (so one entry larger than the bound stays, alone). O(1) a call but the evictions.
- */
-export class SizedLru<K, V> {
-  private readonly map = new Map<K, { value: V; bytes: number }>();
-  private total = 0;
-  constructor(
-    readonly maxBytes: number,
-    private readonly sizeOf: (value: V) => number,
-  ) {}
-
+  /** Entries held. */
   get size(): number {
     return this.map.size;
   }
 
-  /** The summed sizes as last measured. */
+  /** The summed sizes (as last measured). */
   get bytes(): number {
     return this.total;
   }
@@ -157,6 +108,55 @@ export class SizedLru<K, V> {
     this.map.delete(key);
     this.map.set(key, e);
     return e.value;
+  }
+
+  delete(key: K): void {
+    const e = this.map.get(key);
+    if (e) {
+      this.map.delete(key);
+      this.total -= e.bytes;
+    }
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+
+  /** Evicts least recently used entries but `keep` until the sum is within the bound. */
+  protected trim(keep?: K): void {
+    for (const [k, e] of this.map) {
+      if (this.total <= this.maxBytes) break;
+      if (k === keep) continue;
+      this.map.delete(k);
+      this.total -= e.bytes;
+    }
+  }
+}
+
+/** A map bounded by the summed size of its values, given when set; a value larger than the bound is not kept. */
+export class ByteLru<V> extends WeighedLru<string, V> {
+  set(key: string, value: V, bytes: number): void {
+    this.delete(key);
+    if (bytes > this.maxBytes) return;
+    this.map.set(key, { value, bytes });
+    this.total += bytes;
+    this.trim(key);
+  }
+}
+
+/**
+ * A least-recently-used map bounded by the summed sizes of entries that grow while cached (per-project state:
+ * visitor indexes and dictionary caches). An entry's size is measured by `sizeOf` when it is set and when its
+ * owner calls `resize` after growing it; least recently used entries go until the sum is within `maxBytes`,
+ * never the entry being resized (so one entry larger than the bound stays, alone). O(1) a call but the evictions.
+ */
+export class SizedLru<K, V> extends WeighedLru<K, V> {
+  constructor(
+    maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {
+    super(maxBytes);
   }
 
   set(key: K, value: V): void {
@@ -173,24 +173,6 @@ export class SizedLru<K, V> {
       this.total += bytes - e.bytes;
       e.bytes = bytes;
     }
-    for (const [k, old] of this.map) {
-      if (this.total <= this.maxBytes) break;
-      if (k === key) continue;
-      this.map.delete(k);
-      this.total -= old.bytes;
-    }
-  }
-
-  delete(key: K): void {
-    const e = this.map.get(key);
-    if (e) {
-      this.map.delete(key);
-      this.total -= e.bytes;
-    }
-  }
-
-  clear(): void {
-    this.map.clear();
-    this.total = 0;
+    this.trim(key);
   }
 }

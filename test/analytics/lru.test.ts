@@ -1,6 +1,6 @@
 // The bounded maps of analytics caches (src/analytics/lru.ts): SizedLru, whose entries grow while cached.
 import { describe, expect, it } from 'vitest';
-import { SizedLru } from '../../src/analytics/lru.ts';
+import { ByteLru, SizedLru } from '../../src/analytics/lru.ts';
 
 describe('SizedLru', () => {
   const sized = (max: number) => new SizedLru<string, { n: number }>(max, (v) => v.n);
@@ -47,5 +47,23 @@ describe('SizedLru', () => {
     lru.clear();
     expect(lru.bytes).toBe(0);
     expect(lru.size).toBe(0);
+  });
+});
+
+describe('ByteLru', () => {
+  it('evicts least recently used values down to the bound and never keeps one larger than it', () => {
+    const lru = new ByteLru<string>(10);
+    lru.set('a', 'A', 4);
+    lru.set('b', 'B', 4);
+    expect(lru.get('a')).toBe('A');
+    lru.set('c', 'C', 4); // b is the least recently used
+    expect(lru.get('b')).toBeUndefined();
+    expect(lru.bytes).toBe(8);
+    lru.set('huge', 'H', 11);
+    expect(lru.get('huge')).toBeUndefined();
+    expect(lru.size).toBe(2);
+    lru.set('a', 'A2', 6); // replacing an entry counts its new size only
+    expect(lru.bytes).toBe(10);
+    expect(lru.get('a')).toBe('A2');
   });
 });
