@@ -2,7 +2,12 @@
 // API, then what it costs to keep and to read.
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
-//                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory]
+//                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
+//
+// --compare: after each backend's exports, the same exports (restart, first walk, warm walks, peak RSS) by the
+// service of another checkout (an earlier commit, its dist/ built) on the same data directory or database, so a
+// change to the exports is measured against its baseline on the same data in the same run (the answers' digests
+// must be equal). The stored layout must be one both read.
 //
 // --memory: the service samples each thread's memory (bench/lib/memory-log.mjs) and the results say where it was at
 // the highest RSS of the ingest and of the exports (bench/lib/memory.ts).
@@ -48,6 +53,7 @@ const memory = args.has('memory');
 if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
 /** Inkwell's PostgreSQL database (dropped and created afresh): a name of one's own when others run benchmarks too. */
 const pgDb = args.get('pg-db') ?? 'bench_scale';
+const compare = args.get('compare') ? path.resolve(args.get('compare') as string) : undefined;
 const RAW_SCALE_DB = 'bench_raw_scale';
 
 // The year ends on START_DAY (2026-08-01): ingest refuses times more than a day in the future, so the benchmark's
@@ -82,6 +88,8 @@ export interface InkwellScale {
   /** With --memory: where the memory was at the highest RSS sample while ingesting and while exporting. */
   memory?: { ingest: MemoryAtPeak | null; export: MemoryAtPeak | null };
   exports?: Partial<Record<WindowName, ExportFigures>>;
+  /** With --compare: the other checkout's exports on the same data (after this one's). */
+  compare?: { repoDir: string; exports: Partial<Record<WindowName, ExportFigures>>; peakRssMbExport: number | null; memoryExport: MemoryAtPeak | null };
   error?: string;
 }
 
@@ -194,31 +202,45 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
     if (backend === 'postgres') for (const line of await pgRelationSizes(s.databaseUrl as string)) log(`inkwell-postgres: ${line}`);
     out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
-    out.exports = {};
-    let peak = 0;
-    for (const w of Object.keys(windows) as WindowName[]) {
-      const exportLog = memoryLog();
-      svc = await startService(s);
-      try {
-        const { dateFrom, dateTo } = windows[w];
-        const first = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
-        const warm: number[] = [];
-        for (let i = 0; i < runs; i++) {
-          await bump(svc.baseUrl, project.projectId, project.ingestKey);
-          const r = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
-          if (r.digest !== first.digest) throw new Error(`${w} export changed between walks`);
-          warm.push(r.walkMs);
+    /** Each window's exports by one checkout's service (restarted per window): figures, peak RSS, memory at the peak. */
+    const exportsBy = async (repoDir: string | undefined, label: string) => {
+      const exports: Partial<Record<WindowName, ExportFigures>> = {};
+      let peak = 0;
+      let mem: MemoryAtPeak | null = null;
+      for (const w of Object.keys(windows) as WindowName[]) {
+        const exportLog = memoryLog();
+        svc = await startService({ ...s, repoDir });
+        try {
+          const { dateFrom, dateTo } = windows[w];
+          const first = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
+          const warm: number[] = [];
+          for (let i = 0; i < runs; i++) {
+            await bump(svc.baseUrl, project.projectId, project.ingestKey);
+            const r = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
+            if (r.digest !== first.digest) throw new Error(`${w} export changed between walks`);
+            warm.push(r.walkMs);
+          }
+          exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
+          log(`${label}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
+        } finally {
+          peak = Math.max(peak, (await svc.stop()) ?? 0);
         }
-        out.exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
-        log(`inkwell-${backend}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
-      } finally {
-        peak = Math.max(peak, (await svc.stop()) ?? 0);
+        const m = memory ? memoryAtPeak(exportLog) : null;
+        if (m && (!mem || m.rssMb > mem.rssMb)) mem = m;
       }
-      const m = memory ? memoryAtPeak(exportLog) : null;
-      if (out.memory && m && (!out.memory.export || m.rssMb > out.memory.export.rssMb)) out.memory.export = m;
+      if (mem) log(`${label}: export memory: ${describeMemory(mem)}`);
+      return { exports, peak: peak || null, mem };
+    };
+    const mine = await exportsBy(undefined, `inkwell-${backend}`);
+    out.exports = mine.exports;
+    out.peakRssMbExport = mine.peak;
+    if (out.memory) out.memory.export = mine.mem;
+    if (compare) {
+      const other = await exportsBy(compare, `inkwell-${backend} (compare ${compare})`);
+      out.compare = { repoDir: compare, exports: other.exports, peakRssMbExport: other.peak, memoryExport: other.mem };
+      for (const w of Object.keys(windows) as WindowName[])
+        if (other.exports[w]?.digest !== mine.exports[w]?.digest) throw new Error(`${w} export differs from the compared checkout's`);
     }
-    if (out.memory?.export) log(`inkwell-${backend}: export memory: ${describeMemory(out.memory.export)}`);
-    out.peakRssMbExport = peak || null;
   } catch (err) {
     out.error = (err as Error).message;
     log(`inkwell-${backend}: FAILED: ${out.error.slice(0, 600)}`);
@@ -226,7 +248,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     if (keep) log(`kept ${s.dataDir}`);
     else {
       fs.rmSync(s.dataDir, { recursive: true, force: true });
-      for (let i = 0; i < 3; i++) fs.rmSync(`${s.dataDir}.memory-${i}.jsonl`, { force: true });
+      for (let i = 0; i < 5; i++) fs.rmSync(`${s.dataDir}.memory-${i}.jsonl`, { force: true });
     }
   }
   return out;
@@ -350,6 +372,10 @@ for (const x of inkwell) {
   console.log(
     `${`inkwell-${x.backend}`.padEnd(18)}${String(x.bytesPerEvent ?? '').padEnd(13)}${e('30d').padEnd(20)}${e('365d').padEnd(21)}${`${x.ingest?.firstTenthEventsPerSecond ?? ''} / ${x.ingest?.lastTenthEventsPerSecond ?? ''}`.padEnd(24)}${x.peakRssMbIngest ?? ''} / ${x.peakRssMbExport ?? ''}`,
   );
+  if (x.compare) {
+    const c = (w: WindowName) => (x.compare?.exports[w] ? `${x.compare.exports[w]?.firstAfterRestartMs} / ${x.compare.exports[w]?.warmMs}` : 'FAILED');
+    console.log(`${'  compare'.padEnd(31)}${c('30d').padEnd(20)}${c('365d').padEnd(45)}- / ${x.compare.peakRssMbExport ?? ''}`);
+  }
 }
 console.log(
   `${'duckdb'.padEnd(18)}${String(duckdb.bytesPerEvent).padEnd(13)}${`${duckdb.exports['30d'].firstAfterRestartMs} / ${duckdb.exports['30d'].warmMs}`.padEnd(20)}${`${duckdb.exports['365d'].firstAfterRestartMs} / ${duckdb.exports['365d'].warmMs}`}`,

@@ -5,6 +5,7 @@ import {
   buildSummary,
   type DaySummary,
   decodeSummary,
+  decodeSummaryVisitors,
   encodeSummary,
   mergeSummaries,
   type SeqSegment,
@@ -159,11 +160,15 @@ describe('day summaries from segments', () => {
         const s = build(segmentsOf([events]), 9);
         const blob = encodeSummary(s);
         expect(decodeSummary(DAY, 9, blob)).toEqual(s);
+        // The visitor set alone (long windows' visitors export) is the same set.
+        expect(decodeSummaryVisitors(DAY, 9, blob)).toEqual(s.visitors);
         if (blob.length > 1) expect(() => decodeSummary(DAY, 9, blob.slice(0, blob.length - 1))).toThrow();
       }),
       { numRuns: 100 },
     );
     expect(() => decodeSummary(DAY, 1, new Uint8Array([2]))).toThrow(SummaryFormatError);
+    expect(() => decodeSummaryVisitors(DAY, 1, new Uint8Array([2]))).toThrow(SummaryFormatError);
+    expect(() => decodeSummaryVisitors(DAY, 1, new Uint8Array([1, 0, 0, 9, 2]))).toThrow(SummaryFormatError);
     expect(() => decodeSummary(DAY, 1, new Uint8Array([]))).toThrow(SummaryFormatError);
   });
 

@@ -373,6 +373,21 @@ export function encodeSummary(s: DaySummary): Uint8Array {
   return o.finish();
 }
 
+/**
+ * The visitor set of a summary blob alone (the visitors export of a long window: the views and facets after it
+ * are neither decoded nor kept); throws as decodeSummary does for what it reads.
+ */
+export function decodeSummaryVisitors(day: number, version: number, data: Uint8Array): DaySet {
+  const r = new ByteReader(data, 'summary', (m) => new SummaryFormatError(m));
+  const format = r.varint();
+  if (format !== 1) throw new SummaryFormatError(`unknown summary format ${format}`);
+  r.varint();
+  r.varint();
+  const setLen = r.varint();
+  if (setLen > r.remaining) throw new SummaryFormatError('summary count exceeds the blob');
+  return decodeDaySet(day, version, r.take(setLen));
+}
+
 /** Decodes a summary blob; corrupt or hostile input throws SummaryFormatError (or DaySetFormatError). */
 export function decodeSummary(day: number, version: number, data: Uint8Array): DaySummary {
   const r = new ByteReader(data, 'summary', (m) => new SummaryFormatError(m));

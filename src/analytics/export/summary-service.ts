@@ -34,20 +34,21 @@ import { ByteLru } from '../lru.ts';
 import { decodeSegment } from '../segments/codec.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import type { DayRange } from '../store/store.ts';
-import { type DayVersion, type SummaryRow, summaryStore as ss } from '../store/summary-store.ts';
+import { type DayVersion, type StoredSummary, type SummaryRow, summaryStore as ss } from '../store/summary-store.ts';
 import { FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
 import {
   buildSummary,
   type DaySummary,
   DaySummaryFormatErrors,
   decodeSummary,
+  decodeSummaryVisitors,
   encodeSummary,
   mergeSummaries,
   type SeqSegment,
   segmentPathIds,
   summaryBytes,
 } from './day-summary.ts';
-import { countWindow, type DaySet, DaySetIdRangeError, MarkBuffer } from './daysets.ts';
+import { countWindow, type DaySet, DaySetIdRangeError, daySetBytes, MarkBuffer } from './daysets.ts';
 import { countFacet, type FacetCount } from './facet-counts.ts';
 import { PathDictionary } from './path-order.ts';
 import { EMPTY_RESULT, type ExportResult } from './rows.ts';
@@ -101,6 +102,17 @@ const PATH_CHUNK = 1000;
  */
 export const SEAL_BEHIND = 64;
 
+/**
+ * Windows of more days than this (and open ones) are counted from visitor sets streamed from their blobs
+ * (loadVisitorSets): a year of a large site's summaries does not fit the cache, and holding them all at once
+ * (views, facets and the blobs read) took the 100M-event year's export to 1.6-1.9 GB. 62: two months, so the
+ * 30-day window (and the cache that keeps it warm) is unchanged.
+ */
+export const LONG_WINDOW_DAYS = 62;
+
+/** Days whose blobs loadVisitorSets reads per query: the blobs held at once while it decodes. */
+const STREAM_DAYS = 8;
+
 function chunk<T>(xs: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
@@ -112,6 +124,12 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   // 128 MiB by default (config daySetCacheMb): at 10M events over a year, 256 took the SQLite service's peak RSS
   // while ingesting over 1 GB (1,047-1,053 MB against 923 at 128) for no faster 365-day export (bench/README.md, "Scale").
   const summaries = new ByteLru<DaySummary>(deps.cacheBytes ?? 128 * 1024 * 1024);
+  /**
+   * Visitor sets long windows decoded from blobs (loadVisitorSets), half as many bytes as `summaries`, apart from
+   * it so that a year streamed through does not push out the short windows' days. A load admits at most this
+   * cache's size: a window that fits is then read from memory; a larger one keeps about that much of itself.
+   */
+  const longSets = new ByteLru<DaySet>(Math.floor((deps.cacheBytes ?? 128 * 1024 * 1024) / 2));
   const marks = new MarkBuffer();
   const dictionaries = new Map<number, PathDictionary>();
   /** Per project, whether a path id names a static asset (a path's text never changes). */
@@ -195,6 +213,46 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     return mergeSummaries(older, await summarise(q, projectOrd, v, older.maxSeq), v.version);
   }
 
+  /** Decodes a stored blob (undefined: none, or one this version cannot read: built from the segments instead). */
+  function decodeBlob(b: StoredSummary | undefined): DaySummary | undefined {
+    if (!b) return undefined;
+    try {
+      return decodeSummary(b.day, b.version, b.data);
+    } catch (err) {
+      if (!DaySummaryFormatErrors.some((E) => err instanceof E)) throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * The summary of day `m` at its version, read in the caller's transaction `q`, when memory does not hold it:
+   * the stored blob when it is of that version, else the newer of memory's and the blob's extended by the segments
+   * appended since, else rebuilt from all the day's segments (added to `rebuilt`, persisted later).
+   */
+  async function resolve(
+    q: Kysely<DB>,
+    projectOrd: number,
+    m: DayVersion,
+    blob: DaySummary | undefined,
+    st: LoadStats,
+    rebuilt: DaySummary[],
+  ): Promise<DaySummary> {
+    if (blob && blob.version === m.version) {
+      st.fromBlob++;
+      return blob;
+    }
+    const mem = summaries.get(dayKey(projectOrd, m.day));
+    const older = mem && (!blob || mem.version > blob.version) ? mem : blob;
+    let s = older ? await extend(q, projectOrd, m, older) : null;
+    if (s) st.extended++;
+    else {
+      s = await summarise(q, projectOrd, m, -1);
+      st.rebuilt++;
+      rebuilt.push(s);
+    }
+    return s;
+  }
+
   /**
    * The day summaries of a window (days with segments only), consistent with one snapshot of the data.
    * `keepNew` false: a day not already in memory is not put there (the sealer's finished days; see sealOnce).
@@ -227,31 +285,12 @@ export function createSummaryService(deps: SummaryServiceDeps) {
             projectOrd,
             missing.map((m) => m.day),
           )) {
-            try {
-              blobs.set(b.day, decodeSummary(b.day, b.version, b.data));
-            } catch (err) {
-              // A blob this version cannot read (another format): built from the segments below.
-              if (!DaySummaryFormatErrors.some((E) => err instanceof E)) throw err;
-            }
+            // A blob this version cannot read (another format): built from the segments by resolve.
+            const d = decodeBlob(b);
+            if (d) blobs.set(b.day, d);
           }
           for (const m of missing) {
-            const blob = blobs.get(m.day);
-            let s: DaySummary | null = null;
-            if (blob && blob.version === m.version) {
-              s = blob;
-              st.fromBlob++;
-            } else {
-              // The newer of what memory and the blob hold, extended by the segments appended since.
-              const mem = summaries.get(dayKey(projectOrd, m.day));
-              const older = mem && (!blob || mem.version > blob.version) ? mem : blob;
-              if (older) s = await extend(trx, projectOrd, m, older);
-              if (s) st.extended++;
-              else {
-                s = await summarise(trx, projectOrd, m, -1);
-                st.rebuilt++;
-                rebuilt.push(s);
-              }
-            }
+            const s = await resolve(trx, projectOrd, m, blobs.get(m.day), st, rebuilt);
             out.set(m.day, s);
             if (keepNew || held.has(m.day)) remember(projectOrd, s);
           }
@@ -266,6 +305,78 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     stats.rebuilt += st.rebuilt;
     persistLater(projectOrd, rebuilt);
     return { days, versions, stats: st };
+  }
+
+  /**
+   * The visitor sets of a long window's days (those with segments), consistent with one snapshot as loadWindow's
+   * (same transaction, same per-day resolution), in bounded memory beyond the sets themselves: memory's summaries
+   * (or `longSets`) holds the day's version; else the day's blob, read STREAM_DAYS days at a time, of which only
+   * the visitor set is decoded and kept (into `longSets` up to its size per load); a day without a current readable
+   * blob goes through resolve (extended or rebuilt, cached, rebuilt ones persisted later), as in loadWindow.
+   */
+  async function loadVisitorSets(projectOrd: number, range: DayRange): Promise<{ sets: DaySet[]; stats: LoadStats }> {
+    const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };
+    const rebuilt: DaySummary[] = [];
+    const sets = await deps.db.kysely
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const versions = await ss.selectDayVersions(trx, projectOrd, range);
+        const out: DaySet[] = [];
+        const missing: DayVersion[] = [];
+        for (const v of versions) {
+          const key = dayKey(projectOrd, v.day);
+          const s = summaries.get(key);
+          if (s && s.version === v.version) out.push(s.visitors);
+          else {
+            const set = longSets.get(key);
+            if (set && set.version === v.version) out.push(set);
+            else missing.push(v);
+          }
+        }
+        st.fromMemory = out.length;
+        let admitted = 0;
+        for (let i = 0; i < missing.length; i += STREAM_DAYS) {
+          const part = missing.slice(i, i + STREAM_DAYS);
+          const stored = new Map<number, StoredSummary>();
+          for (const b of await ss.selectSummaries(
+            trx,
+            projectOrd,
+            part.map((m) => m.day),
+          ))
+            stored.set(b.day, b);
+          for (const m of part) {
+            const b = stored.get(m.day);
+            if (b && b.version === m.version) {
+              try {
+                const set = decodeSummaryVisitors(m.day, m.version, b.data);
+                out.push(set);
+                st.fromBlob++;
+                const bytes = daySetBytes(set);
+                if (admitted + bytes <= longSets.maxBytes) {
+                  admitted += bytes;
+                  longSets.set(dayKey(projectOrd, m.day), set, bytes);
+                }
+                continue;
+              } catch (err) {
+                if (!DaySummaryFormatErrors.some((E) => err instanceof E)) throw err;
+              }
+            }
+            const s = await resolve(trx, projectOrd, m, b && b.version !== m.version ? decodeBlob(b) : undefined, st, rebuilt);
+            remember(projectOrd, s);
+            out.push(s.visitors);
+          }
+        }
+        return out;
+      });
+    st.days = sets.length;
+    stats.loads++;
+    stats.fromMemory += st.fromMemory;
+    stats.fromBlob += st.fromBlob;
+    stats.extended += st.extended;
+    stats.rebuilt += st.rebuilt;
+    persistLater(projectOrd, rebuilt);
+    return { sets, stats: st };
   }
 
   /** The project's path dictionary, with every id of `ids` in it (a path id's text never changes). */
@@ -300,15 +411,20 @@ export function createSummaryService(deps: SummaryServiceDeps) {
 
   /** Exact distinct visitors per path and site-wide over a day range (the visitors export). */
   async function visitors(projectOrd: number, range: DayRange): Promise<ExportResult & { stats: LoadStats }> {
-    const w = await loadWindow(projectOrd, range);
-    const counts = countWindow(
-      w.days.map((d) => d.visitors),
-      marks,
-    );
+    const long = range.fromDay === null || range.toDay === null || range.toDay - range.fromDay > LONG_WINDOW_DAYS;
+    let sets: DaySet[];
+    let st: LoadStats;
+    if (long) ({ sets, stats: st } = await loadVisitorSets(projectOrd, range));
+    else {
+      const w = await loadWindow(projectOrd, range);
+      sets = w.days.map((d) => d.visitors);
+      st = w.stats;
+    }
+    const counts = countWindow(sets, marks);
     // A window over an unusually wide ordinal range should not pin a large buffer.
     if (marks.size > 64 * 1024 * 1024) marks.release();
     const dict = await pathDictionary(projectOrd, counts.pathIds);
-    return { totals: counts.totals, rows: dict.orderedRows(counts), stats: w.stats };
+    return { totals: counts.totals, rows: dict.orderedRows(counts), stats: st };
   }
 
   /** Qualifying views per path (human, AI, both) and in total over a day range (the views export). */
@@ -457,6 +573,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
 
   return {
     loadWindow,
+    loadVisitorSets,
     visitors,
     views,
     /** AI assistants and crawlers by rule name over a day range. */
@@ -475,6 +592,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     persisted: (): Promise<void> => persisting,
     clear(): void {
       summaries.clear();
+      longSets.clear();
       dictionaries.clear();
       assets.clear();
       assetEntries = 0;
@@ -482,7 +600,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       lastStale = new Map();
     },
     get cachedBytes(): number {
-      return summaries.bytes;
+      return summaries.bytes + longSets.bytes;
     },
   };
 }
