@@ -349,6 +349,33 @@ it('occurrence counter over latin1 digests counts exactly as over the digests as
   );
 });
 
+it('occurrence counter at an offset of a digest array counts as over the digest alone', () => {
+  const at = new OccurrenceCounter(5);
+  const one = new OccurrenceCounter(5);
+  const all = Buffer.concat(Array.from({ length: 40 }, (_, i) => crypto.hash('sha256', `line ${i % 7}`, 'buffer')));
+  for (let i = 0; i < 40; i++) expect(at.nextDigestAt(all, 32 * i)).toBe(one.nextDigest(all.subarray(32 * i, 32 * i + 32)));
+});
+
+it('hostile lines: digests that share their first word (or its low bits) do not make the counter quadratic', () => {
+  // 60,000 distinct keys whose first word is the same: with slots from the digest's bits as they were, each probe
+  // walked past every earlier key (1.8 billion probes); slots from the seeded mix of two words keep it linear.
+  const n = 60_000;
+  const c = new OccurrenceCounter(n + 1);
+  const d = new Uint8Array(32);
+  const counts: number[] = [];
+  const started = performance.now();
+  for (const pass of [0, 1])
+    for (let i = 0; i < n; i += pass === 0 ? 1 : 997) {
+      d[4] = i >>> 16;
+      d[5] = (i >>> 8) & 255;
+      d[6] = i & 255;
+      counts.push(c.nextDigest(d));
+    }
+  const ms = performance.now() - started;
+  expect(counts.filter((k, i) => k !== (i < n ? 0 : 1))).toEqual([]);
+  expect(ms).toBeLessThan(3000);
+});
+
 it('a batch built with latin1 digests and remembered refs equals one built from bytes and tuples, field by field', () => {
   const texts = ['/a', '/b', '/a/', 'GET', 'HEAD', 'human', 'ai', 'Mozilla', 'curl'];
   const maybe = fc.option(fc.constantFrom(...texts), { nil: null });

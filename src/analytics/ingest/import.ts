@@ -94,6 +94,10 @@ export const HELD_BACK = 'no line break yet (a line being written?): not importe
  * in a window, under 10⁻¹⁷ per million lines). Why: the Map of 43-character strings held ~45 MB live for the
  * default window and took a sixteenth of the import's main-thread time; these tables take 2 × 8 MiB and no
  * garbage (bench/import.ts, npm run bench:import).
+ *
+ * A line's slot comes from its first two words mixed with a seed drawn per process (DigestTable slotOf), not
+ * from the digest's bits as they are: the log is the user's input, and lines searched for digests that share their low
+ * bits would otherwise fill one run of slots and make every probe walk it (quadratic in such lines).
  */
 export class OccurrenceCounter {
   private current: DigestTable;
@@ -105,20 +109,12 @@ export class OccurrenceCounter {
 
   /** `next` for a line's sha256 digest (32 bytes; only its first 12 are read). */
   nextDigest(digest: Uint8Array): number {
-    const a = word(digest, 0);
-    const b = word(digest, 4);
-    const c = word(digest, 8);
-    let seen = this.current.get(a, b, c);
-    if (seen === -1) seen = this.previous.get(a, b, c);
-    const n = seen + 1;
-    this.current.set(a, b, c, n);
-    if (this.current.size >= this.window) {
-      const old = this.previous;
-      old.clear();
-      this.previous = this.current;
-      this.current = old;
-    }
-    return n;
+    return this.count(word(digest, 0), word(digest, 4), word(digest, 8));
+  }
+
+  /** nextDigest for the digest at `digests[at, at + 32)` (a batch's LineKeys.digests). */
+  nextDigestAt(digests: Uint8Array, at: number): number {
+    return this.count(word(digests, at), word(digests, at + 4), word(digests, at + 8));
   }
 
   /**
@@ -129,10 +125,20 @@ export class OccurrenceCounter {
    * thread's 22.9 µs/line (`npm run bench:import -- --profile`, 1M lines).
    */
   nextDigestText(digest: string): number {
-    const a = wordOfText(digest, 0);
-    const b = wordOfText(digest, 4);
-    const c = wordOfText(digest, 8);
-    // As nextDigest, in one probe of `current` (bump: found, its count made one more; else its free slot kept).
+    return this.count(wordOfText(digest, 0), wordOfText(digest, 4), wordOfText(digest, 8));
+  }
+
+  /** `next` for a line given by any string standing for its content (e.g. its lineHash). */
+  next(lineHash: string): number {
+    return this.nextDigest(crypto.hash('sha256', lineHash, 'buffer'));
+  }
+
+  /**
+   * The count of key (a, b, c) before this call, and one more recorded: one probe of `current` (bump: found, its
+   * count made one more; else its free slot kept), `previous` probed only on a miss; the generations turn when
+   * `current` holds `window` keys.
+   */
+  private count(a: number, b: number, c: number): number {
     const cur = this.current;
     let n = cur.bump(a, b, c) + 1;
     if (n === 0) {
@@ -140,18 +146,13 @@ export class OccurrenceCounter {
       n = this.previous.get(a, b, c) + 1;
       cur.put(a, b, c, n);
     }
-    if (this.current.size >= this.window) {
+    if (cur.size >= this.window) {
       const old = this.previous;
       old.clear();
-      this.previous = this.current;
+      this.previous = cur;
       this.current = old;
     }
     return n;
-  }
-
-  /** `next` for a line given by any string standing for its content (e.g. its lineHash). */
-  next(lineHash: string): number {
-    return this.nextDigest(crypto.hash('sha256', lineHash, 'buffer'));
   }
 }
 
@@ -161,18 +162,38 @@ const word = (d: Uint8Array, i: number): number =>
 const wordOfText = (d: string, i: number): number =>
   ((d.charCodeAt(i) << 24) | (d.charCodeAt(i + 1) << 16) | (d.charCodeAt(i + 2) << 8) | d.charCodeAt(i + 3)) >>> 0;
 
+/** The seed of every DigestTable's slots in this process (see OccurrenceCounter). */
+const SLOT_SEED = crypto.randomBytes(4).readUInt32LE(0);
+
+/** MurmurHash3's 32-bit finaliser: every bit of `h` moves every bit of the result. */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * The first slot of key (a, b, …): its first two words mixed under the process's seed. Lines searched for digests
+ * that agree on any bits of one word still scatter; to share a slot sequence they would need the same 64 bits.
+ */
+const slotOf = (a: number, b: number): number => fmix32(a ^ fmix32(b ^ SLOT_SEED));
+
 /**
  * An open-addressing (linear probing) map from 96-bit keys to counts, for up to `capacity` keys. A slot is four
  * consecutive words (the key's three, then count + 1, 0 for empty), so a probe reads one cache line, not one in
  * the keys and one in the counts (each table is 8 MiB: a probe is a cache miss). Why: the counter was 4.7% of the
  * main thread's samples (`npm run bench:import -- --profile`, 1M lines, load 12), two misses per table probed.
+ * A key's first slot is slotOf(a, b): keys chosen to share low bits, or their whole first word, do not share slots.
  */
 class DigestTable {
   size = 0;
   /** Per slot: key words a, b, c, then count + 1 (0: empty). */
   private readonly slots: Uint32Array;
   private readonly mask: number;
-  /** The slot (its first word's index) where the last `bump` that found nothing stopped: the key's place. */
+  /** The slot (its first word's index) where the last probe that found nothing stopped: the key's place. */
   private free = 0;
   constructor(capacity: number) {
     let n = 16;
@@ -181,10 +202,10 @@ class DigestTable {
     this.slots = new Uint32Array(n * 4);
   }
 
-  /** The count of key (a, b, c), -1 when absent. */
+  /** The count of key (a, b, c), -1 when absent (then `put` places it where this probe stopped). */
   get(a: number, b: number, c: number): number {
     const t = this.slots;
-    for (let i = a & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = slotOf(a, b) & this.mask; ; i = (i + 1) & this.mask) {
       const k = i * 4;
       const n = t[k + 3] as number;
       if (n === 0) {
@@ -201,7 +222,7 @@ class DigestTable {
    */
   bump(a: number, b: number, c: number): number {
     const t = this.slots;
-    for (let i = a & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = slotOf(a, b) & this.mask; ; i = (i + 1) & this.mask) {
       const k = i * 4;
       const n = t[k + 3] as number;
       if (n === 0) {
@@ -224,25 +245,6 @@ class DigestTable {
     t[k + 2] = c;
     t[k + 3] = count + 1;
     this.size++;
-  }
-
-  set(a: number, b: number, c: number, count: number): void {
-    const t = this.slots;
-    for (let i = a & this.mask; ; i = (i + 1) & this.mask) {
-      const k = i * 4;
-      if (t[k + 3] === 0) {
-        t[k] = a;
-        t[k + 1] = b;
-        t[k + 2] = c;
-        t[k + 3] = count + 1;
-        this.size++;
-        return;
-      }
-      if (t[k] === a && t[k + 1] === b && t[k + 2] === c) {
-        t[k + 3] = count + 1;
-        return;
-      }
-    }
   }
 
   clear(): void {
