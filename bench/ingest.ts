@@ -3,7 +3,7 @@
 //
 //   npm run bench:ingest -- [--events 1M] [--pool 1M] [--duration 40] [--rounds 5] [--connections 4]
 //                           [--backends sqlite,postgres] [--import-events 200k] [--no-import]
-//                           [--compare <checkout of an earlier commit>]
+//                           [--compare <checkout of an earlier commit>] [--node-variants 'NAME:FLAGS;…'] [--together]
 //   npm run bench:ingest -- --page-views [--conns 50,100] [--duration 20] [--rounds 5] [--backends sqlite]
 //                           [--pool 20k] [--compare <checkout>]   (one event per request: lib/page-views.ts)
 //
@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_PG_ADMIN_URL } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
-import { compareFromArgs, compareNote, systemName } from './lib/compare.ts';
+import { compareFromArgs, compareNote, nodeVariantsFromArgs, systemName, variantService } from './lib/compare.ts';
 import { DATA_DIR, type DatasetMeta, ensureDataset, genOptions, readEvents, toApiEvent } from './lib/dataset.ts';
 import { type LoadResult, startBareServer } from './lib/load.ts';
 import { environment, peakRssMb, writeResults } from './lib/results.ts';
@@ -68,6 +68,9 @@ interface BackendResult {
   backend: Backend;
   /** Set for the services run from the --compare checkout: its commit. */
   commit?: string;
+  /** Set for the services run with other Node flags (--node-variants): the variant's name and flags. */
+  variant?: string;
+  nodeArgs?: string[];
   eventsPerSecond?: number;
   ratioToBare?: number;
   eventsSent?: number;
@@ -145,18 +148,31 @@ async function timeImport(s: ServiceEnv, projectId: string, file: string, events
 const perEvent = (us: number | null) => (us === null ? null : round(us / BATCH, 2));
 const describe = (r: LoadResult) => `${eventsPerSecond(r).toLocaleString('en')} events/s`;
 const compare = compareFromArgs(args);
+const variants = nodeVariantsFromArgs(args);
 const results: BackendResult[] = backends.map((backend) => ({ backend }));
 if (compare) for (const backend of backends) results.push({ backend, commit: compare.label });
+for (const v of variants) for (const backend of backends) results.push({ backend, variant: v.label, nodeArgs: v.nodeArgs });
 const nameOf = systemName;
 const started: { out: BackendResult; s: ServiceEnv; stop: () => Promise<number | null> }[] = [];
 const bare = await startBareServer();
 const systems: RoundSystem[] = [roundSystem('bare', bare.baseUrl, bare.pid, { method: 'POST', path: '/v1/analytics/bench/events', bodies })];
 try {
   for (const out of results) {
-    const s: ServiceEnv = { backend: out.backend, dataDir: tempDir(`ingest-${out.backend}`), ...(out.commit ? { repoDir: compare?.dir } : {}) };
+    const v = variants.find((x) => x.label === out.variant);
+    const s: ServiceEnv = {
+      backend: out.backend,
+      dataDir: tempDir(`ingest-${out.backend}`),
+      ...(out.commit ? { repoDir: compare?.dir } : {}),
+      ...(v ? variantService(v) : {}),
+    };
     try {
       // Each service its own database (a second fresh one of the same name would drop the first's).
-      if (out.backend === 'postgres') s.databaseUrl = await freshPgDatabase(out.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
+      if (out.backend === 'postgres') {
+        s.databaseUrl = await freshPgDatabase(
+          out.commit ? 'bench_inkwell_compare' : v ? `bench_inkwell_v_${v.label.replace(/\W/g, '_')}` : 'bench_inkwell',
+          BENCH_PG_ADMIN_URL,
+        );
+      }
       const project = await createProject(s);
       const svc = await startService(s);
       started.push({ out, s, stop: () => svc.stop() });
@@ -172,7 +188,7 @@ try {
       log(`inkwell-${nameOf(out)}: FAILED: ${out.error.slice(0, 800)}`);
     }
   }
-  await measureRounds(systems, { rounds, roundS, connections, warmUpS: 2, log, describe });
+  await measureRounds(systems, { rounds, roundS, connections, warmUpS: 2, log, describe, together: args.has('together') });
 } finally {
   for (const { out, s, stop } of started) {
     try {
@@ -215,7 +231,7 @@ for (const out of results) {
 }
 
 for (const out of results) {
-  if (out.error || out.commit || args.has('no-import')) continue;
+  if (out.error || out.commit || out.variant || args.has('no-import')) continue;
   const backend = out.backend;
   try {
     const file = await jsonlFile(importEvents);
@@ -241,12 +257,14 @@ const result = {
   environment: environment(),
   dataset: { name: meta.name, poolEvents, batches: bodies.length },
   ...compareNote(compare),
+  ...(variants.length > 0 ? { nodeVariants: variants } : {}),
   method: {
     batchSize: BATCH,
     connections,
     durationS,
     rounds,
     roundS,
+    together: args.has('together'),
     notes: [
       'autocannon POSTs 1,000-event batches of the generated dataset (each body sent in turn, cycling when the pool is exhausted) with the ingest key, after a 2 s warm-up.',
       'All systems run at once and are measured in turn, `rounds` rounds of `roundS` seconds each (order rotating): events/s and p99 are medians over rounds; ratioToBare is the median of per-round ratios. Each service keeps its database across rounds.',

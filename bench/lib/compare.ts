@@ -23,8 +23,12 @@ export function compareFromArgs(args: Map<string, string>, opts: { env?: boolean
   return { dir, label: setting ? `${commit}+${setting}` : commit, env };
 }
 
-/** A system's name in logs, tables and the history: `sqlite`, or `sqlite@<label>` for the compared checkout. */
-export const systemName = (r: { backend: string; commit?: string }): string => (r.commit ? `${r.backend}@${r.commit}` : r.backend);
+/**
+ * A system's name in logs, tables and the history: `sqlite`, `sqlite@<label>` for the compared checkout, or
+ * `sqlite~<variant>` for a --node-variants service.
+ */
+export const systemName = (r: { backend: string; commit?: string; variant?: string }): string =>
+  r.commit ? `${r.backend}@${r.commit}` : r.variant ? `${r.backend}~${r.variant}` : r.backend;
 
 /** The result file's note on the comparison (nothing without one). */
 export const compareNote = (c: Compare | undefined) =>
@@ -47,3 +51,30 @@ export function sidesOf(backend: ServiceEnv['backend'], compare: Compare | undef
   if (compare) sides.push({ backend, commit: compare.label, repoDir: compare.dir, env: compare.env });
   return sides;
 }
+
+/**
+ * --node-variants 'NAME:FLAGS;NAME:FLAGS…': more services of this checkout, each started with those Node/V8 flags
+ * instead of the ones `inkwell serve` gives itself (INKWELL_SERVE_NODE_FLAGS set, so it does not re-execute; an
+ * empty FLAGS is Node's defaults), measured in the same rounds. E.g. 'defaults:;semi32:--max-semi-space-size=32'.
+ */
+export interface NodeVariant {
+  /** What its results are labelled with (`sqlite~semi32`). */
+  label: string;
+  nodeArgs: string[];
+}
+
+export function nodeVariantsFromArgs(args: Map<string, string>): NodeVariant[] {
+  const spec = args.get('node-variants');
+  if (!spec) return [];
+  return spec
+    .split(';')
+    .filter((v) => v.trim() !== '')
+    .map((v) => {
+      const m = /^([\w.-]+):(.*)$/s.exec(v.trim());
+      if (!m) throw new Error(`--node-variants takes NAME:FLAGS;NAME:FLAGS (got ${JSON.stringify(v)})`);
+      return { label: m[1] as string, nodeArgs: (m[2] as string).split(/\s+/).filter(Boolean) };
+    });
+}
+
+/** The service settings of a --node-variants entry. */
+export const variantService = (v: NodeVariant) => ({ nodeArgs: v.nodeArgs, extraEnv: { INKWELL_SERVE_NODE_FLAGS: `bench:${v.label}` } });

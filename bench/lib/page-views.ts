@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { BENCH_PG_ADMIN_URL } from '../baselines/pg-raw.ts';
 import { genArgs, intArg } from './args.ts';
-import { compareFromArgs, compareNote, sidesOf } from './compare.ts';
+import { compareFromArgs, compareNote, type NodeVariant, nodeVariantsFromArgs, sidesOf, variantService } from './compare.ts';
 import { type DatasetMeta, ensureDataset, genOptions, readEvents, toApiEvent } from './dataset.ts';
 import { type LoadRequest, startBareServer } from './load.ts';
 import { environment, writeResults } from './results.ts';
@@ -153,6 +153,8 @@ interface SystemResult {
   connections: number;
   backend?: Backend;
   commit?: string;
+  /** --node-variants: the variant's name. */
+  variant?: string;
   requestsPerSecond?: number;
   p50Ms?: number;
   p99Ms?: number;
@@ -185,6 +187,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
   const poolN = Math.min(meta.counts.events, intArg(args, 'pool') ?? 20_000);
   const pool = await buildPool(csv, meta, poolN);
   const compare = compareFromArgs(args);
+  const variants = nodeVariantsFromArgs(args);
   const scratch = tempDir('pageviews-commit');
   const commits = commitLatency(scratch);
   const showCommits = (c: CommitLatency) => `median ${c.medianMs} ms, p90 ${c.p90Ms}, p99 ${c.p99Ms}, max ${c.maxMs} (${c.commits} commits)`;
@@ -204,12 +207,21 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
   const started: { s: ServiceEnv; stop: () => Promise<number | null>; outs: SystemResult[] }[] = [];
   try {
     for (const backend of backends) {
-      for (const side of sidesOf(backend, compare)) {
-        const label = side.commit ? `${backend}@${side.commit}` : backend;
-        const s: ServiceEnv = { backend, dataDir: tempDir(`pageviews-${backend}`), ...(side.repoDir ? { repoDir: side.repoDir } : {}) };
+      const sides: { commit?: string; repoDir?: string; variant?: NodeVariant }[] = [...sidesOf(backend, compare), ...variants.map((variant) => ({ variant }))];
+      for (const side of sides) {
+        const label = side.commit ? `${backend}@${side.commit}` : side.variant ? `${backend}~${side.variant.label}` : backend;
+        const s: ServiceEnv = {
+          backend,
+          dataDir: tempDir(`pageviews-${backend}`),
+          ...(side.repoDir ? { repoDir: side.repoDir } : {}),
+          ...(side.variant ? variantService(side.variant) : {}),
+        };
         const outs: SystemResult[] = [];
         try {
-          if (backend === 'postgres') s.databaseUrl = await freshPgDatabase(side.commit ? 'bench_inkwell_compare' : 'bench_inkwell', BENCH_PG_ADMIN_URL);
+          if (backend === 'postgres') {
+            const db = side.commit ? 'bench_inkwell_compare' : side.variant ? `bench_inkwell_v_${side.variant.label.replace(/\W/g, '_')}` : 'bench_inkwell';
+            s.databaseUrl = await freshPgDatabase(db, BENCH_PG_ADMIN_URL);
+          }
           const project = await createProject(s);
           const pub = JSON.parse(await cli(s, ['key', 'create', '--project', project.projectId, '--kind', 'ingest', '--name', 'tracker', '--json'])) as {
             key: string;
@@ -218,7 +230,14 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
           started.push({ s, stop: () => svc.stop(), outs });
           for (const c of conns) {
             for (const shape of SHAPES) {
-              const out: SystemResult = { name: `${label}-${shape}@${c}`, shape, connections: c, backend, ...(side.commit ? { commit: side.commit } : {}) };
+              const out: SystemResult = {
+                name: `${label}-${shape}@${c}`,
+                shape,
+                connections: c,
+                backend,
+                ...(side.commit ? { commit: side.commit } : {}),
+                ...(side.variant ? { variant: side.variant.label } : {}),
+              };
               outs.push(out);
               results.push(out);
               systems.push(
@@ -296,6 +315,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     environment: environment(),
     dataset: { name: meta.name, poolEvents: poolN },
     ...compareNote(compare),
+    ...(variants.length > 0 ? { nodeVariants: variants } : {}),
     method: {
       connections: conns.join(','),
       durationS,
@@ -316,7 +336,9 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     commitLatencyUnderLoad: commitsUnderLoad,
     inkwell: results,
     targets: {
-      atLeastHalfOfBareP99Under20Ms: results.filter((r) => !r.commit && !r.error).every((r) => (r.ratioToBare ?? 0) >= 0.5 && (r.p99Ms ?? Infinity) < 20),
+      atLeastHalfOfBareP99Under20Ms: results
+        .filter((r) => !r.commit && !r.variant && !r.error)
+        .every((r) => (r.ratioToBare ?? 0) >= 0.5 && (r.p99Ms ?? Infinity) < 20),
     },
   };
   const files = writeResults('ingest-pageviews', result);

@@ -57,10 +57,37 @@ export interface RoundOptions {
   log: (m: string) => void;
   /** How a round's throughput is shown in the log (default: req/s). */
   describe?: (r: LoadResult) => string;
+  /**
+   * Load every system at once in each round instead of in turn: they share the machine's cores under the same
+   * load from elsewhere, so their CPU per request compares even when that load swings from one minute to the next
+   * (throughput is then each one's share of the cores; ratios to a bare route mean little).
+   */
+  together?: boolean;
+}
+
+async function measureTogether(systems: RoundSystem[], o: RoundOptions): Promise<void> {
+  const show = o.describe ?? ((r: LoadResult) => `${r.requestsPerSecond.toLocaleString('en')} req/s`);
+  for (let n = 0; n < o.rounds; n++) {
+    const cpu0 = systems.map((sys) => cpuMs(sys.pid));
+    const t0 = Date.now();
+    const res = await Promise.all(systems.map((sys) => load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.roundS })));
+    const cpu1 = systems.map((sys) => cpuMs(sys.pid));
+    systems.forEach((sys, i) => {
+      const r = res[i] as LoadResult;
+      const [a, b] = [cpu0[i], cpu1[i]];
+      sys.windows.push([t0, Date.now()]);
+      sys.runs.push(r);
+      sys.loadGenCpuUs.push(0);
+      sys.pgCpuUs.push(null);
+      sys.cpuUs.push(a != null && b != null && r.requests > 0 ? Math.round(((b - a) * 1000 * 10) / r.requests) / 10 : null);
+      o.log(`round ${n + 1}/${o.rounds} (together) ${sys.name}: ${show(r)}, p99 ${r.latencyMs.p99} ms, CPU µs/request: server ${sys.cpuUs.at(-1)}`);
+    });
+  }
 }
 
 export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Promise<void> {
   if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.warmUpS });
+  if (o.together) return measureTogether(systems, o);
   const show = o.describe ?? ((r: LoadResult) => `${r.requestsPerSecond.toLocaleString('en')} req/s`);
   for (let n = 0; n < o.rounds; n++) {
     const order = systems.map((_, i) => systems[(i + n) % systems.length] as RoundSystem);

@@ -21,6 +21,8 @@ export interface ServiceEnv {
   extraEnv?: Record<string, string>;
   /** The checkout whose `inkwell` runs (default: this one); another commit's, to compare in the same run. */
   repoDir?: string;
+  /** Node options for this service only (before BENCH_SERVICE_NODE_ARGS'). */
+  nodeArgs?: string[];
 }
 
 const binOf = (s: ServiceEnv) => inkwellBin(s.repoDir);
@@ -107,7 +109,7 @@ export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): 
   // BENCH_SERVICE_NODE_ARGS: Node options for the service only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (every
   // thread writes its profile when the service exits).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, binOf(s), 'serve', '--role', role], {
+  const child = spawn(process.execPath, [...(s.nodeArgs ?? []), ...nodeArgs, binOf(s), 'serve', '--role', role], {
     env: serviceEnv(s, port),
     cwd: s.repoDir ?? REPO_DIR,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -156,7 +158,9 @@ export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): 
 }
 
 /** A fresh PostgreSQL database for Inkwell (dropped and recreated). */
-export async function freshPgDatabase(name: string, adminUrl: string): Promise<string> {
+export async function freshPgDatabase(unprefixed: string, adminUrl: string): Promise<string> {
+  // BENCH_PG_DB_PREFIX: so that benchmarks run at once by different people on one server use different databases.
+  const name = `${process.env.BENCH_PG_DB_PREFIX ?? ''}${unprefixed}`;
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   try {

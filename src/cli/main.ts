@@ -12,14 +12,16 @@ import { registerWebhookCommands } from './webhook.ts';
 
 /**
  * V8 settings of `inkwell serve` (node-flags.ts; INKWELL_SERVE_NODE_FLAGS=0 keeps Node's defaults), as for an import
- * (cli/analytics.ts): semi-spaces of 16 MiB and old-space growth of 30% over what each full GC leaves. With Node's
+ * (cli/analytics.ts): semi-spaces of 32 MiB and old-space growth of 50% over what each full GC leaves. With Node's
  * defaults on a machine with memory to spare, the serving thread's young generation grows to 128 MiB under ingest
  * and its old generation to ~3× the live data: measured per thread (process.memoryUsage) during bench:scale
- * --events 10M --days 365 on SQLite, its heap was ~300 MB around ~100 MB live (a heap snapshot: 96 MB). Invariant:
- * only when garbage is collected changes, never what is kept. Peak RSS and rates before and after: bench/README.md
- * (Scale, memory).
+ * --events 10M --days 365 on SQLite, its heap was ~300 MB around ~100 MB live (a heap snapshot: 96 MB). Tighter
+ * settings (16 MiB, 30%: the first choice) kept less but cost the serving thread collections: on PostgreSQL, where
+ * that thread does all of an ingest's work, 1.4× the CPU per event of these, which match Node's defaults there
+ * (bench:ingest --node-variants --together; bench/README.md, Node flags of inkwell serve). Invariant: only when
+ * garbage is collected changes, never what is kept.
  */
-const SERVE_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=30'];
+const SERVE_NODE_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=50'];
 
 const program = new Command();
 program.name('inkwell').description('Agent jobs and visitor analytics for documentation sites').version('0.1.0').showHelpAfterError();

@@ -98,7 +98,7 @@ describeEachDialect('inkwell serve process', (dialect) => {
     // (src/cli/main.ts SERVE_NODE_FLAGS); SIGTERM below still reaches it.
     const execs = process.platform === 'linux' && typeof (process as { execve?: unknown }).execve === 'function';
     const cmdline = (pid: number | undefined) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    if (execs) expect(cmdline(first.child.pid)).toContain('--max-semi-space-size=16');
+    if (execs) expect(cmdline(first.child.pid)).toContain('--max-semi-space-size=32');
     const ok = await httpRequest(first.baseUrl, 'GET', `/v1/projects/${project.id}`, { key: key.key });
     expect(ok.status).toBe(200);
     expect(ok.body.id).toBe(project.id);
@@ -144,7 +144,7 @@ describeEachDialect('inkwell serve process', (dialect) => {
     // Restart on the same data: the project and key are still there, migrations are not re-run.
     // INKWELL_SERVE_NODE_FLAGS=0 keeps Node's defaults.
     const second = await serve({ ...t.env, INKWELL_SERVE_NODE_FLAGS: '0' });
-    if (execs) expect(cmdline(second.child.pid)).not.toContain('--max-semi-space-size=16');
+    if (execs) expect(cmdline(second.child.pid)).not.toContain('--max-semi-space-size=32');
     const again = await httpRequest(second.baseUrl, 'GET', `/v1/projects/${project.id}`, { key: key.key });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: project.id, name: 'Docs' });
