@@ -3,11 +3,15 @@
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
 //                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
+//                          [--ingest-only] [--repo <checkout>]
 //
 // --compare: after each backend's exports, the same exports (restart, first walk, warm walks, peak RSS) by the
 // service of another checkout (an earlier commit, its dist/ built) on the same data directory or database, so a
 // change to the exports is measured against its baseline on the same data in the same run (the answers' digests
 // must be equal). The stored layout must be one both read.
+// --ingest-only: the ingest alone (no exports, no baselines, no results written): for before/after runs of the ingest.
+// --repo: the service from another checkout (its dist/, rebuilt), e.g. main's beside a branch's run started at the
+// same time, so that both see the same machine load.
 //
 // --memory: the service samples each thread's memory (bench/lib/memory-log.mjs) and the results say where it was at
 // the highest RSS of the ingest and of the exports (bench/lib/memory.ts).
@@ -50,6 +54,8 @@ const runs = Math.max(1, intArg(args, 'runs') ?? 3);
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Backend | 'clickhouse')[];
 const keep = args.has('keep');
 const memory = args.has('memory');
+const ingestOnly = args.has('ingest-only');
+const repoDir = args.get('repo');
 if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
 /** Inkwell's PostgreSQL database (dropped and created afresh): a name of one's own when others run benchmarks too. */
 const pgDb = args.get('pg-db') ?? 'bench_scale';
@@ -175,7 +181,7 @@ export async function bump(baseUrl: string, projectId: string, key: string): Pro
 
 async function runInkwell(backend: Backend): Promise<InkwellScale> {
   const out: InkwellScale = { backend };
-  const s: ServiceEnv = { backend, dataDir: tempDir(`scale-${backend}`) };
+  const s: ServiceEnv = { backend, dataDir: tempDir(`scale-${backend}`), ...(repoDir ? { repoDir } : {}) };
   try {
     if (backend === 'postgres') s.databaseUrl = await freshPgDatabase(pgDb, BENCH_PG_ADMIN_URL);
     const project = await createProject(s);
@@ -199,6 +205,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     }
     if (memory) out.memory = { ingest: memoryAtPeak(ingestLog), export: null };
     if (out.memory?.ingest) log(`inkwell-${backend}: ingest memory: ${describeMemory(out.memory.ingest)}`);
+    if (ingestOnly) return out;
     out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
     if (backend === 'postgres') for (const line of await pgRelationSizes(s.databaseUrl as string)) log(`inkwell-postgres: ${line}`);
     out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
@@ -231,7 +238,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
       if (mem) log(`${label}: export memory: ${describeMemory(mem)}`);
       return { exports, peak: peak || null, mem };
     };
-    const mine = await exportsBy(undefined, `inkwell-${backend}`);
+    const mine = await exportsBy(repoDir, `inkwell-${backend}`);
     out.exports = mine.exports;
     out.peakRssMbExport = mine.peak;
     if (out.memory) out.memory.export = mine.mem;
@@ -336,6 +343,11 @@ async function runPgRaw(): Promise<{ databaseMb: number; bytesPerEvent: number; 
 
 const inkwell: InkwellScale[] = [];
 for (const b of backends) inkwell.push(b === 'clickhouse' ? await runClickHouse({ windows, runs, meta, ingest, bump, log }) : await runInkwell(b));
+if (ingestOnly) {
+  for (const x of inkwell)
+    console.log(`inkwell-${x.backend}: ingest first / last tenth ${x.ingest?.firstTenthEventsPerSecond} / ${x.ingest?.lastTenthEventsPerSecond} events/s`);
+  process.exit(inkwell.some((x) => x.error) ? 1 : 0);
+}
 const duckdb = await runDuckDb();
 let pgRaw: Awaited<ReturnType<typeof runPgRaw>> | { error: string };
 try {

@@ -156,6 +156,45 @@ describeEachDialect('compaction with concurrent work', (dialect) => {
     await svc.close();
   });
 
+  it('merges only the small segments of a tier, leaving a large merged one alone; a quiet day is merged whole, its summary carried', async () => {
+    const { projects, svc } = services(t.db);
+    const p = await projects.createProject({ name: 'tiers', repository: 'r' });
+    const sent: [number, number][] = [];
+    let offset = 0;
+    const append = async (n: number) => {
+      sent.push([n, offset]);
+      await svc.ingest.ingest(p.id, views(n, offset), { source: 'api' });
+      offset += n;
+    };
+    for (let i = 0; i < 9; i++) await append(10);
+    const ord = (await store.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const segments = () => segmentStore.selectDaySegments(t.db.kysely, ord, DAY);
+    // Nine of tier 1 (8-63 events): merged into one of tier 2.
+    expect(await svc.store.compact()).toBe(9);
+    const large = (await segments())[0];
+    expect(large?.events).toBe(90);
+    // Eight small ones more (tier 0) and one of tier 1: only the eight small ones are merged; the large one stays.
+    for (let i = 0; i < 8; i++) await append(2);
+    await append(20);
+    expect(await svc.store.compact()).toBe(8);
+    const after = await segments();
+    expect(after.map((s) => s.events)).toEqual([90, 16, 20]);
+    expect(Buffer.from(after[0]?.data as Uint8Array).equals(Buffer.from(large?.data as Uint8Array))).toBe(true);
+    // Seven of tier 0 more: ten segments, no tier with eight. The day changed since the last step: left alone.
+    for (let i = 0; i < 7; i++) await append(1);
+    expect(await svc.store.compact()).toBe(0);
+    expect(await svc.store.summaries.sealAll()).toBeGreaterThanOrEqual(1);
+    // Nothing appended since: quiet, merged whole, and the persisted summary is carried to the new version.
+    expect(await svc.store.compact()).toBe(10);
+    expect((await segments()).map((s) => s.events)).toEqual([133]);
+    const v = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY, toDay: DAY + 1 }))[0];
+    expect(v?.rewritten).toBe(v?.version);
+    expect(await summaryStore.selectSummaryVersion(t.db.kysely, ord, DAY)).toBe(v?.version);
+    expect(await storedTimes(t)).toEqual(sentTimes(sent));
+    expect((await svc.store.views(whole(p.id, 'w'))).totals.total).toBe(133);
+    await svc.close();
+  });
+
   it("background writes (compaction's swap, the sealer's summaries) are made by the ingest writer, not on the serving thread's connection", async () => {
     const { projects, svc } = services(t.db);
     const p = await projects.createProject({ name: 'writer', repository: 'r' });

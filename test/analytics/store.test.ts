@@ -145,7 +145,13 @@ describeEachDialect('analytics store', (dialect) => {
     expect(await segmentStore.countEvents(t.db.kysely, ord)).toBe(4);
     expect(await segmentStore.selectDays(t.db.kysely, ord)).toEqual([day, day + 1]);
     expect((await segmentStore.selectDaySegments(t.db.kysely, ord, day, 1)).map((s) => s.seq)).toEqual([2]);
-    expect(await segmentStore.selectCompactable(t.db.kysely, day + 2, 1, 10)).toEqual([{ projectOrd: ord, day }]);
+    // With the day's version (0: none recorded here); then what compaction reads of it: sizes, and picked segments by seq.
+    expect(await segmentStore.selectCompactable(t.db.kysely, day + 2, 1, 10)).toEqual([{ projectOrd: ord, day, version: 0 }]);
+    expect(await segmentStore.selectDaySegmentSizes(t.db.kysely, ord, day)).toEqual([
+      { seq: 1, events: 2 },
+      { seq: 2, events: 1 },
+    ]);
+    expect((await segmentStore.selectSegmentsBySeq(t.db.kysely, ord, day, [2, 7])).map((s) => [s.seq, s.events])).toEqual([[2, 1]]);
     expect(await segmentStore.deleteSegments(t.db.kysely, ord, day, [1, 2, 9])).toBe(2);
     expect(await segmentStore.countEvents(t.db.kysely, ord)).toBe(1);
   });

@@ -8,6 +8,7 @@ import type { DB } from '../../db/schema.ts';
 import { classify, RULES_VERSION } from '../classify/classify.ts';
 import { isQualifyingView } from '../classify/qualify.ts';
 import { encodeSegment, MAX_SEGMENT_EVENTS, mergeSegments, readDay, readSegmentHeader, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
+import { pickMerge } from './compaction-policy.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
 import { summaryStore } from './summary-store.ts';
@@ -102,15 +103,22 @@ export interface CompactionPlan {
 }
 
 /**
- * Compaction's first step, holding no write lock: a (project, day)'s segments when it has more than
- * `minSegments`, with the day's `rewritten` read BEFORE them (a replacement committed between the two reads
- * then shows as a changed `rewritten` at the swap, on PostgreSQL's statement snapshots too). Null: nothing to do.
+ * Compaction's first step, holding no write lock: the segments of a (project, day) that the policy picks
+ * (compaction-policy.ts pickMerge: a tier's small segments, or the whole quiet day), when the day has more than
+ * `minSegments`, with the day's `rewritten` read BEFORE them (a replacement committed between the two reads then
+ * shows as a changed `rewritten` at the swap, on PostgreSQL's statement snapshots too). Only the picked segments'
+ * bytes are read. Null: nothing to do.
  */
-export async function readCompaction(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number): Promise<CompactionPlan | null> {
+export async function readCompaction(db: Kysely<DB>, projectOrd: number, day: number, minSegments: number, quiet = true): Promise<CompactionPlan | null> {
   return db.transaction().execute(async (trx) => {
     const v = (await summaryStore.selectDayVersions(trx, projectOrd, { fromDay: day, toDay: day + 1 }))[0];
-    const stored = await segmentStore.selectDaySegments(trx, projectOrd, day);
-    if (stored.length <= minSegments) return null;
+    const sizes = await segmentStore.selectDaySegmentSizes(trx, projectOrd, day);
+    if (sizes.length <= minSegments) return null;
+    const seqs = pickMerge(sizes, minSegments, quiet);
+    if (seqs === null) return null;
+    const stored = await segmentStore.selectSegmentsBySeq(trx, projectOrd, day, seqs);
+    // Replaced since the sizes were read (another process compacted the day): its next step looks again.
+    if (stored.length !== seqs.length) return null;
     return { projectOrd, day, rewritten: v?.rewritten ?? 0, seqs: stored.map((s) => s.seq), segments: stored.map((s) => s.data) };
   });
 }
@@ -160,7 +168,8 @@ export type SegmentMerge = (segments: Uint8Array[]) => Promise<Uint8Array[]>;
 export const mergeInThread: SegmentMerge = async (segments) => mergeSegments(segments);
 
 /**
- * Merges a (project, day)'s segments into as few as hold them when it has more than `minSegments`: read without
+ * Merges the segments of a (project, day) that the policy picks when it has more than `minSegments` (`quiet`: its
+ * version did not move since compaction last looked, so the whole day may be merged): read without
  * the write lock, merged by `merge` (off the serving thread in the service), swapped in by a short transaction
  * (`swap`: swapCompaction on this connection unless the caller runs it elsewhere, e.g. the ingest writer's
  * thread). Returns segments merged (0: none, or given up because the day changed meanwhile).
@@ -172,8 +181,9 @@ export async function compactDay(
   minSegments: number,
   merge: SegmentMerge = mergeInThread,
   swap: (plan: SwapPlan, merged: Uint8Array[]) => Promise<SwapOutcome> = (plan, merged) => swapCompaction(db, plan, merged),
+  quiet = true,
 ): Promise<number> {
-  const plan = await readCompaction(db, projectOrd, day, minSegments);
+  const plan = await readCompaction(db, projectOrd, day, minSegments, quiet);
   if (plan === null) return 0;
   const { segments, ...swapPlan } = plan;
   const merged = await merge(segments);

@@ -30,6 +30,32 @@ export const segmentStore = {
     return rows.map((r) => ({ seq: Number(r.seq), events: Number(r.events), data: r.data }));
   },
 
+  /** A (project, day)'s segments' seqs and event counts (not their bytes), in seq order (compaction's choice). */
+  async selectDaySegmentSizes(db: Q, projectOrd: number, day: number): Promise<{ seq: number; events: number }[]> {
+    const rows = await db
+      .selectFrom('analytics_segments')
+      .select(['seq', 'events'])
+      .where('project_ord', '=', projectOrd)
+      .where('day', '=', day)
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({ seq: Number(r.seq), events: Number(r.events) }));
+  },
+
+  /** A (project, day)'s segments of these seqs (those still there), in seq order. */
+  async selectSegmentsBySeq(db: Q, projectOrd: number, day: number, seqs: readonly number[]): Promise<StoredSegment[]> {
+    if (seqs.length === 0) return [];
+    const rows = await db
+      .selectFrom('analytics_segments')
+      .select(['seq', 'events', 'data'])
+      .where('project_ord', '=', projectOrd)
+      .where('day', '=', day)
+      .where('seq', 'in', [...seqs])
+      .orderBy('seq')
+      .execute();
+    return rows.map((r) => ({ seq: Number(r.seq), events: Number(r.events), data: r.data }));
+  },
+
   /** The days a project has segments on, ascending. */
   async selectDays(db: Q, projectOrd: number): Promise<number[]> {
     const rows = await db.selectFrom('analytics_segments').select('day').distinct().where('project_ord', '=', projectOrd).orderBy('day').execute();
@@ -59,14 +85,14 @@ export const segmentStore = {
 
   /**
    * Up to `limit` (project, day)s before `beforeDay` with more than `minSegments` segments whose stored summary
-   * is of the day's current version or absent (compaction's work).
+   * is of the day's current version or absent (compaction's candidates), with the day's version.
    */
-  async selectCompactable(db: Q, beforeDay: number, minSegments: number, limit: number): Promise<{ projectOrd: number; day: number }[]> {
+  async selectCompactable(db: Q, beforeDay: number, minSegments: number, limit: number): Promise<{ projectOrd: number; day: number; version: number }[]> {
     const rows = await db
       .selectFrom('analytics_segments as g')
       .leftJoin('analytics_day_summaries as s', (j) => j.onRef('s.project_ord', '=', 'g.project_ord').onRef('s.day', '=', 'g.day'))
       .leftJoin('analytics_day_versions as v', (j) => j.onRef('v.project_ord', '=', 'g.project_ord').onRef('v.day', '=', 'g.day'))
-      .select(['g.project_ord', 'g.day'])
+      .select(['g.project_ord', 'g.day', sql<number>`max(v.version)`.as('version')])
       .where('g.day', '<', beforeDay)
       // A day whose stored summary is behind waits for the sealer: compaction carries only a current summary
       // (segment-days.ts compactDay), and one behind could then no longer be extended (a rebuild on its next read).
@@ -77,7 +103,7 @@ export const segmentStore = {
       .orderBy('g.day')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ projectOrd: Number(r.project_ord), day: Number(r.day) }));
+    return rows.map((r) => ({ projectOrd: Number(r.project_ord), day: Number(r.day), version: Number(r.version ?? 0) }));
   },
 
   /** Texts of dictionary paths by id. */

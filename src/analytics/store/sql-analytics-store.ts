@@ -33,6 +33,11 @@ const COMPACT_MIN_SEGMENTS = 8;
 /** Days compacted per step of background work at most. */
 const COMPACT_DAYS = 4;
 /**
+ * Candidate days looked at per step at most: a day still being appended to whose tiers have nothing to merge is
+ * passed over (compaction-policy.ts), so that it does not hold up the days after it.
+ */
+const COMPACT_CANDIDATES = 64;
+/**
  * The tables whose rows the background work replaces (compaction's segments, the sealer's summaries), whose freed
  * space it reclaims (DialectCaps.reclaimSpace) at most every RECLAIM_INTERVAL_MS, and only after it replaced rows
  * (an idle or read-only process never vacuums).
@@ -139,21 +144,34 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
   }
 
   /**
-   * Compaction, a bounded step of background work: merges the segments of up to COMPACT_DAYS complete days
-   * (before today, UTC) that have more than COMPACT_MIN_SEGMENTS. Returns segments merged. Each day is read
-   * without the write lock, merged in the merge thread (merge-worker-client.ts), and swapped in by the ingest
-   * writer as a short transaction of its own (segment-days.ts compactDay): neither the decoding and encoding nor
-   * a lock wait or a commit's fsync happens in the thread that serves requests, and ingest waits only for the swap.
+   * Compaction, a bounded step of background work: merges, in up to COMPACT_DAYS complete days (before today, UTC)
+   * that have more than COMPACT_MIN_SEGMENTS, the segments the policy picks (compaction-policy.ts: the small ones of
+   * a tier, or a quiet day whole). Returns segments merged. Each day is read without the write lock, merged in the
+   * merge thread (merge-worker-client.ts), and swapped in by the ingest writer as a short transaction of its own
+   * (segment-days.ts compactDay): neither the decoding and encoding nor a lock wait or a commit's fsync happens in
+   * the thread that serves requests, and ingest waits only for the swap.
    * `merge`: the merge thread unless a test gives its own (to act while a compaction is in progress).
    */
   async function compact(merge: SegmentMerge = (segments) => merger.merge(segments)): Promise<number> {
     const today = Math.floor(deps.now() / 86_400_000);
     let merged = 0;
-    for (const { projectOrd, day } of await segmentStore.selectCompactable(deps.db.kysely, today, COMPACT_MIN_SEGMENTS, COMPACT_DAYS)) {
-      merged += await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS, merge, (plan, m) => writer.swapCompaction(plan, m));
+    let days = 0;
+    const seen = new Map<string, number>();
+    for (const { projectOrd, day, version } of await segmentStore.selectCompactable(deps.db.kysely, today, COMPACT_MIN_SEGMENTS, COMPACT_CANDIDATES)) {
+      const key = `${projectOrd}:${day}`;
+      seen.set(key, version);
+      if (days >= COMPACT_DAYS) continue;
+      // Quiet: the day's version is the one the previous step saw (nothing appended for a step): merged whole.
+      const quiet = lastSeen.get(key) === version;
+      const n = await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS, merge, (plan, m) => writer.swapCompaction(plan, m), quiet);
+      if (n > 0) days++;
+      merged += n;
     }
+    lastSeen = seen;
     return merged;
   }
+  /** The candidate days' versions at the previous step of compaction (what makes a day quiet). */
+  let lastSeen = new Map<string, number>();
 
   /**
    * Makes the space of the rows the background work replaced reusable (DialectCaps.reclaimSpace): without it a
