@@ -5,10 +5,10 @@
 //                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
 //                          [--ingest-only] [--repo <checkout>]
 //
-// --compare: after each backend's exports, the same exports (restart, first walk, warm walks, peak RSS) by the
-// service of another checkout (an earlier commit, its dist/ built) on the same data directory or database, so a
-// change to the exports is measured against its baseline on the same data in the same run (the answers' digests
-// must be equal). The stored layout must be one both read.
+// --compare: each window's exports (restart, first walk, warm walks, peak RSS) also by the service of another
+// checkout (an earlier commit, its dist/ built) on the same data directory or database, right after this one's,
+// so a change to the exports is measured against its baseline on the same data in the same run (the answers'
+// digests must be equal). The stored layout must be one both read.
 // --ingest-only: the ingest alone (no exports, no baselines, no results written): for before/after runs of the ingest.
 // --repo: the service from another checkout (its dist/, rebuilt), e.g. main's beside a branch's run started at the
 // same time, so that both see the same machine load.
@@ -31,6 +31,7 @@
 // of bench/baselines/pg-raw.ts (in its own database, `bench_raw_scale`). Every answer's digest must equal DuckDB's.
 // The 100M-event default is for a quiet machine; prove changes with --events 2M. --no-pg-raw skips the raw-table
 // baseline (it loads the CSV once per window: most of a 10M-event run's wall time).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -60,6 +61,7 @@ if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_N
 /** Inkwell's PostgreSQL database (dropped and created afresh): a name of one's own when others run benchmarks too. */
 const pgDb = args.get('pg-db') ?? 'bench_scale';
 const compare = args.get('compare') ? path.resolve(args.get('compare') as string) : undefined;
+const compareCommit = compare ? execFileSync('git', ['-C', compare, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : '';
 const RAW_SCALE_DB = 'bench_raw_scale';
 
 // The year ends on START_DAY (2026-08-01): ingest refuses times more than a day in the future, so the benchmark's
@@ -95,7 +97,13 @@ export interface InkwellScale {
   memory?: { ingest: MemoryAtPeak | null; export: MemoryAtPeak | null };
   exports?: Partial<Record<WindowName, ExportFigures>>;
   /** With --compare: the other checkout's exports on the same data (after this one's). */
-  compare?: { repoDir: string; exports: Partial<Record<WindowName, ExportFigures>>; peakRssMbExport: number | null; memoryExport: MemoryAtPeak | null };
+  compare?: {
+    repoDir: string;
+    commit: string;
+    exports: Partial<Record<WindowName, ExportFigures>>;
+    peakRssMbExport: number | null;
+    memoryExport: MemoryAtPeak | null;
+  };
   error?: string;
 }
 
@@ -209,14 +217,15 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     out.diskMb = backend === 'sqlite' ? dirSizeMb(s.dataDir) : await pgDatabaseMb(s.databaseUrl as string);
     if (backend === 'postgres') for (const line of await pgRelationSizes(s.databaseUrl as string)) log(`inkwell-postgres: ${line}`);
     out.bytesPerEvent = round((out.diskMb * 2 ** 20) / meta.counts.events, 1);
-    /** Each window's exports by one checkout's service (restarted per window): figures, peak RSS, memory at the peak. */
-    const exportsBy = async (repoDir: string | undefined, label: string) => {
-      const exports: Partial<Record<WindowName, ExportFigures>> = {};
-      let peak = 0;
-      let mem: MemoryAtPeak | null = null;
-      for (const w of Object.keys(windows) as WindowName[]) {
+    // Each window by each checkout's service, alternating (this one, then --compare's) so both see the same load.
+    const sides = [
+      { repoDir: repoDir as string | undefined, label: `inkwell-${backend}` },
+      ...(compare ? [{ repoDir: compare, label: `inkwell-${backend} (compare ${compare})` }] : []),
+    ].map((x) => ({ ...x, exports: {} as Partial<Record<WindowName, ExportFigures>>, peak: 0, mem: null as MemoryAtPeak | null }));
+    for (const w of Object.keys(windows) as WindowName[]) {
+      for (const side of sides) {
         const exportLog = memoryLog();
-        svc = await startService({ ...s, repoDir });
+        svc = await startService({ ...s, repoDir: side.repoDir });
         try {
           const { dateFrom, dateTo } = windows[w];
           const first = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
@@ -227,24 +236,22 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
             if (r.digest !== first.digest) throw new Error(`${w} export changed between walks`);
             warm.push(r.walkMs);
           }
-          exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
-          log(`${label}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
+          side.exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
+          log(`${side.label}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
         } finally {
-          peak = Math.max(peak, (await svc.stop()) ?? 0);
+          side.peak = Math.max(side.peak, (await svc.stop()) ?? 0);
         }
         const m = memory ? memoryAtPeak(exportLog) : null;
-        if (m && (!mem || m.rssMb > mem.rssMb)) mem = m;
+        if (m && (!side.mem || m.rssMb > side.mem.rssMb)) side.mem = m;
       }
-      if (mem) log(`${label}: export memory: ${describeMemory(mem)}`);
-      return { exports, peak: peak || null, mem };
-    };
-    const mine = await exportsBy(repoDir, `inkwell-${backend}`);
+    }
+    for (const side of sides) if (side.mem) log(`${side.label}: export memory: ${describeMemory(side.mem)}`);
+    const [mine, other] = sides as [(typeof sides)[number], ...(typeof sides)[number][]];
     out.exports = mine.exports;
-    out.peakRssMbExport = mine.peak;
+    out.peakRssMbExport = mine.peak || null;
     if (out.memory) out.memory.export = mine.mem;
-    if (compare) {
-      const other = await exportsBy(compare, `inkwell-${backend} (compare ${compare})`);
-      out.compare = { repoDir: compare, exports: other.exports, peakRssMbExport: other.peak, memoryExport: other.mem };
+    if (other) {
+      out.compare = { repoDir: compare as string, commit: compareCommit, exports: other.exports, peakRssMbExport: other.peak || null, memoryExport: other.mem };
       for (const w of Object.keys(windows) as WindowName[])
         if (other.exports[w]?.digest !== mine.exports[w]?.digest) throw new Error(`${w} export differs from the compared checkout's`);
     }
@@ -255,7 +262,7 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
     if (keep) log(`kept ${s.dataDir}`);
     else {
       fs.rmSync(s.dataDir, { recursive: true, force: true });
-      for (let i = 0; i < 5; i++) fs.rmSync(`${s.dataDir}.memory-${i}.jsonl`, { force: true });
+      for (let i = 0; i < 6; i++) fs.rmSync(`${s.dataDir}.memory-${i}.jsonl`, { force: true });
     }
   }
   return out;

@@ -243,6 +243,16 @@ function scale(r: Json): Pick<HistoryLine, 'inkwell' | 'baseline'> {
       peakRssMbExport: num(s.peakRssMbExport),
       ...(s.error ? { error: String(s.error) } : {}),
     };
+  // --compare: the other checkout's exports on the same data, as backend@commit.
+  for (const s of r.inkwell ?? [])
+    if (s.compare)
+      inkwell[`${s.backend}@${s.compare.commit}`] = {
+        export30dWarmMs: num(s.compare.exports?.['30d']?.warmMs),
+        export30dFirstMs: num(s.compare.exports?.['30d']?.firstAfterRestartMs),
+        export365dWarmMs: num(s.compare.exports?.['365d']?.warmMs),
+        export365dFirstMs: num(s.compare.exports?.['365d']?.firstAfterRestartMs),
+        peakRssMbExport: num(s.compare.peakRssMbExport),
+      };
   const d = r.baselines?.duckdb ?? {};
   const p = r.baselines?.pgRaw ?? {};
   return {

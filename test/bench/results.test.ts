@@ -83,6 +83,34 @@ describe('historyLine', () => {
     expect(line.baseline.bare?.eventsPerSecond).toBe(400_000);
   });
 
+  it("keys bench:scale's --compare exports by backend@commit", () => {
+    const exports = (w30: number, w365: number) => ({
+      '30d': { warmMs: w30, firstAfterRestartMs: 2 * w30 },
+      '365d': { warmMs: w365, firstAfterRestartMs: 2 * w365 },
+    });
+    const line = historyLine('scale', {
+      environment: env('2026-11-27T00:00:00.000Z', 'bbbbbbb'),
+      inkwell: [
+        {
+          backend: 'sqlite',
+          exports: exports(100, 900),
+          peakRssMbExport: 300,
+          compare: { commit: 'aaaaaaa', exports: exports(110, 1200), peakRssMbExport: 340 },
+        },
+      ],
+      baselines: { duckdb: {}, pgRaw: {} },
+    });
+    expect(Object.keys(line.inkwell)).toEqual(['sqlite', 'sqlite@aaaaaaa']);
+    expect(line.inkwell['sqlite@aaaaaaa']).toEqual({
+      export30dWarmMs: 110,
+      export30dFirstMs: 220,
+      export365dWarmMs: 1200,
+      export365dFirstMs: 2400,
+      peakRssMbExport: 340,
+    });
+    expect(line.inkwell.sqlite?.export365dWarmMs).toBe(900);
+  });
+
   it('puts node -e alone as the CLI start-up baseline', () => {
     const line = historyLine('cli-startup', {
       environment: env('2026-11-25T10:00:00.000Z', 'aaaaaaa'),
