@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
-import { deferWalSync, walSyncer } from '../../src/analytics/ingest/wal-sync.ts';
+import { deferWalSync, fileSyncer, walSyncer } from '../../src/analytics/ingest/wal-sync.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
@@ -71,6 +71,37 @@ describe('walSyncer', () => {
     fs.writeFileSync(`${dir}/x-wal`, 'frames');
     await expect(walSyncer(`${dir}/x-wal`)()).resolves.toBeUndefined();
     await expect(walSyncer(`${dir}/missing-wal`)()).rejects.toThrow();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the file open from its first sync until closed; opens it again after a failure', async () => {
+    const dir = fs.mkdtempSync('/tmp/inkwell-walsync-');
+    const file = `${dir}/y-wal`;
+    // Descriptors of this process open on the file (the directory's own, gone by the time it is read, is skipped).
+    const openFds = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === file;
+        } catch {
+          return false;
+        }
+      }).length;
+    const f = fileSyncer(file);
+    await expect(f.sync()).rejects.toThrow();
+    fs.writeFileSync(file, 'frames');
+    await f.sync();
+    await f.sync();
+    expect(openFds()).toBe(1);
+    f.close();
+    expect(openFds()).toBe(0);
+    await f.sync();
+    expect(openFds()).toBe(1);
+    const durable = walSyncer(file);
+    await Promise.all([durable(), durable(), durable()]);
+    expect(openFds()).toBe(2);
+    await durable.close();
+    f.close();
+    expect(openFds()).toBe(0);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

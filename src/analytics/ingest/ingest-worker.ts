@@ -134,6 +134,7 @@ port.on('message', (msg: WorkerRequest) => {
     // Writes received before this message finish first (their replies precede 'closed').
     void Promise.allSettled([...inFlight])
       .then(() => writer.close())
+      .then(() => durable?.close())
       .then(() => db.close())
       .finally(() => {
         sendReplies();

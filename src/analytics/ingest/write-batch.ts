@@ -116,8 +116,12 @@ export interface Learned {
 export const USER_AGENT_CACHE = 20_000;
 
 /** Encodes prepared events (WriteEvent tuples) into a WriteBatch. */
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F64 = new Float64Array(0);
+const EMPTY_U8 = new Uint8Array(0);
+
 export function packEvents(events: readonly WriteEvent[]): WriteBatch {
-  const builder = new BatchBuilder(events.length);
+  const builder = new BatchBuilder(events.length, true);
   for (const e of events) builder.add(e);
   return (
     builder.take() ?? {
@@ -144,17 +148,23 @@ export class BatchBuilder {
   n = 0;
   private strings: string[] = [];
   private index = new Map<string, number>();
-  private refs = new Int32Array(0);
-  private ts = new Float64Array(0);
-  private day = new Int32Array(0);
-  private status = new Int32Array(0);
-  private qualifying = new Uint8Array(0);
+  // Empty until the first event (shared: nothing is ever written to an empty array; grow replaces them).
+  private refs = EMPTY_I32;
+  private ts = EMPTY_F64;
+  private day = EMPTY_I32;
+  private status = EMPTY_I32;
+  private qualifying = EMPTY_U8;
   private lineKeys: LineKeys | null = null;
   /** Events the arrays are first made for (they double when full). */
   private readonly initial: number;
 
-  constructor(initial = 1024) {
-    this.initial = Math.max(initial, 16);
+  /**
+   * `initial`: the events the arrays are first made for (at least 16), or exactly that many with `exact` (packEvents,
+   * which knows its count: a one-event request then allocates arrays of one event, which take() hands on as they
+   * are, instead of arrays of 16 copied into arrays of one).
+   */
+  constructor(initial = 1024, exact = false) {
+    this.initial = exact ? Math.max(initial, 1) : Math.max(initial, 16);
   }
 
   /**
@@ -246,11 +256,11 @@ export class BatchBuilder {
     this.index = new Map();
     this.lastStr.fill(null);
     this.lineKeys = null;
-    this.refs = new Int32Array(0);
-    this.ts = new Float64Array(0);
-    this.day = new Int32Array(0);
-    this.status = new Int32Array(0);
-    this.qualifying = new Uint8Array(0);
+    this.refs = EMPTY_I32;
+    this.ts = EMPTY_F64;
+    this.day = EMPTY_I32;
+    this.status = EMPTY_I32;
+    this.qualifying = EMPTY_U8;
     return b;
   }
 
