@@ -6,6 +6,7 @@ import { segmentStore } from '../../src/analytics/store/segment-store.ts';
 import { reclaimDue } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { summaryStore } from '../../src/analytics/store/summary-store.ts';
+import { createBulkWriter } from '../../src/db/bulk.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
 describeEachDialect('analytics store', (dialect) => {
@@ -86,6 +87,7 @@ describeEachDialect('analytics store', (dialect) => {
     const startOf = (o: number) => Math.max(...chunkStarts.filter((s) => s <= o));
     const some = [all[3]!.ord, all[77]!.ord, all[299]!.ord, all[300]!.ord, all[150]!.ord];
     const found = await store.selectVisitorsByOrd(
+      createBulkWriter(t.db),
       t.db.kysely,
       ord,
       some.map((o) => ({ first: startOf(o), ord: o })),
@@ -93,13 +95,15 @@ describeEachDialect('analytics store', (dialect) => {
     expect(found.sort((a, b) => a.ord - b.ord)).toEqual(some.sort((a, b) => a - b).map((o) => ({ ord: o, visitor_key: byOrd.get(o) })));
     // An ordinal past its chunk's end, or of a chunk that is not there, is left out; other projects' chunks are not read.
     expect(
-      await store.selectVisitorsByOrd(t.db.kysely, ord, [
+      await store.selectVisitorsByOrd(createBulkWriter(t.db), t.db.kysely, ord, [
         { first: 301, ord: 302 },
         { first: 10 ** 9, ord: 10 ** 9 },
       ]),
     ).toEqual([]);
-    expect(await store.selectVisitorsByOrd(t.db.kysely, other, [{ first: 1, ord: 1 }])).toEqual([{ ord: 1, visitor_key: 'v:elsewhere' }]);
-    expect(await store.selectVisitorsByOrd(t.db.kysely, ord, [])).toEqual([]);
+    expect(await store.selectVisitorsByOrd(createBulkWriter(t.db), t.db.kysely, other, [{ first: 1, ord: 1 }])).toEqual([
+      { ord: 1, visitor_key: 'v:elsewhere' },
+    ]);
+    expect(await store.selectVisitorsByOrd(createBulkWriter(t.db), t.db.kysely, ord, [])).toEqual([]);
   });
 
   it('reclaimSpace: vacuums the rewritten tables on PostgreSQL, nothing to do on SQLite', async () => {

@@ -2,7 +2,7 @@
 // statements differently, conflict handling and RETURNING.
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type BulkTable, createBulkWriter, sortFlatRows } from '../../src/db/bulk.ts';
+import { type BulkLookup, type BulkTable, createBulkWriter, sortFlatRows } from '../../src/db/bulk.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
 const SPEC: BulkTable = {
@@ -15,6 +15,15 @@ const SPEC: BulkTable = {
   onConflict: 'ignore',
 };
 const COUNTER: BulkTable = { ...SPEC, onConflict: { key: ['k'], add: ['n'] } };
+/** The label of row k and n + add, by (k, add) pairs. */
+const LOOKUP: BulkLookup = {
+  keys: [
+    { name: 'id', type: 'integer' },
+    { name: 'plus', type: 'bigint' },
+  ],
+  join: 'join bulk_probe p on p.k = k.id',
+  select: 'k.id as k, p.label as label, p.n + k.plus as total',
+};
 
 describeEachDialect('bulk writer', (dialect) => {
   let t: TestDb;
@@ -47,6 +56,28 @@ describeEachDialect('bulk writer', (dialect) => {
       expect(n, `${rows} rows`).toBe(rows);
     }
     expect(await stored()).toEqual(expected);
+  });
+
+  it('looks rows up by many keys: one row per key found, keys not found left out, the same key twice found twice', async () => {
+    const bulk = createBulkWriter(t.db);
+    await t.db.kysely.transaction().execute((trx) =>
+      bulk.insert(trx, SPEC, [
+        [1, 'a', 10],
+        [2, null, 20],
+        [3, 'c — ü', 30],
+      ]),
+    );
+    const rows = await t.db.kysely.transaction().execute((trx) => bulk.lookup(trx, LOOKUP, [3, 1, 9, 0, 1, 5, 3, 2]));
+    const got = rows
+      .map((r) => [Number(r.k), r.label, Number(r.total)])
+      .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[2] as number) - (b[2] as number));
+    expect(got).toEqual([
+      [1, 'a', 15],
+      [3, 'c — ü', 31],
+      [3, 'c — ü', 32],
+    ]);
+    expect(await bulk.lookup(t.db.kysely, LOOKUP, [])).toEqual([]);
+    await expect(bulk.lookup(t.db.kysely, LOOKUP, [1])).rejects.toThrow(/whole keys/);
   });
 
   it('skips conflicting rows with onConflict ignore, and counts only those inserted', async () => {

@@ -1,9 +1,11 @@
 // Migrations 0018 and 0019: the visitor dictionary's text keys become bytes, then chunks of consecutive ordinals per
 // project; every visitor keeps its ordinal.
+
 import crypto from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { analyticsStore as store, VISITOR_CHUNK_BYTES } from '../../src/analytics/store/store.ts';
 import { decodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
+import { createBulkWriter } from '../../src/db/bulk.ts';
 import { migrate } from '../../src/db/index.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
@@ -73,6 +75,7 @@ describeEachDialect('migrations 0018 and 0019 (visitor keys as bytes, in chunks)
       const starts = chunks.filter((c) => c.project_ord === project).map((c) => Number(c.first_ord));
       const some = mine.filter((_, i) => i % 97 === 0);
       const found = await store.selectVisitorsByOrd(
+        createBulkWriter(t.db),
         t.db.kysely,
         project,
         some.map((r) => ({ first: Math.max(...starts.filter((s) => s <= r.ord)), ord: r.ord })),

@@ -21,6 +21,7 @@
 // the project's first append) and a bounded cache of exact key -> number; the projects' states together are
 // bounded by bytes (least recently used projects dropped first; a dropped project's index is loaded again on its
 // next append), so a process serving thousands of sites holds the busy ones, not the first 64.
+import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import {
   CACHED_KEY_BYTES,
@@ -55,6 +56,8 @@ interface ProjectState extends VisitorIndexState {
  */
 export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: number; maxBytes?: number } = {}): VisitorNumbering {
   const projectOrds = new Map<string, number>();
+  /** The confirming reads of the visitor dictionary (visitor-dictionary.ts resolveVisitorKeys). */
+  const bulk = createBulkWriter(db);
   const states = new SizedLru<number, ProjectState>(opts.maxBytes ?? 512 * 2 ** 20, (s) => visitorIndexBytes(s) + s.exact.size * CACHED_KEY_BYTES);
 
   async function projectOrd(projectId: string): Promise<number> {
@@ -98,7 +101,7 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
         // The project's write lock first (ingest-writer.ts writeGroup does the same).
         await segmentStore.bumpVersionReturning(trx, ord);
         try {
-          for (const [k, n] of await resolveVisitorKeys(trx, ord, s, misses, added, addedStarts, MAX_VISITOR_NUMBER)) out.set(k, n);
+          for (const [k, n] of await resolveVisitorKeys(trx, bulk, ord, s, misses, added, addedStarts, MAX_VISITOR_NUMBER)) out.set(k, n);
         } catch (err) {
           if (!(err instanceof VisitorOrdinalLimitError)) throw err;
           throw new Error(`project ${projectId} has more visitors than ClickHouse's UInt32 visitor numbers hold (${MAX_VISITOR_NUMBER})`);

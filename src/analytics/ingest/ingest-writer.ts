@@ -403,7 +403,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (misses.size === 0) return new Map();
     const cache = cacheFor(ord);
     cache.visitorIndex ??= newVisitorIndexState();
-    return resolveVisitorKeys(trx, ord, cache.visitorIndex, misses, added, addedStarts);
+    return resolveVisitorKeys(trx, bulk, ord, cache.visitorIndex, misses, added, addedStarts);
   }
 
   /**

@@ -11,6 +11,7 @@
 // hint: a hash collision costs a read, never a wrong ordinal). Entries added in a transaction join the index only
 // after it commits (`added`, `addedStarts`): a rolled-back ordinal must never be used or indexed.
 import type { Kysely } from 'kysely';
+import type { BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
 import { analyticsStore as store } from '../store/store.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
@@ -68,12 +69,13 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
 
 /**
  * The ordinals of `misses` in project `ord`, inside `trx` holding the project's write lock: catches up, confirms
- * index candidates by their stored keys, and inserts the keys still missing (sorted) after the watermark, refusing
+ * index candidates by their stored keys (read through `bulk`, a bulk writer of trx's database), and inserts the keys still missing (sorted) after the watermark, refusing
  * (before inserting) when the largest would exceed `maxOrd`. The new entries are pushed to `added` and the new
  * chunks' first ordinals to `addedStarts`, for the caller to index after the commit.
  */
 export async function resolveVisitorKeys(
   trx: Kysely<DB>,
+  bulk: BulkWriter,
   ord: number,
   vi: VisitorIndexState,
   misses: Iterable<string>,
@@ -100,7 +102,7 @@ export async function resolveVisitorKeys(
   if (toConfirm.size > 0) {
     const stored = new Map<string, number>();
     const refs = [...toConfirm].map((o) => ({ first: chunkStartOf(vi.starts, o), ord: o }));
-    for (const r of await store.selectVisitorsByOrd(trx, ord, refs)) stored.set(r.visitor_key, r.ord);
+    for (const r of await store.selectVisitorsByOrd(bulk, trx, ord, refs)) stored.set(r.visitor_key, r.ord);
     for (const key of withCandidates) {
       const o = stored.get(key);
       if (o === undefined) fresh.push(key);

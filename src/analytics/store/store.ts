@@ -1,6 +1,6 @@
 // SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
 import { type Kysely, sql } from 'kysely';
-import type { BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
+import type { BulkLookup, BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
 import { decodeVisitorKey, encodeVisitorKey } from './visitor-key.ts';
 
@@ -39,6 +39,21 @@ const USER_AGENT_TABLE: BulkTable = {
     { name: 'user_agent', type: 'text' },
   ],
   onConflict: 'ignore',
+};
+
+/** A visitor's stored key by (project, first ordinal of its chunk, ordinal): the key's slice of the chunk row. */
+const VISITOR_KEY_LOOKUP: BulkLookup = {
+  keys: [
+    { name: 'project_ord', type: 'integer' },
+    { name: 'first', type: 'bigint' },
+    { name: 'ord', type: 'bigint' },
+  ],
+  // A correlated lookup per key, not a join: both dialects run it as one primary-key probe per key (PostgreSQL
+  // could plan a join with the unnested keys as a scan of the whole dictionary). Null where no chunk is there.
+  join: '',
+  select: `k.ord as ord,
+    (select substr(c.keys, cast((k.ord - c.first_ord) * c.width + 1 as integer), c.width)
+       from analytics_visitor_chunks c where c.project_ord = k.project_ord and c.first_ord = k.first) as visitor_key`,
 };
 
 /**
@@ -204,24 +219,23 @@ export const analyticsStore = {
 
   /**
    * The keys of visitors by ordinal, each with the first ordinal of its chunk (`first`, which the caller knows from
-   * the chunks it read): one key-sized slice of a chunk row per visitor, found by the chunk's primary key. Ordinals
+   * the chunks it read): one key-sized slice of a chunk row per visitor, found by the chunk's primary key, through
+   * `bulk.lookup` (on SQLite one cached statement per ordinal, on PostgreSQL one statement for all). Ordinals
    * their chunk does not hold are left out.
    */
-  async selectVisitorsByOrd(db: Q, projectOrd: number, refs: readonly { first: number; ord: number }[]): Promise<{ ord: number; visitor_key: string }[]> {
+  async selectVisitorsByOrd(
+    bulk: BulkWriter,
+    db: Q,
+    projectOrd: number,
+    refs: readonly { first: number; ord: number }[],
+  ): Promise<{ ord: number; visitor_key: string }[]> {
+    const values: number[] = [];
+    for (const r of refs) values.push(projectOrd, r.first, r.ord);
     const out: { ord: number; visitor_key: string }[] = [];
-    for (let i = 0; i < refs.length; i += 2000) {
-      const part = refs.slice(i, i + 2000);
-      // A correlated lookup per ordinal (both dialects run it as one primary-key probe per row); VALUES columns are
-      // named column1, column2 on SQLite and PostgreSQL alike.
-      const values = sql.join(part.map((r) => sql`(cast(${r.first} as bigint), cast(${r.ord} as bigint))`));
-      const rows = await sql<{ ord: number | string; visitor_key: Uint8Array | null }>`select o.column2 as ord,
-          (select substr(c.keys, cast((o.column2 - c.first_ord) * c.width + 1 as integer), c.width)
-             from analytics_visitor_chunks c where c.project_ord = ${projectOrd} and c.first_ord = o.column1) as visitor_key
-        from (values ${values}) as o`.execute(db);
-      for (const r of rows.rows) {
-        if (r.visitor_key === null || r.visitor_key.length === 0) continue;
-        out.push({ ord: Number(r.ord), visitor_key: decodeVisitorKey(r.visitor_key) });
-      }
+    for (const r of await bulk.lookup(db, VISITOR_KEY_LOOKUP, values)) {
+      const key = r.visitor_key as Uint8Array | null;
+      if (key === null || key.length === 0) continue;
+      out.push({ ord: Number(r.ord), visitor_key: decodeVisitorKey(key) });
     }
     return out;
   },
