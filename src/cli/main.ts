@@ -17,9 +17,9 @@ import { registerWebhookCommands } from './webhook.ts';
  * and its old generation to ~3× the live data: measured per thread (process.memoryUsage) during bench:scale
  * --events 10M --days 365 on SQLite, its heap was ~300 MB around ~100 MB live (a heap snapshot: 96 MB). Tighter
  * settings (16 MiB, 30%: the first choice) kept less but cost the serving thread collections: on PostgreSQL, where
- * that thread does all of an ingest's work, 1.4× the CPU per event of these, which match Node's defaults there
- * (bench:ingest --node-variants --together; bench/README.md, Node flags of inkwell serve). Invariant: only when
- * garbage is collected changes, never what is kept.
+ * that thread does all of an ingest's work, 1.05–1.4× the CPU per event of these (Node's defaults: less still, with
+ * ~1.4× their peak RSS; bench:ingest --node-variants; bench/README.md, Node flags of inkwell serve). Invariant: only
+ * when garbage is collected changes, never what is kept.
  */
 const SERVE_NODE_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=50'];
 
