@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
 import { countWindow } from '../../src/analytics/export/daysets.ts';
 import { type PathRow, sortRows } from '../../src/analytics/export/rows.ts';
-import { LONG_WINDOW_DAYS, SEAL_BEHIND } from '../../src/analytics/export/summary-service.ts';
+import { createSummaryService, LONG_WINDOW_DAYS, SEAL_BEHIND } from '../../src/analytics/export/summary-service.ts';
 import { encodeSegment } from '../../src/analytics/segments/codec.ts';
 import { segmentStore } from '../../src/analytics/store/segment-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
@@ -313,6 +313,32 @@ describeEachDialect('analytics day summaries', (dialect) => {
       ),
       { numRuns: 8 },
     );
+  });
+
+  it('a long window larger than its cache keeps at most the cache in memory (half the summaries cache) and answers the same from memory and blobs', async () => {
+    const p = await a.projects.createProject({ name: 'bounded', repository: 'r' });
+    const events: Ev[] = [];
+    for (let i = 0; i < 800; i++) events.push({ day: i % 80, page: i % 9, visitor: i % 150, ua: (i % 2) as 0 | 1 });
+    await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+    await a.svc.store.summaries.sealOnce({ all: true, batch: 1000 });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const range = { fromDay: DAY0, toDay: DAY0 + 80 };
+    const want = await a.svc.store.summaries.visitors(ord, range);
+    // A cold process whose summaries cache is 8 KiB: the window's 80 visitor sets are larger than its 4 KiB.
+    const db = t.reopen();
+    const cold = createSummaryService({ db, cacheBytes: 8192 });
+    const first = await cold.visitors(ord, range);
+    expect({ totals: first.totals, rows: first.rows }).toEqual({ totals: want.totals, rows: want.rows });
+    expect(first.stats).toMatchObject({ days: 80, fromBlob: 80, rebuilt: 0, fromMemory: 0 });
+    expect(cold.cachedBytes).toBeGreaterThan(0);
+    expect(cold.cachedBytes).toBeLessThanOrEqual(4096);
+    // The next read finds what was kept and streams the rest again: same answer, memory still bounded.
+    const again = await cold.visitors(ord, range);
+    expect({ totals: again.totals, rows: again.rows }).toEqual({ totals: want.totals, rows: want.rows });
+    expect(again.stats.fromMemory).toBeGreaterThan(0);
+    expect(again.stats.fromMemory + again.stats.fromBlob).toBe(80);
+    expect(cold.cachedBytes).toBeLessThanOrEqual(4096);
+    await db.close();
   });
 
   it('visitor ordinals beyond 32 bits are counted from summaries too (same answer), and sealed', async () => {
