@@ -1,5 +1,5 @@
 // Bundles src/ into dist/ (what bin/inkwell.js runs) with esbuild: the CLI (dist/main.js) and the ingest
-// worker thread's and segment merge thread's entries (dist/ingest-worker.js, dist/merge-worker.js), code shared between them and each command's lazily imported
+// worker thread's, the import threads' and segment merge thread's entries (dist/ingest-worker.js, dist/import-worker.js, dist/merge-worker.js), code shared between them and each command's lazily imported
 // part in chunks next to them. Type checking is `npm run typecheck`; this only strips types and bundles
 // (about a second), so it can run before every `npm start` and test run.
 //
@@ -37,7 +37,7 @@ const BUNDLED = ['kysely', 'prom-client', 'commander', 'typebox'];
  * copied next to it: the ingest worker's bootstrap (src/analytics/ingest/ingest-worker-client.ts), which
  * imports ./ingest-worker.js, and the segment merge thread's (src/analytics/segments/merge-worker-client.ts).
  */
-const COPIED = ['analytics/ingest/ingest-worker-boot.cjs', 'analytics/segments/merge-worker-boot.cjs'];
+const COPIED = ['analytics/ingest/ingest-worker-boot.cjs', 'analytics/ingest/import-worker-boot.cjs', 'analytics/segments/merge-worker-boot.cjs'];
 
 /** The most JavaScript the dashboard may ship, gzipped (issue 15). */
 export const DASHBOARD_JS_BUDGET = 250 * 1024;
@@ -115,6 +115,7 @@ export async function buildDist(root = ROOT) {
       entryPoints: [
         { in: path.join(root, 'src/cli/main.ts'), out: 'main' },
         { in: path.join(root, 'src/analytics/ingest/ingest-worker.ts'), out: 'ingest-worker' },
+        { in: path.join(root, 'src/analytics/ingest/import-worker.ts'), out: 'import-worker' },
         { in: path.join(root, 'src/analytics/segments/merge-worker.ts'), out: 'merge-worker' },
       ],
       absWorkingDir: root,

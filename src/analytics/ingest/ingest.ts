@@ -45,6 +45,9 @@ export class UnknownProjectError extends Error {}
  */
 export interface ImportStream {
   readonly size: number;
+  /** The project's settings and the clock as of the last `refresh`: what `add` prepares with (import threads prepare with them too). */
+  readonly project: PrepareProject;
+  readonly now: number;
   /**
    * `ms`: the time of an event of the byte parser (prepare.ts prepareParsed), NaN for any other. `key`: its dedup
    * key as a string, or null with `digest` (32 bytes, or 32 latin1 characters), `occurrence` and `ms` giving its
@@ -114,6 +117,12 @@ export function createIngestService(deps: IngestDeps) {
       return {
         get size() {
           return builder.n;
+        },
+        get project() {
+          return pp as PrepareProject;
+        },
+        get now() {
+          return now;
         },
         add(ev, ms, key, digest, occurrence) {
           const r = Number.isNaN(ms)
