@@ -253,6 +253,16 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     return s;
   }
 
+  /** Adds a load's figures to the service's and has the days it rebuilt persisted. */
+  function finishLoad(projectOrd: number, st: LoadStats, rebuilt: DaySummary[]): void {
+    stats.loads++;
+    stats.fromMemory += st.fromMemory;
+    stats.fromBlob += st.fromBlob;
+    stats.extended += st.extended;
+    stats.rebuilt += st.rebuilt;
+    persistLater(projectOrd, rebuilt);
+  }
+
   /**
    * The day summaries of a window (days with segments only), consistent with one snapshot of the data.
    * `keepNew` false: a day not already in memory is not put there (the sealer's finished days; see sealOnce).
@@ -298,12 +308,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
         return { days: versions.map((v) => out.get(v.day) as DaySummary), versions };
       });
     st.days = days.length;
-    stats.loads++;
-    stats.fromMemory += st.fromMemory;
-    stats.fromBlob += st.fromBlob;
-    stats.extended += st.extended;
-    stats.rebuilt += st.rebuilt;
-    persistLater(projectOrd, rebuilt);
+    finishLoad(projectOrd, st, rebuilt);
     return { days, versions, stats: st };
   }
 
@@ -370,12 +375,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
         return out;
       });
     st.days = sets.length;
-    stats.loads++;
-    stats.fromMemory += st.fromMemory;
-    stats.fromBlob += st.fromBlob;
-    stats.extended += st.extended;
-    stats.rebuilt += st.rebuilt;
-    persistLater(projectOrd, rebuilt);
+    finishLoad(projectOrd, st, rebuilt);
     return { sets, stats: st };
   }
 
