@@ -117,9 +117,11 @@ export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): 
   let output = '';
   // BENCH_SERVICE_LOG=<file>: the service's whole log is appended there too (with BENCH_LOG_LEVEL=info, for profiling).
   const logFile = process.env.BENCH_SERVICE_LOG;
+  const warnings = serviceWarnings(child.pid ?? 0);
   const keep = (b: Buffer) => {
     output = (output + b.toString()).slice(-20_000);
     if (logFile) fs.appendFileSync(logFile, b);
+    warnings(b);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
@@ -154,6 +156,24 @@ export async function startService(s: ServiceEnv, role: 'all' | 'api' = 'api'): 
       clearTimeout(timer);
       return peak;
     },
+  };
+}
+
+/**
+ * The service's warnings and errors (pino level 40 and up: a 5xx's "request failed" and "unhandled error" with
+ * its stack), echoed to the benchmark's stderr as they come, one line each. Why: a benchmark that got a 5xx threw
+ * with the response's body only (the request id), and the service's log, kept in memory, went with it: one 500
+ * seen during a 10M-event ingest (session 14) could not be explained afterwards.
+ */
+export function serviceWarnings(pid: number, write: (line: string) => void = (l) => process.stderr.write(l)): (b: Buffer) => void {
+  let partial = '';
+  return (b) => {
+    const lines = (partial + b.toString()).split('\n');
+    partial = (lines.pop() ?? '').slice(-100_000);
+    for (const line of lines) {
+      const level = /^\{"level":(\d+)/.exec(line)?.[1];
+      if (level !== undefined && Number(level) >= 40) write(`[inkwell ${pid}] ${line.slice(0, 4000)}\n`);
+    }
   };
 }
 
