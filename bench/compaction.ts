@@ -10,7 +10,7 @@
 // reps). With --work seal, --days past days are filled instead and the work is sealing every one's summary
 // (`summaries.sealAll()`, as close() does; the sealer's batches write the same way). Printed per run: ingests/s, latency p50/p99/max, and the compaction's duration. --compare runs the same
 // from another checkout's sources, alternating with this one (A B A B …), so both see the same machine load.
-// Nothing is written to bench/results: the figures go to bench/README.md ("Compaction off the serving thread").
+// Nothing is written to bench/results: the figures go to bench/README.md (Decisions, "Compaction off the serving thread").
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

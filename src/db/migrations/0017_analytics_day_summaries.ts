@@ -10,7 +10,7 @@ import type { DialectCaps } from '../dialect.ts';
 // - `analytics_day_summaries`: one persisted summary blob per (project, day), at the version it was built for.
 //   None is built here: a day's summary is built from its segments when first read, and persisted by the API
 //   process's sealer (every sealIntervalMs) once the day holds still, so this migration does no per-event work
-//   (bounded memory and time whatever the database's size; bench/README.md "Day summaries" has its time).
+//   (bounded memory and time whatever the database's size; bench/README.md, Decisions, "Day summaries" has its time).
 // - dropped: analytics_daily_visits, analytics_daily_views, analytics_daily_facets, analytics_day_facet_versions
 //   and analytics_day_sets (the visitor sets are part of the summaries now).
 export async function up(db: Kysely<any>, caps: DialectCaps): Promise<void> {
