@@ -40,7 +40,7 @@ import { BENCH_PG_ADMIN_URL, openPgRaw } from './baselines/pg-raw.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
 import { DATA_DIR, type DatasetMeta, dayString, ensureDataset, genOptions, START_DAY } from './lib/dataset.ts';
 import { digestExport, type PageRow, type Totals } from './lib/export.ts';
-import { ingestDataset, walkExport } from './lib/inkwell-client.ts';
+import { addCounters, countersDelta, countersText, ingestDataset, type StoreCounters, storeCounters, walkExport } from './lib/inkwell-client.ts';
 import { describeMemory, MEMORY_LOG_PRELOAD, type MemoryAtPeak, memoryAtPeak } from './lib/memory.ts';
 import { environment, writeResults } from './lib/results.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, type ServiceEnv, startService, tempDir } from './lib/service.ts';
@@ -84,6 +84,8 @@ interface ExportFigures {
   firstAfterRestartMs: number;
   warmMs: number;
   digest: string;
+  /** Where the day summaries of the first walk and of the warm walks (summed) came from (services that report it). */
+  days?: { first: StoreCounters | null; warm: StoreCounters | null };
 }
 
 export interface InkwellScale {
@@ -228,16 +230,22 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
         svc = await startService({ ...s, repoDir: side.repoDir });
         try {
           const { dateFrom, dateTo } = windows[w];
+          const atStart = await storeCounters(svc.baseUrl);
           const first = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
+          const days = { first: countersDelta(atStart, await storeCounters(svc.baseUrl)), warm: null as StoreCounters | null };
           const warm: number[] = [];
           for (let i = 0; i < runs; i++) {
             await bump(svc.baseUrl, project.projectId, project.ingestKey);
+            const before = await storeCounters(svc.baseUrl);
             const r = await walkExport(svc.baseUrl, project.projectId, project.adminKey, dateFrom, dateTo);
             if (r.digest !== first.digest) throw new Error(`${w} export changed between walks`);
             warm.push(r.walkMs);
+            days.warm = addCounters(days.warm, countersDelta(before, await storeCounters(svc.baseUrl)));
           }
-          side.exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest };
+          side.exports[w] = { firstAfterRestartMs: Math.round(first.walkMs), warmMs: Math.round(median(warm)), digest: first.digest, days };
           log(`${side.label}: ${w} export first ${Math.round(first.walkMs)} ms, warm ${Math.round(median(warm))} ms`);
+          if (days.first) log(`${side.label}: ${w} first walk's ${countersText(days.first)}`);
+          if (days.warm) log(`${side.label}: ${w} warm walks' ${countersText(days.warm)}`);
         } finally {
           side.peak = Math.max(side.peak, (await svc.stop()) ?? 0);
         }

@@ -149,3 +149,48 @@ export async function walkExport(
     sortedDigest: sd,
   };
 }
+
+/** The analytics store's counters from the service's /metrics (null from a service too old to have them). */
+export interface StoreCounters {
+  memory: number;
+  blob: number;
+  extended: number;
+  rebuilt: number;
+  segmentsCompacted: number;
+}
+
+export async function storeCounters(baseUrl: string): Promise<StoreCounters | null> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const read = (re: RegExp) => {
+    const m = re.exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const day = (source: string) => read(new RegExp(`^inkwell_analytics_summary_days_total\\{source="${source}"\\} (\\d+)$`, 'm'));
+  const c = {
+    memory: day('memory'),
+    blob: day('blob'),
+    extended: day('extended'),
+    rebuilt: day('rebuilt'),
+    segmentsCompacted: read(/^inkwell_analytics_segments_compacted_total (\d+)$/m),
+  };
+  return Object.values(c).some((v) => v === null) ? null : (c as StoreCounters);
+}
+
+const COUNTER_KEYS = ['memory', 'blob', 'extended', 'rebuilt', 'segmentsCompacted'] as const;
+
+/** What changed between two readings (null when either is). */
+export function countersDelta(a: StoreCounters | null, b: StoreCounters | null): StoreCounters | null {
+  if (!a || !b) return null;
+  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, b[k] - a[k]])) as unknown as StoreCounters;
+}
+
+/** Two deltas summed (null counts as nothing; null when both are). */
+export function addCounters(a: StoreCounters | null, b: StoreCounters | null): StoreCounters | null {
+  if (!a || !b) return a ?? b;
+  return Object.fromEntries(COUNTER_KEYS.map((k) => [k, a[k] + b[k]])) as unknown as StoreCounters;
+}
+
+/** A delta as one line for the log. */
+export function countersText(d: StoreCounters): string {
+  return `day summaries from memory ${d.memory}, blob ${d.blob}, extended ${d.extended}, rebuilt ${d.rebuilt}; segments compacted meanwhile ${d.segmentsCompacted}`;
+}

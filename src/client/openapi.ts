@@ -194,7 +194,7 @@ export interface paths {
   "/metrics": {
     /**
      * Prometheus metrics
-     * @description HTTP request durations by method, route pattern and status (`inkwell_http_request_duration_seconds`), and the process metrics of prom-client.
+     * @description HTTP request durations by method, route pattern and status (`inkwell_http_request_duration_seconds`), the analytics store's counters (`inkwell_analytics_summary_days_total{source}`, `inkwell_analytics_summaries_sealed_total`, `inkwell_analytics_segments_compacted_total`) and the process metrics of prom-client.
      */
     get: {
       responses: {

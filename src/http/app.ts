@@ -541,7 +541,7 @@ export async function buildApp(ctx: AppContext, services?: Services, options: { 
   app.setSchemaErrorFormatter((errors, context) => validationToAppError(context, errors));
   addBodyParsers(app, ctx);
   // The app's own registry (a CLI command that builds a context never loads prom-client).
-  const metrics = createMetrics();
+  const metrics = createMetrics(() => analytics.store.counters());
   addRequestHooks(app, ctx, metrics);
   addErrorHandlers(app, ctx, routeMethods);
   await registerOpenApi(app, ctx);

@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client), one registry per app instance.
 import client from 'prom-client';
+import type { AnalyticsCounters } from '../analytics/store/analytics-store.ts';
 
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
 
@@ -85,7 +86,50 @@ export class DurationHistogram {
   }
 }
 
-export function createMetrics() {
+/**
+ * A counter whose values are read at scrape time from counts kept elsewhere (e.g. the analytics store's), in
+ * prom-client's shape like DurationHistogram: nothing is copied on the hot path.
+ */
+export class ReadCounter {
+  readonly type = 'counter';
+  readonly aggregator = 'sum';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    private readonly read: () => { labels: Record<string, string>; value: number }[],
+  ) {}
+
+  get(): { name: string; help: string; type: string; values: { labels: Record<string, string>; value: number }[]; aggregator: string } {
+    return { name: this.name, help: this.help, type: this.type, values: this.read(), aggregator: this.aggregator };
+  }
+
+  reset(): void {}
+}
+
+/** The analytics store's counters (AnalyticsStore.counters) as Prometheus counters; a part the backend does not report is left out. */
+function analyticsCounters(read: () => AnalyticsCounters): ReadCounter[] {
+  return [
+    new ReadCounter(
+      'inkwell_analytics_summary_days_total',
+      'Day summaries loaded by reads and by the background sealer, by source: memory, blob (stored), extended (from an older one), rebuilt (from segments)',
+      ['source'],
+      () => Object.entries(read().summaryDays ?? {}).map(([source, value]) => ({ labels: { source }, value })),
+    ),
+    new ReadCounter('inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', [], () => {
+      const n = read().summariesSealed;
+      return n === undefined ? [] : [{ labels: {}, value: n }];
+    }),
+    new ReadCounter('inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', [], () => {
+      const n = read().segmentsCompacted;
+      return n === undefined ? [] : [{ labels: {}, value: n }];
+    }),
+  ];
+}
+
+/** `analytics`: the store's counters, exposed when given (the app passes its store's). */
+export function createMetrics(analytics?: () => AnalyticsCounters) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const httpDuration = new DurationHistogram(
@@ -95,7 +139,7 @@ export function createMetrics() {
     HTTP_BUCKETS,
   );
   // The registry only reads name, help, type, aggregator, get() and reset() (a structural fit its typings do not declare).
-  registry.registerMetric(httpDuration as unknown as client.Metric);
+  for (const m of [httpDuration, ...(analytics ? analyticsCounters(analytics) : [])]) registry.registerMetric(m as unknown as client.Metric);
   return { registry, httpDuration, client };
 }
 

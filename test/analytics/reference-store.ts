@@ -260,6 +260,7 @@ export function createReferenceStore(): AnalyticsStore {
       return { scanned: p.events.length, changed };
     },
 
+    counters: () => ({}),
     async health() {
       return { ok: true };
     },

@@ -6,6 +6,8 @@ import { testConfig } from '../../src/config.ts';
 import { createContext, wireServices } from '../../src/context.ts';
 import { buildApp, routeTable } from '../../src/http/app.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { sendEvents } from '../analytics/api.ts';
+import { DAY_MS, generate, START_MS } from '../analytics/dataset.ts';
 import { httpRequest, type Seeded, startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
 
@@ -46,6 +48,40 @@ describeEachDialect('ops endpoints', (dialect) => {
     expect(r.text).not.toContain('/no/such/path');
     expect(r.text).toContain('process_cpu_user_seconds_total');
     expect(r.text).not.toContain(s.adminKey);
+  });
+
+  it("/metrics → the analytics store's counters: where the day summaries of reads came from", async () => {
+    const counts = async () => {
+      const text = (await t.request('GET', '/metrics')).text;
+      const at = (source: string) => Number(new RegExp(`^inkwell_analytics_summary_days_total\\{source="${source}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+      expect(text).toContain('# TYPE inkwell_analytics_summary_days_total counter');
+      expect(text).toMatch(/^inkwell_analytics_summaries_sealed_total \d+$/m);
+      expect(text).toMatch(/^inkwell_analytics_segments_compacted_total \d+$/m);
+      return { memory: at('memory'), blob: at('blob'), extended: at('extended'), rebuilt: at('rebuilt') };
+    };
+    const p = await t.seed({ name: 'Metrics' });
+    const data = generate({ seed: 7, events: 300, days: 3 });
+    await sendEvents(
+      t,
+      p.ingestSecretKey,
+      p.project.id,
+      data.map((d) => d.wire),
+    );
+    const window = `dateFrom=${new Date(START_MS).toISOString().slice(0, 10)}&dateTo=${new Date(START_MS + 3 * DAY_MS).toISOString().slice(0, 10)}`;
+    const before = await counts();
+    for (const v of Object.values(before)) expect(Number.isInteger(v)).toBe(true);
+    expect((await t.request('GET', `/v1/analytics/${p.project.id}/visitors?${window}`, { key: p.adminKey })).status).toBe(200);
+    const first = await counts();
+    // The window's 3 days, each from somewhere (nothing was in memory: rebuilt from its segments or its blob).
+    const used = (c: typeof first) => c.memory + c.blob + c.extended + c.rebuilt;
+    expect(used(first) - used(before)).toBe(3);
+    expect(first.memory).toBe(before.memory);
+    // Another window (an answer already computed may be kept whole) over 2 of those days, unchanged since: from memory.
+    const two = `dateFrom=${new Date(START_MS).toISOString().slice(0, 10)}&dateTo=${new Date(START_MS + 2 * DAY_MS).toISOString().slice(0, 10)}`;
+    expect((await t.request('GET', `/v1/analytics/${p.project.id}/visitors?${two}`, { key: p.adminKey })).status).toBe(200);
+    const second = await counts();
+    expect(second.memory - first.memory).toBe(2);
+    expect(used(second) - used(first)).toBe(2);
   });
 
   it('/openapi.json is a valid OpenAPI 3.1 document listing every registered route', async () => {

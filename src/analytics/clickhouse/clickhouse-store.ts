@@ -581,6 +581,8 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     agents,
     referrers,
     reclassify,
+    // No summaries or compaction of its own: ClickHouse merges parts itself (system.parts has their figures).
+    counters: () => ({}),
     health,
     async warmUp() {},
     startBackground() {},

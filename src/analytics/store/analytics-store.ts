@@ -37,6 +37,19 @@ export interface ReclassifyResult {
 
 export type AnalyticsHealth = { ok: true } | { ok: false; reason: string };
 
+/**
+ * What a store's background work and caches did since the process started (monotonic counts, read by
+ * `GET /metrics`). A backend reports the parts it has.
+ */
+export interface AnalyticsCounters {
+  /** Day summaries loaded (by reads and by the sealer), by where each came from: held in memory at its version, its stored blob, extended from an older one by the segments appended since, rebuilt from all the day's segments. */
+  summaryDays?: { memory: number; blob: number; extended: number; rebuilt: number };
+  /** Day summaries the background sealer stored. */
+  summariesSealed?: number;
+  /** Segments compaction merged (replaced by fewer). */
+  segmentsCompacted?: number;
+}
+
 export interface AnalyticsStore {
   /**
    * Stores a batch of prepared events of one project. Resolves only once they are durable (the 202 is sent
@@ -60,6 +73,8 @@ export interface AnalyticsStore {
    * the current rules and rebuilds everything derived from them; every answer afterwards follows the new classes.
    */
   reclassify(projectId: string, onProgress?: (done: number, total: number) => void): Promise<ReclassifyResult>;
+  /** What its caches and background work did since the process started (for /metrics; never throws). */
+  counters(): AnalyticsCounters;
   /** Whether the store can take and answer requests now (never throws). */
   health(): Promise<AnalyticsHealth>;
   /** Gets ready to append (e.g. starts a writer thread now rather than on the first batch). */

@@ -205,6 +205,14 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
     agents: (projectId, q) => insights.agents(projectId, q),
     referrers: (projectId, q) => insights.referrers(projectId, q),
     reclassify,
+    counters() {
+      const st = summaries.stats;
+      return {
+        summaryDays: { memory: st.fromMemory, blob: st.fromBlob, extended: st.extended, rebuilt: st.rebuilt },
+        summariesSealed: st.sealed,
+        segmentsCompacted: segmentsMerged,
+      };
+    },
     async health() {
       try {
         await ping(deps.db);
