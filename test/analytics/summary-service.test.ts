@@ -252,6 +252,29 @@ describeEachDialect('analytics day summaries', (dialect) => {
     await b.svc.close();
   });
 
+  it('the process that compacted a day keeps its cached summary, carried to the new version (not read again from the blob)', async () => {
+    const p = await a.projects.createProject({ name: 'carry', repository: 'r' });
+    for (let i = 0; i < 10; i++) await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 3, visitor: i, ua: (i % 2) as 0 | 1 })], { source: 'api' });
+    await a.svc.ingest.ingest(p.id, [wire({ day: 1, page: 1, visitor: 1, ua: 0 })], { source: 'api' });
+    await expectExact(a, p.id, 'k1', DAY0, DAY0 + 2);
+    await a.svc.store.summaries.persisted();
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const v0 = (await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0]?.version as number;
+    expect(await a.svc.store.compact()).toBeGreaterThanOrEqual(10);
+    expect((await summaryStore.selectDayVersions(t.db.kysely, ord, { fromDay: DAY0, toDay: DAY0 + 1 }))[0]?.version).toBe(v0 + 1);
+    const before = { ...a.svc.store.summaries.stats };
+    await expectExact(a, p.id, 'k2', DAY0, DAY0 + 2);
+    const st = a.svc.store.summaries.stats;
+    // Both exports (visitors, views) over both days, all from memory: day 0 at its new version.
+    expect(st.fromMemory - before.fromMemory).toBe(4);
+    expect([st.fromBlob - before.fromBlob, st.extended - before.extended, st.rebuilt - before.rebuilt]).toEqual([0, 0, 0]);
+    // Another process's cache is not carried: it reads the (carried) blob and answers the same.
+    const b = serviceOn(t.reopen());
+    await expectExact(b, p.id, 'k3', DAY0, DAY0 + 2);
+    expect(b.svc.store.summaries.stats.rebuilt).toBe(0);
+    await b.svc.close();
+  });
+
   it(`windows over ${LONG_WINDOW_DAYS} days (visitor sets streamed from blobs) answer as the day-based count and the stored events, with days in memory, stored, extended, rebuilt and rewritten, across restarts`, async () => {
     const evArb = fc.record({
       day: fc.integer({ min: 0, max: 100 }),

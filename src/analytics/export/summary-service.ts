@@ -169,6 +169,20 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     summaries.set(dayKey(projectOrd, s.day), s, summaryBytes(s));
   }
 
+  /**
+   * Compaction moved a day from version `from` to `to` without changing its events (segment-days.ts
+   * swapCompaction): what memory holds of it at `from` is exact at `to` and is re-labelled (new objects: a load
+   * in progress keeps what it read). Invariant: called only with the versions of a swap made; a summary held at
+   * any other version is left as it is (the next read resolves it).
+   */
+  function carry(projectOrd: number, day: number, from: number, to: number): void {
+    const key = dayKey(projectOrd, day);
+    const s = summaries.get(key);
+    if (s && s.version === from) summaries.set(key, { ...s, version: to, visitors: { ...s.visitors, version: to } }, summaryBytes(s));
+    const set = longSets.get(key);
+    if (set && set.version === from) longSets.set(key, { ...set, version: to }, daySetBytes(set));
+  }
+
   /** The static-asset answer of every path id of `segments` (texts read in the caller's transaction when not known). */
   async function assetsFor(q: Kysely<DB>, projectOrd: number, segments: readonly SeqSegment[]): Promise<(pathId: number) => boolean> {
     let known = assets.get(projectOrd);
@@ -587,9 +601,11 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     startSealer,
     stop,
     stats,
-    /** Forgets every in-memory summary and path text (tests: a cold process). */
+    /** A compaction swap moved a day from one version to the next, its events unchanged (see carry). */
+    carry,
     /** Resolves once the summaries reads rebuilt so far are persisted (tests). */
     persisted: (): Promise<void> => persisting,
+    /** Forgets every in-memory summary and path text (tests: a cold process). */
     clear(): void {
       summaries.clear();
       longSets.clear();

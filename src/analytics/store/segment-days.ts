@@ -126,8 +126,14 @@ export async function readCompaction(db: Kysely<DB>, projectOrd: number, day: nu
 /** What the swap needs of a plan (not the segments themselves). */
 export type SwapPlan = Omit<CompactionPlan, 'segments'>;
 
-/** Why a swap was not made: `replaced`, the day was rewritten since it was read; `summary`, it would make a summary stale. */
-export type SwapOutcome = { swapped: true; segments: number } | { swapped: false; reason: 'replaced' | 'summary' };
+/**
+ * Why a swap was not made: `replaced`, the day was rewritten since it was read; `summary`, it would make a summary
+ * stale. A swap made says the day's version it moved from and to (null: the day had none): a summary exact at
+ * `from` is exact at `to` (see swapCompaction), so a cache may carry it too.
+ */
+export type SwapOutcome =
+  | { swapped: true; segments: number; version: { from: number; to: number } | null }
+  | { swapped: false; reason: 'replaced' | 'summary' };
 
 /**
  * Compaction's last step, one short transaction: replaces the plan's segments by `merged` (mergeSegments of
@@ -158,7 +164,7 @@ export async function swapCompaction(db: Kysely<DB>, plan: SwapPlan, merged: Uin
     // them. Carried over rather than rebuilt (bench:scale: compaction would otherwise make every finished day's
     // summary stale).
     if (before !== undefined) await summaryStore.carrySummary(trx, projectOrd, day, before, before + 1);
-    return { swapped: true, segments: plan.seqs.length };
+    return { swapped: true, segments: plan.seqs.length, version: before === undefined ? null : { from: before, to: before + 1 } };
   });
 }
 

@@ -13,7 +13,7 @@ import { createWorkerWriter, type WorkerSetup } from '../ingest/ingest-worker-cl
 import { createGroupWriter, type IngestWriter } from '../ingest/ingest-writer.ts';
 import { createSegmentMerger } from '../segments/merge-worker-client.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
-import { compactDay, reclassifyDay, type SegmentMerge } from './segment-days.ts';
+import { compactDay, reclassifyDay, type SegmentMerge, type SwapPlan } from './segment-days.ts';
 import { segmentStore } from './segment-store.ts';
 import { analyticsStore as store } from './store.ts';
 import { summaryStore } from './summary-store.ts';
@@ -163,7 +163,15 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
       if (days >= COMPACT_DAYS) continue;
       // Quiet: the day's version is the one the previous step saw (nothing appended for a step): merged whole.
       const quiet = lastSeen.get(key) === version;
-      const n = await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS, merge, (plan, m) => writer.swapCompaction(plan, m), quiet);
+      const swap = async (plan: SwapPlan, m: Uint8Array[]) => {
+        const r = await writer.swapCompaction(plan, m);
+        // The day's events did not change: what this process holds of it is carried to the new version instead
+        // of being read and decoded again from its blob (at 100M events, compaction merges each quiet day whole
+        // after the ingest, through the first exports).
+        if (r.swapped && r.version) summaries.carry(projectOrd, day, r.version.from, r.version.to);
+        return r;
+      };
+      const n = await compactDay(deps.db.kysely, projectOrd, day, COMPACT_MIN_SEGMENTS, merge, swap, quiet);
       if (n > 0) days++;
       merged += n;
     }
