@@ -1,13 +1,12 @@
 // One piece of a log file (whole lines), parsed, classified and prepared into write batches: what an import
-// thread (import-worker.ts) does for the parallel import (import-parallel.ts). Line for line the work of the
-// serial import's onLine (import.ts): the same splitter, parsers, preparer checks and line digests, so the same
-// events, errors and keys. What depends on the lines before a piece is left to the ordered stage in the main
+// thread (import-worker.ts) does for the parallel import (import-parallel.ts). Its lines are handled by the
+// serial import's line handler (import-lines.ts LineHandler: the same splitter, parsers, counts and line digests)
+// and prepared with the same preparer checks, so the same events, errors and keys. What depends on the lines before a piece is left to the ordered stage in the main
 // thread: line numbers (samples carry numbers within the piece) and occurrences of identical lines (every parsed
 // line's digest is sent, in order: accepted ones in the batches' LineKeys with occ 0 until then, refused ones in
 // `refused`, so the occurrence counter sees the same sequence as the serial import's).
-import crypto from 'node:crypto';
-import { LineSplitter, MAX_LINE_BYTES } from './line-splitter.ts';
-import { combinedBytesState, parseCombinedBytes, parseCombinedLine, parseJsonLine, type RawEvent } from './logparse.ts';
+import { type KeepLine, type LineCounts, LineHandler } from './import-lines.ts';
+import { LineSplitter } from './line-splitter.ts';
 import { createEventPreparer, type PrepareProject } from './prepare.ts';
 import { BatchBuilder, type WriteBatch } from './write-batch.ts';
 
@@ -28,17 +27,13 @@ export interface ChunkJob {
   now: number;
 }
 
-export interface ChunkResult {
+/** The piece's counts (LineCounts: its first problems' `line` counted from 1 within the piece), batches and refused lines. */
+export interface ChunkResult extends LineCounts {
   seq: number;
   /** The piece's buffer, handed back for the next read (no new buffer per piece for the collector to find). */
   buffer: ArrayBuffer | null;
   /** Line numbers the piece used (every line, blank and too long ones too). */
   lineCount: number;
-  lines: number;
-  unparseable: number;
-  rejected: number;
-  /** The piece's first problems (at most `maxSamples`), `line` counted from 1 within the piece. */
-  samples: { line: number; error: string }[];
   /** Every event has a line key; its occurrence (LineKeys.occ) is 0 until the ordered stage sets it. */
   batches: WriteBatch[];
   /** Digests (32 bytes each) of parsed lines that validation refused, in order. */
@@ -52,49 +47,34 @@ const MAX_SAMPLES = 10;
 
 export class ChunkImporter {
   private readonly preparer;
-  private readonly bytesState = combinedBytesState();
   private readonly splitter = new LineSplitter();
-  private readonly parse: (line: string) => RawEvent | null;
-  private readonly combined: boolean;
+  /** The lines of the piece being run; `keep` is set per piece (its project, batches and refused lines). */
+  private readonly lines: LineHandler;
+  private keep: KeepLine = () => null;
 
   constructor(private readonly setup: ChunkSetup) {
     this.preparer = createEventPreparer({ visitors: setup.cacheEntries, paths: setup.cacheEntries });
-    this.combined = setup.format === 'combined';
-    this.parse = this.combined ? parseCombinedLine : parseJsonLine;
+    this.lines = new LineHandler(setup.format, (ev, ms, digest, keyMs) => this.keep(ev, ms, digest, keyMs), MAX_SAMPLES, emptyResult(-1, null));
   }
 
   run(job: ChunkJob): ChunkResult {
-    const { preparer, bytesState, combined, parse } = this;
+    const { preparer, lines } = this;
     const { project, now } = job;
     const gen = preparer.beginBatch(project);
     const batchSize = this.setup.batchSize;
-    const r: ChunkResult = {
-      seq: job.seq,
-      buffer: job.bytes.buffer as ArrayBuffer,
-      lineCount: 0,
-      lines: 0,
-      unparseable: 0,
-      rejected: 0,
-      samples: [],
-      batches: [],
-      refused: new Uint8Array(0),
-      refusedAt: new Int32Array(0),
-    };
+    const r = emptyResult(job.seq, job.bytes.buffer as ArrayBuffer);
     let builder = new BatchBuilder(Math.min(batchSize, 8192));
     let accepted = 0;
     const refused: Buffer[] = [];
     const refusedAt: number[] = [];
-    const sample = (error: string) => {
-      if (r.samples.length < MAX_SAMPLES) r.samples.push({ line: r.lineCount, error });
-    };
-    /** `digest`: 32 bytes, or 32 latin1 characters. */
-    const keep = (prepared: ReturnType<typeof preparer.prepare>, digest: Uint8Array | string, keyMs: number) => {
+    // A line's occurrence is the ordered stage's (LineKeys.occ 0 until then); a refused line's digest is sent in
+    // `refused`, so that stage counts it too.
+    this.keep = (ev, ms, digest, keyMs) => {
+      const prepared = Number.isNaN(ms) ? preparer.prepare(ev, project, gen, now, null) : preparer.prepareParsed(ev, ms, project, gen, now, null);
       if (typeof prepared === 'string') {
-        r.rejected++;
-        sample(prepared);
         refused.push(typeof digest === 'string' ? Buffer.from(digest, 'latin1') : Buffer.from(digest));
         refusedAt.push(accepted);
-        return;
+        return prepared;
       }
       builder.add(prepared, digest, 0, keyMs);
       accepted++;
@@ -102,52 +82,18 @@ export class ChunkImporter {
         r.batches.push(builder.take() as WriteBatch);
         builder = new BatchBuilder(Math.min(batchSize, 8192));
       }
+      return null;
     };
-    const textLine = (line: string) => {
-      if (line.trim() === '') return;
-      r.lines++;
-      const ev = parse(line);
-      if (!ev) {
-        r.unparseable++;
-        sample(`not a ${combined ? 'combined-format' : 'JSON event'} line`);
-        return;
-      }
-      const digest = crypto.hash('sha256', line, 'buffer');
-      keep(preparer.prepare(ev, project, gen, now, null), digest, ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN);
-    };
-    const onLine = (buf: Buffer, start: number, end: number) => {
-      r.lineCount++;
-      const first = buf[start];
-      if (combined && first !== undefined && first > 32 && first < 127) {
-        const ev = parseCombinedBytes(buf, start, end, bytesState);
-        if (ev !== undefined) {
-          r.lines++;
-          if (ev === null) {
-            r.unparseable++;
-            sample('not a combined-format line');
-            return;
-          }
-          const ms = bytesState.ms;
-          const digest = crypto.hash('sha256', buf.subarray(start, end), 'binary');
-          keep(preparer.prepareParsed(ev, ms, project, gen, now, null), digest, ms);
-          return;
-        }
-      }
-      textLine(buf.toString('utf8', start, end));
-    };
-    const onTooLong = () => {
-      r.lineCount++;
-      r.lines++;
-      r.unparseable++;
-      sample(`line longer than ${MAX_LINE_BYTES} bytes`);
-    };
+    lines.counts = r;
+    lines.lineNo = 0;
     const bytes = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
-    this.splitter.push(bytes, onLine, onTooLong);
+    this.splitter.push(bytes, lines.onLine, lines.onTooLong);
     let open = false;
     this.splitter.end(() => {
       open = true;
-    }, onTooLong);
+    }, lines.onTooLong);
     if (open) throw new Error('an import piece must end with a line break');
+    r.lineCount = lines.lineNo;
     const last = builder.take();
     if (last !== null) r.batches.push(last);
     if (refused.length > 0) {
@@ -156,6 +102,22 @@ export class ChunkImporter {
     }
     return r;
   }
+}
+
+/** A result with nothing counted yet. */
+export function emptyResult(seq: number, buffer: ArrayBuffer | null): ChunkResult {
+  return {
+    seq,
+    buffer,
+    lineCount: 0,
+    lines: 0,
+    unparseable: 0,
+    rejected: 0,
+    samples: [],
+    batches: [],
+    refused: new Uint8Array(0),
+    refusedAt: new Int32Array(0),
+  };
 }
 
 /** The buffers a result can hand over rather than copy (its typed arrays'). */

@@ -19,8 +19,8 @@
 // that fails fails the import (with its pending writes settled first); nothing unacknowledged is reported.
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { HELD_BACK, IMPORT_IN_FLIGHT, type ImportOptions, type ImportStats, MAX_SAMPLES, OccurrenceCounter } from './import.ts';
-import type { ChunkJob, ChunkResult, ChunkSetup } from './import-chunk.ts';
+import { DurableAppends, HELD_BACK, type ImportOptions, type ImportStats, MAX_SAMPLES, OccurrenceCounter } from './import.ts';
+import { type ChunkJob, type ChunkResult, type ChunkSetup, emptyResult } from './import-chunk.ts';
 import type { IngestService } from './ingest.ts';
 import { MAX_LINE_BYTES } from './line-splitter.ts';
 
@@ -110,18 +110,12 @@ class ImportThreads {
 
 /** A result that no thread computes (a line too long, the held-back last line). */
 function marker(lines: number, error: string): ChunkResult {
-  return {
-    seq: -1,
-    buffer: null,
-    lineCount: 1,
-    lines,
-    unparseable: lines,
-    rejected: 0,
-    samples: [{ line: 1, error }],
-    batches: [],
-    refused: new Uint8Array(0),
-    refusedAt: new Int32Array(0),
-  };
+  const r = emptyResult(-1, null);
+  r.lineCount = 1;
+  r.lines = lines;
+  r.unparseable = lines;
+  r.samples.push({ line: 1, error });
+  return r;
 }
 
 /** Test hooks of the parallel import. */
@@ -147,8 +141,7 @@ export async function importParallel(
   const threads = new ImportThreads(workers, { format: opts.format, batchSize, cacheEntries: THREAD_CACHE });
   hooks.onThreads?.(threads.workers);
   const queue: Queued[] = [];
-  const inFlight = new Set<Promise<void>>();
-  let failure: unknown = null;
+  const appends = new DurableAppends(stream, stats, totalBytes, opts.onProgress);
   /** Line numbers used by the pieces handed on so far. */
   let lineBase = 0;
   let seq = 0;
@@ -184,21 +177,8 @@ export async function importParallel(
     }
     for (; k < r.refusedAt.length; k++) occurrences.nextDigestAt(r.refused, 32 * k);
     for (const batch of r.batches) {
-      while (inFlight.size >= IMPORT_IN_FLIGHT && failure === null) await Promise.race(inFlight);
-      if (failure) throw failure;
-      const done = q.end;
-      const p: Promise<void> = stream
-        .append(batch)
-        .then((inserted) => {
-          stats.accepted += batch.n;
-          stats.inserted += inserted;
-          opts.onProgress?.(done, totalBytes, stats);
-        })
-        .catch((err: unknown) => {
-          failure ??= err;
-        })
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
+      await appends.room();
+      appends.append(batch, q.end);
     }
   };
 
@@ -256,17 +236,16 @@ export async function importParallel(
         skipping = true;
       }
       while (queue.length >= workers * QUEUED_PER_THREAD) await handOnOldest();
-      if (failure) throw failure;
+      appends.check();
     }
     if (skipping) enqueue(Promise.resolve(marker(1, `line longer than ${MAX_LINE_BYTES} bytes`)), totalBytes);
     // A last line without a line break is held back (see importFile): not counted in `lines`, named in a sample.
     else if (carry !== null && carry.length > 0) enqueue(Promise.resolve(marker(0, HELD_BACK)), totalBytes);
     while (queue.length > 0) await handOnOldest();
-    await Promise.all(inFlight);
-    if (failure) throw failure;
+    await appends.drain();
   } catch (err) {
     // The writes handed on settle first: the caller may close the store next.
-    await Promise.allSettled([...inFlight]);
+    await appends.settle();
     throw err;
   } finally {
     await fh.close();

@@ -1,8 +1,8 @@
 // Access-log import (`inkwell analytics import`): the file read in chunks and split into lines on bytes
 // (line-splitter.ts), combined-format lines parsed from their bytes (logparse.ts: parseCombinedBytes; other lines
-// decoded and parsed as text), each event prepared as it is read by the same ingest service as the API (its
-// import stream: same checks, packed into the batch being built), a bounded number of batches in flight (reading
-// waits for the writer).
+// decoded and parsed as text; import-lines.ts LineHandler, shared with the import threads), each event prepared as
+// it is read by the same ingest service as the API (its import stream: same checks, packed into the batch being
+// built), a bounded number of batches in flight (reading waits for the writer).
 //
 // Idempotency: every line gets a dedup key = its time + sha256(line content + '\n' + occurrence), where occurrence
 // counts earlier identical lines in the same file (two identical lines are two requests: same client, same
@@ -23,11 +23,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { LineHandler } from './import-lines.ts';
 import { importParallel, type ParallelHooks } from './import-parallel.ts';
-import type { IngestService } from './ingest.ts';
-import { digestDedupKeyAt } from './line-key.ts';
-import { LineSplitter, MAX_LINE_BYTES } from './line-splitter.ts';
-import { combinedBytesState, parseCombinedBytes, parseCombinedLine, parseJsonLine, type RawEvent } from './logparse.ts';
+import type { ImportStream, IngestService } from './ingest.ts';
+import { LineSplitter } from './line-splitter.ts';
+import type { WriteBatch } from './write-batch.ts';
 
 export { digestDedupKeyAt, lineDedupKey, lineDedupKeyAt } from './line-key.ts';
 
@@ -290,105 +290,94 @@ export function lineHash(line: string): string {
 /** Bytes read from the file at a time. */
 const READ_CHUNK = 1 << 20;
 
-export async function importFile(ingest: IngestService, opts: ImportOptions): Promise<ImportStats> {
-  const workers = opts.workers ?? importThreads(fs.statSync(opts.file).size);
-  if (workers > 0) return importParallel(ingest, opts, workers, opts.batchSize ?? IMPORT_BATCH, opts.parallel);
-  const combined = opts.format === 'combined';
-  const parse: (line: string) => RawEvent | null = combined ? parseCombinedLine : parseJsonLine;
-  const batchSize = opts.batchSize ?? IMPORT_BATCH;
-  const totalBytes = fs.statSync(opts.file).size;
-  const stats: ImportStats = { lines: 0, unparseable: 0, accepted: 0, inserted: 0, rejected: 0, samples: [] };
-  const occurrences = new OccurrenceCounter();
-  const bytesState = combinedBytesState();
-  const stream = await ingest.importStream(opts.projectId);
-  let lineNo = 0;
-  let bytesRead = 0;
+/**
+ * An import's batches between its stream and the store: at most IMPORT_IN_FLIGHT handed on at once (`room` waits
+ * for a slot), each one's counts added to the stats, and onProgress told, only once the store acknowledged it
+ * (after its transaction committed): what is reported imported survives a crash. The first failure is kept and
+ * thrown by the next `room`, `check` or `drain`. Both import paths hand on through it (importFile, importParallel).
+ */
+export class DurableAppends {
+  private readonly inFlight = new Set<Promise<void>>();
+  private failure: unknown = null;
 
-  const sample = (line: number, error: string) => {
-    if (stats.samples.length < MAX_SAMPLES) stats.samples.push({ line, error });
-  };
+  constructor(
+    private readonly stream: ImportStream,
+    private readonly stats: ImportStats,
+    private readonly totalBytes: number,
+    private readonly onProgress: ImportOptions['onProgress'],
+  ) {}
 
-  // Up to IMPORT_IN_FLIGHT batches are handed to ingest at once, so the writer writes one while the next lines
-  // are parsed (and the group commit may take two in one transaction). Reading waits for a slot: the memory
-  // held does not grow with the file.
-  const inFlight = new Set<Promise<void>>();
-  let failure: unknown = null;
-  /** Hands the batch built so far on to be stored; its counts join the stats once it is durable. */
-  const handOn = () => {
-    const batch = stream.take();
-    if (batch === null) return;
-    const p: Promise<void> = stream
+  /** Hands `batch` on to be stored; once durable its counts join the stats, reported with `offset` bytes done. */
+  append(batch: WriteBatch, offset: number): void {
+    const { stats } = this;
+    const p: Promise<void> = this.stream
       .append(batch)
       .then((inserted) => {
         stats.accepted += batch.n;
         stats.inserted += inserted;
-        opts.onProgress?.(bytesRead, totalBytes, stats);
+        this.onProgress?.(offset, this.totalBytes, stats);
       })
       .catch((err: unknown) => {
-        failure ??= err;
+        this.failure ??= err;
       })
-      .finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  };
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
 
-  /**
-   * Prepares a parsed line at once (ingest.ts ImportStream: what a batch holds is packed, no parsed event lives on).
-   * `ms`: the time of an event of the byte parser (ingest skips the checks it guarantees), NaN for others. Its key
-   * is `key`, or, when `digest` is given, the line key of that digest, occurrence and time (write-batch.ts LineKeys).
-   */
-  const add = (ev: RawEvent, key: string | null, ms: number, digest: string | null, occurrence: number) => {
-    const error = stream.add(ev, ms, key, digest, occurrence);
-    if (error !== null) {
-      stats.rejected++;
-      sample(lineNo, error);
-    } else if (stream.size >= batchSize) handOn();
-  };
+  /** Waits until fewer than IMPORT_IN_FLIGHT batches are in flight; throws the first failure. */
+  async room(): Promise<void> {
+    while (this.inFlight.size >= IMPORT_IN_FLIGHT && this.failure === null) await Promise.race(this.inFlight);
+    this.check();
+  }
 
-  /** A line as text (node:readline's decoding), parsed and keyed as it always was. */
-  const textLine = (line: string) => {
-    if (line.trim() === '') return;
-    stats.lines++;
-    const ev = parse(line);
-    if (!ev) {
-      stats.unparseable++;
-      sample(lineNo, `not a ${combined ? 'combined-format' : 'JSON event'} line`);
-      return;
-    }
-    const digest = crypto.hash('sha256', line, 'buffer');
-    add(ev, digestDedupKeyAt(digest, occurrences.nextDigest(digest), ev.timestamp ? Date.parse(ev.timestamp) : Number.NaN), Number.NaN, null, -1);
-  };
+  /** Throws the first failure of a batch handed on, if any. */
+  check(): void {
+    if (this.failure !== null) throw this.failure;
+  }
 
-  const onLine = (buf: Buffer, start: number, end: number) => {
-    lineNo++;
-    const first = buf[start];
-    // Combined lines that start with a visible ASCII character go through the byte parser; it sends back the rest
-    // (non-ASCII, escapes) as undefined. For its lines the text is their bytes, so the hash of the bytes is the
-    // hash of the text: keys do not change.
-    if (combined && first !== undefined && first > 32 && first < 127) {
-      const ev = parseCombinedBytes(buf, start, end, bytesState);
-      if (ev !== undefined) {
-        stats.lines++;
-        if (ev === null) {
-          stats.unparseable++;
-          sample(lineNo, 'not a combined-format line');
-          return;
-        }
-        // As a latin1 ('binary') string (see nextDigestText): the same 32 bytes.
-        const digest = crypto.hash('sha256', buf.subarray(start, end), 'binary');
-        // The key goes as the line's digest (write-batch.ts LineKeys): the same key, no string made here.
-        add(ev, null, bytesState.ms, digest, occurrences.nextDigestText(digest));
-        return;
-      }
-    }
-    textLine(buf.toString('utf8', start, end));
-  };
+  /** Waits for every batch handed on; throws the first failure. */
+  async drain(): Promise<void> {
+    await Promise.all(this.inFlight);
+    this.check();
+  }
 
-  const onTooLong = () => {
-    lineNo++;
-    stats.lines++;
-    stats.unparseable++;
-    sample(lineNo, `line longer than ${MAX_LINE_BYTES} bytes`);
+  /** Waits for every batch handed on to settle, failed or not (before the caller may close the store). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
+
+export async function importFile(ingest: IngestService, opts: ImportOptions): Promise<ImportStats> {
+  const workers = opts.workers ?? importThreads(fs.statSync(opts.file).size);
+  if (workers > 0) return importParallel(ingest, opts, workers, opts.batchSize ?? IMPORT_BATCH, opts.parallel);
+  const batchSize = opts.batchSize ?? IMPORT_BATCH;
+  const totalBytes = fs.statSync(opts.file).size;
+  const occurrences = new OccurrenceCounter();
+  const stream = await ingest.importStream(opts.projectId);
+  let bytesRead = 0;
+  const stats: ImportStats = { lines: 0, unparseable: 0, accepted: 0, inserted: 0, rejected: 0, samples: [] };
+  // Up to IMPORT_IN_FLIGHT batches are handed to ingest at once, so the writer writes one while the next lines
+  // are parsed (and the group commit may take two in one transaction). Reading waits for a slot: the memory
+  // held does not grow with the file.
+  const appends = new DurableAppends(stream, stats, totalBytes, opts.onProgress);
+  /** Hands the batch built so far on to be stored. */
+  const handOn = () => {
+    const batch = stream.take();
+    if (batch !== null) appends.append(batch, bytesRead);
   };
+  // Each parsed line is prepared at once (ingest.ts ImportStream: what a batch holds is packed, no parsed event
+  // lives on), its occurrence counted here, in the file's order, refused lines too.
+  const lines = new LineHandler(
+    opts.format,
+    (ev, ms, digest, keyMs) => {
+      const occurrence = typeof digest === 'string' ? occurrences.nextDigestText(digest) : occurrences.nextDigest(digest);
+      const error = stream.add(ev, ms, digest, occurrence, keyMs);
+      if (error === null && stream.size >= batchSize) handOn();
+      return error;
+    },
+    MAX_SAMPLES,
+    stats,
+  );
 
   const splitter = new LineSplitter();
   const fh = await fs.promises.open(opts.file, 'r');
@@ -401,24 +390,22 @@ export async function importFile(ingest: IngestService, opts: ImportOptions): Pr
       // The lines of a chunk are prepared at once, the batches they fill handed on as they fill; then reading
       // waits for the batches in flight to be IMPORT_IN_FLIGHT at most, so at most one chunk's worth of events is
       // handed on beyond that bound.
-      splitter.push(chunk.subarray(0, n), onLine, onTooLong);
-      while (inFlight.size >= IMPORT_IN_FLIGHT && failure === null) await Promise.race(inFlight);
-      if (failure) throw failure;
+      splitter.push(chunk.subarray(0, n), lines.onLine, lines.onTooLong);
+      await appends.room();
       await stream.refresh();
     }
     // A last line without a line break is held back: in a log being written it may be cut mid-line, and what is
     // there so far can parse (a combined line cut after its size is a common-format one) as a different line than
     // the whole one, which the next import would then add as well. Not counted in `lines`; named in a sample.
     splitter.end(() => {
-      lineNo++;
-      sample(lineNo, HELD_BACK);
-    }, onTooLong);
+      lines.lineNo++;
+      lines.sample(HELD_BACK);
+    }, lines.onTooLong);
   } finally {
     await fh.close();
   }
   handOn();
-  await Promise.all(inFlight);
-  if (failure) throw failure;
+  await appends.drain();
   stats.samples.sort((a, b) => a.line - b.line);
   opts.onProgress?.(totalBytes, totalBytes, stats);
   return stats;

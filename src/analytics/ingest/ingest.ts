@@ -49,11 +49,11 @@ export interface ImportStream {
   readonly project: PrepareProject;
   readonly now: number;
   /**
-   * `ms`: the time of an event of the byte parser (prepare.ts prepareParsed), NaN for any other. `key`: its dedup
-   * key as a string, or null with `digest` (32 bytes, or 32 latin1 characters), `occurrence` and `ms` giving its
-   * line key (LineKeys).
+   * `ms`: the time of an event of the byte parser (prepare.ts prepareParsed), NaN for any other. Its dedup key is
+   * the line key (LineKeys) of `digest` (the line's sha256: 32 bytes, or 32 latin1 characters), `occurrence` and
+   * `keyMs` (the line's time, NaN: none).
    */
-  add(ev: RawEvent, ms: number, key: string | null, digest: Uint8Array | string | null, occurrence: number): string | null;
+  add(ev: RawEvent, ms: number, digest: Uint8Array | string, occurrence: number, keyMs: number): string | null;
   take(): WriteBatch | null;
   append(batch: WriteBatch): Promise<number>;
   refresh(): Promise<void>;
@@ -124,13 +124,12 @@ export function createIngestService(deps: IngestDeps) {
         get now() {
           return now;
         },
-        add(ev, ms, key, digest, occurrence) {
+        add(ev, ms, digest, occurrence, keyMs) {
           const r = Number.isNaN(ms)
-            ? preparer.prepare(ev, pp as PrepareProject, gen, now, key)
-            : preparer.prepareParsed(ev, ms, pp as PrepareProject, gen, now, key);
+            ? preparer.prepare(ev, pp as PrepareProject, gen, now, null)
+            : preparer.prepareParsed(ev, ms, pp as PrepareProject, gen, now, null);
           if (typeof r === 'string') return r;
-          if (digest === null) builder.add(r);
-          else builder.add(r, digest, occurrence, ms);
+          builder.add(r, digest, occurrence, keyMs);
           return null;
         },
         take() {
