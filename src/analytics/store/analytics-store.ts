@@ -1,6 +1,6 @@
-// The analytics store: the one interface every analytics backend implements (today the SQL store over SQLite or
-// PostgreSQL, sql-analytics-store.ts; planned: columnar day segments, ClickHouse). Routes, the CLI, the ingest
-// service and the exports call only this.
+// The analytics store: the one interface every analytics backend implements (the SQL store over SQLite or
+// PostgreSQL, sql-analytics-store.ts: raw events in per-day segments, day summaries derived from them; and
+// ClickHouse, clickhouse/clickhouse-store.ts). Routes, the CLI, the ingest service and the exports call only this.
 //
 // The boundary: everything before `append` is the same for every backend and runs in the request thread —
 // validation, path normalisation, classification and the visitor key (prepare.ts), packed into a WriteBatch
