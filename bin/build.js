@@ -37,7 +37,12 @@ const BUNDLED = ['kysely', 'prom-client', 'commander', 'typebox'];
  * copied next to it: the ingest worker's bootstrap (src/analytics/ingest/ingest-worker-client.ts), which
  * imports ./ingest-worker.js, and the segment merge thread's (src/analytics/segments/merge-worker-client.ts).
  */
-const COPIED = ['analytics/ingest/ingest-worker-boot.cjs', 'analytics/ingest/import-worker-boot.cjs', 'analytics/segments/merge-worker-boot.cjs'];
+const COPIED = [
+  'analytics/ingest/ingest-worker-boot.cjs',
+  'analytics/ingest/import-worker-boot.cjs',
+  'analytics/segments/merge-worker-boot.cjs',
+  'analytics/export/count-worker-boot.cjs',
+];
 
 /** The most JavaScript the dashboard may ship, gzipped (issue 15). */
 export const DASHBOARD_JS_BUDGET = 250 * 1024;
@@ -117,6 +122,7 @@ export async function buildDist(root = ROOT) {
         { in: path.join(root, 'src/analytics/ingest/ingest-worker.ts'), out: 'ingest-worker' },
         { in: path.join(root, 'src/analytics/ingest/import-worker.ts'), out: 'import-worker' },
         { in: path.join(root, 'src/analytics/segments/merge-worker.ts'), out: 'merge-worker' },
+        { in: path.join(root, 'src/analytics/export/count-worker.ts'), out: 'count-worker' },
       ],
       absWorkingDir: root,
       outdir: next,

@@ -364,6 +364,48 @@ describeEachDialect('analytics day summaries', (dialect) => {
     await db.close();
   });
 
+  it('a window counted in two threads (count-threads.ts) answers as one thread and the stored events, short and long, from memory and blobs', async () => {
+    const evArb = fc.record({
+      day: fc.integer({ min: 0, max: 90 }),
+      page: fc.integer({ min: 0, max: 12 }),
+      visitor: fc.integer({ min: 0, max: 60 }),
+      ua: fc.constantFrom(0, 1, 2) as fc.Arbitrary<0 | 1 | 2>,
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(evArb, { minLength: 1, maxLength: 80 }), fc.integer({ min: 0, max: 20 }), async (events, from) => {
+        const p = await a.projects.createProject({ name: 'threads', repository: 'r' });
+        await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+        await a.svc.store.summaries.sealOnce({ all: true, batch: 1000 });
+        const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+        const db = t.reopen();
+        const two = createSummaryService({ db, countThreads: 2, countMinPairs: 0 });
+        const one = createSummaryService({ db, countThreads: 1 });
+        for (const [f, to] of [
+          [null, null],
+          [DAY0 + from, DAY0 + from + 30],
+          [DAY0 + from, DAY0 + from + LONG_WINDOW_DAYS + 5],
+        ] as [number | null, number | null][]) {
+          const want = await bruteForce(t.db, p.id, f, to);
+          for (let round = 0; round < 2; round++) {
+            const got = await two.visitors(ord, { fromDay: f, toDay: to });
+            expect({ totals: got.totals, rows: got.rows }).toEqual(
+              await one.visitors(ord, { fromDay: f, toDay: to }).then((r) => ({ totals: r.totals, rows: r.rows })),
+            );
+            expect(got.totals).toEqual(want.visitors.totals);
+            expect(sortRows(got.rows).slice(0, 250)).toEqual(want.visitors.rows);
+          }
+        }
+        expect(two.countStats.threadFailed).toBe(0);
+        expect(two.countStats.threaded).toBeGreaterThan(0);
+        expect(one.countStats.threaded).toBe(0);
+        await two.stop();
+        await one.stop();
+        await db.close();
+      }),
+      { numRuns: 6 },
+    );
+  });
+
   it('visitor ordinals beyond 32 bits are counted from summaries too (same answer), and sealed', async () => {
     const p = await a.projects.createProject({ name: 'huge', repository: 'r' });
     await a.svc.ingest.ingest(p.id, [wire({ day: 0, page: 1, visitor: 1, ua: 0 })], { source: 'api' });

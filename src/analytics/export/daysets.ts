@@ -50,6 +50,23 @@ export function daySetBytes(s: DaySet): number {
   return 200 + s.pathIds.byteLength + s.starts.byteLength + s.pairs.byteLength;
 }
 
+/**
+ * A set's three arrays over one SharedArrayBuffer (path ids, starts, pairs), so that a count thread reads them
+ * without a copy (count-threads.ts); decoded and built sets are made so.
+ */
+export function sharedArrays(nPaths: number, nPairs: number): Pick<DaySet, 'pathIds' | 'starts' | 'pairs'> {
+  const buf = new SharedArrayBuffer((2 * nPaths + 1 + nPairs) * 4);
+  return {
+    pathIds: new Uint32Array(buf, 0, nPaths),
+    starts: new Uint32Array(buf, nPaths * 4, nPaths + 1),
+    pairs: new Uint32Array(buf, (2 * nPaths + 1) * 4, nPairs),
+  };
+}
+
+/** Whether a set's arrays are over shared memory (a count thread can read them as they are). */
+export const isShared = (s: DaySet): boolean =>
+  s.pairs.buffer instanceof SharedArrayBuffer && s.starts.buffer instanceof SharedArrayBuffer && s.pathIds.buffer instanceof SharedArrayBuffer;
+
 /** The visitor of a packed pair (relative to its set's base). */
 export const pairVisitor = (x: number): number => x >>> 2;
 /** The flags of a packed pair. */
@@ -109,13 +126,15 @@ class Builder {
 
   finish(day: number, version: number): DaySet {
     this.starts.push(this.m);
+    const arrays = sharedArrays(this.pathIds.length, this.m);
+    arrays.pathIds.set(this.pathIds);
+    arrays.starts.set(this.starts);
+    arrays.pairs.set(this.pairs.subarray(0, this.m));
     return {
       day,
       version,
       base: this.base,
-      pathIds: new Uint32Array(this.pathIds),
-      starts: new Uint32Array(this.starts),
-      pairs: this.pairs.slice(0, this.m),
+      ...arrays,
       minVisitor: this.m === 0 ? 0 : this.minV,
       maxVisitor: this.m === 0 ? -1 : this.maxV,
     };
@@ -234,8 +253,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   const nPaths = read();
   const nPairs = read();
   if (nPaths > len || nPairs > len) throw new DaySetFormatError('day set counts exceed the blob');
-  const pathIds = new Uint32Array(nPaths);
-  const starts = new Uint32Array(nPaths + 1);
+  const { pathIds, starts, pairs } = sharedArrays(nPaths, nPairs);
   let prev = 0;
   let at = 0;
   for (let k = 0; k < nPaths; k++) {
@@ -247,11 +265,10 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   }
   starts[nPaths] = at;
   if (at !== nPairs) throw new DaySetFormatError('day set path counts do not add up');
-  const pairs = new Uint32Array(nPairs);
   if (format !== 1) {
     const pos = (r.pos + 3) & ~3;
     if (pos + nPairs * 4 !== len) throw new DaySetFormatError('day set blob has the wrong length');
-    if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer).set(data.subarray(pos, len));
+    if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer, pairs.byteOffset, nPairs * 4).set(data.subarray(pos, len));
     else {
       const dv = new DataView(data.buffer, data.byteOffset);
       for (let i = 0; i < nPairs; i++) pairs[i] = dv.getUint32(pos + i * 4, true);
@@ -301,10 +318,14 @@ export const MAX_MARKS = 128 * 1024 * 1024;
 
 /** A reusable marks buffer (one byte per visitor ordinal in the window's range). */
 export class MarkBuffer {
-  private buf = new Uint8Array(0);
+  private buf: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  /** `shared`: over a SharedArrayBuffer (a count thread's, read by the thread that asked: count-threads.ts). */
+  constructor(private readonly shared = false) {}
   take(size: number): Uint8Array {
-    if (this.buf.length < size) this.buf = new Uint8Array(Math.max(size, Math.ceil(this.buf.length * 1.25)));
-    else this.buf.fill(0, 0, size);
+    if (this.buf.length < size) {
+      const n = Math.max(size, Math.ceil(this.buf.length * 1.25));
+      this.buf = this.shared ? new Uint8Array(new SharedArrayBuffer(n)) : new Uint8Array(n);
+    } else this.buf.fill(0, 0, size);
     return this.buf;
   }
   /** Drops the buffer (e.g. after an unusually wide range). */
@@ -332,38 +353,60 @@ function siteWide(marks: Uint8Array, size: number): WindowCounts['totals'] {
   return { human, ai, total };
 }
 
+/** The rows of a range of paths: their ids ascending and counts at the same index. */
+export interface PathRows {
+  pathIds: Uint32Array;
+  human: Uint32Array;
+  ai: Uint32Array;
+  total: Uint32Array;
+}
+
+/** The non-empty sets of `days` and the visitor range they span (top −1 when none). */
+export function windowRange(days: readonly DaySet[]): { sets: DaySet[]; base: number; top: number } {
+  const sets = days.filter((d) => d.pairs.length > 0);
+  let base = Number.POSITIVE_INFINITY;
+  let top = -1;
+  for (const s of sets) {
+    if (s.minVisitor < base) base = s.minVisitor;
+    if (s.maxVisitor > top) top = s.maxVisitor;
+  }
+  return { sets, base: sets.length === 0 ? 0 : base, top };
+}
+
+/** Index of the first element of sorted `xs` that is >= `x`. */
+function lowerBound(xs: Uint32Array, x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((xs[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
- * Exact distinct human / ai / total visitors per path and site-wide over the union of `days`.
+ * Exact distinct human / ai / total visitors of each path with an id in [pathFrom, pathTo) over the union of
+ * non-empty `sets`, whose visitors lie in [base, base + marks.length). `marks` must be zero where the sets'
+ * visitors land, or hold only site-wide bits (2–3): it is left holding the site-wide bits of every visitor of these
+ * paths (siteWide counts them; the paths' ranges of several calls, on several marks arrays, may be or-ed).
  *
  * Longer than the rest on purpose: one merge over every day's cursor whose state (cursors, segments, marks,
  * output columns) lives in local typed arrays so the hot loops read them monomorphically; cut into functions,
  * each would take a dozen of them as arguments.
  */
-export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
-  const sets = days.filter((d) => d.pairs.length > 0);
+export function countPaths(sets: readonly DaySet[], marks: Uint8Array, base: number, pathFrom = 0, pathTo = 0x1_0000_0000): PathRows {
   const nd = sets.length;
-  let base = Number.POSITIVE_INFINITY;
-  let top = -1;
-  let maxRows = 0;
-  for (const s of sets) {
-    if (s.minVisitor < base) base = s.minVisitor;
-    if (s.maxVisitor > top) top = s.maxVisitor;
-    maxRows += s.pathIds.length;
-  }
-  if (nd === 0) {
-    const empty = new Uint32Array(0);
-    return { totals: { human: 0, ai: 0, total: 0 }, pathIds: empty, human: empty, ai: empty, total: empty };
-  }
-  if (top - base + 1 > MAX_MARKS) return countWindow(densify(sets), marksBuffer);
-  const marks = marksBuffer.take(top - base + 1);
   // Hoisted per-day arrays (monomorphic typed-array reads in the hot loops).
   const P = sets.map((s) => s.pathIds);
   const S = sets.map((s) => s.starts);
   const X = sets.map((s) => s.pairs);
-  const len = Int32Array.from(sets, (s) => s.pathIds.length);
+  const len = Int32Array.from(sets, (s) => lowerBound(s.pathIds, pathTo));
+  const cur = Int32Array.from(sets, (s) => lowerBound(s.pathIds, pathFrom));
+  let maxRows = 0;
+  for (let d = 0; d < nd; d++) maxRows += (len[d] as number) - (cur[d] as number);
   // Per day, what its pair's visitor adds to land in the marks array (its base minus the window's).
   const shift = Float64Array.from(sets, (s) => s.base - base);
-  const cur = new Int32Array(nd);
   const segStart = new Uint32Array(nd);
   const segEnd = new Uint32Array(nd);
   const segDay = new Int32Array(nd);
@@ -431,13 +474,23 @@ export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = n
     outT[rows] = t;
     rows++;
   }
-  return {
-    totals: siteWide(marks, top - base + 1),
-    pathIds: outPath.slice(0, rows),
-    human: outH.slice(0, rows),
-    ai: outA.slice(0, rows),
-    total: outT.slice(0, rows),
-  };
+  return { pathIds: outPath.slice(0, rows), human: outH.slice(0, rows), ai: outA.slice(0, rows), total: outT.slice(0, rows) };
+}
+
+/**
+ * Exact distinct human / ai / total visitors per path and site-wide over the union of `days` (in this thread;
+ * count-threads.ts splits the paths between two).
+ */
+export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
+  const { sets, base, top } = windowRange(days);
+  if (sets.length === 0) {
+    const empty = new Uint32Array(0);
+    return { totals: { human: 0, ai: 0, total: 0 }, pathIds: empty, human: empty, ai: empty, total: empty };
+  }
+  if (top - base + 1 > MAX_MARKS) return countWindow(densify(sets), marksBuffer);
+  const marks = marksBuffer.take(top - base + 1);
+  const rows = countPaths(sets, marks, base);
+  return { totals: siteWide(marks, top - base + 1), ...rows };
 }
 
 /**

@@ -36,6 +36,7 @@ import { segmentStore } from '../store/segment-store.ts';
 import type { DayRange } from '../store/store.ts';
 import { type DayVersion, type StoredSummary, type SummaryRow, summaryStore as ss } from '../store/summary-store.ts';
 import { FACET_AGENT, FACET_REFERRER } from '../store/tables.ts';
+import { createWindowCounter } from './count-threads.ts';
 import {
   buildSummary,
   type DaySummary,
@@ -48,7 +49,7 @@ import {
   segmentPathIds,
   summaryBytes,
 } from './day-summary.ts';
-import { countWindow, type DaySet, DaySetIdRangeError, daySetBytes, MarkBuffer } from './daysets.ts';
+import { type DaySet, DaySetIdRangeError, daySetBytes } from './daysets.ts';
 import { countFacet, type FacetCount } from './facet-counts.ts';
 import { PathDictionary } from './path-order.ts';
 import { EMPTY_RESULT, type ExportResult } from './rows.ts';
@@ -73,6 +74,10 @@ export interface SummaryServiceDeps {
    * writer (IngestWriter.persistSummaries), so that no lock wait or commit happens in the thread that serves requests.
    */
   persist?: (rows: SummaryRow[]) => Promise<void>;
+  /** Threads that count a large window's visitors (count-threads.ts): 2, or 1 (default: 2 with 2 or more CPUs). */
+  countThreads?: number;
+  /** Windows of fewer pairs are counted in one thread (default THREAD_MIN_PAIRS; tests: 0). */
+  countMinPairs?: number;
 }
 
 export interface LoadStats {
@@ -130,7 +135,10 @@ export function createSummaryService(deps: SummaryServiceDeps) {
    * cache's size: a window that fits is then read from memory; a larger one keeps about that much of itself.
    */
   const longSets = new ByteLru<DaySet>(Math.floor((deps.cacheBytes ?? 128 * 1024 * 1024) / 2));
-  const marks = new MarkBuffer();
+  const counter = createWindowCounter({
+    ...(deps.countThreads === undefined ? {} : { threads: deps.countThreads }),
+    ...(deps.countMinPairs === undefined ? {} : { minPairs: deps.countMinPairs }),
+  });
   const dictionaries = new Map<number, PathDictionary>();
   /** Per project, whether a path id names a static asset (a path's text never changes). */
   const assets = new Map<number, Map<number, boolean>>();
@@ -428,15 +436,15 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     const long = range.fromDay === null || range.toDay === null || range.toDay - range.fromDay > LONG_WINDOW_DAYS;
     let sets: DaySet[];
     let st: LoadStats;
-    if (long) ({ sets, stats: st } = await loadVisitorSets(projectOrd, range));
-    else {
+    if (long) {
+      counter.prepare();
+      ({ sets, stats: st } = await loadVisitorSets(projectOrd, range));
+    } else {
       const w = await loadWindow(projectOrd, range);
       sets = w.days.map((d) => d.visitors);
       st = w.stats;
     }
-    const counts = countWindow(sets, marks);
-    // A window over an unusually wide ordinal range should not pin a large buffer.
-    if (marks.size > 64 * 1024 * 1024) marks.release();
+    const counts = await counter.count(sets);
     const dict = await pathDictionary(projectOrd, counts.pathIds);
     return { totals: counts.totals, rows: dict.orderedRows(counts), stats: st };
   }
@@ -582,6 +590,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     timer = null;
     await running;
     await persisting;
+    await counter.close();
     if (opts.seal) await sealAll().catch((err) => deps.onError?.(err));
   }
 
@@ -615,6 +624,8 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       pathChars = 0;
       lastStale = new Map();
     },
+    /** The window counter's figures (counts split between two threads). */
+    countStats: counter.stats,
     get cachedBytes(): number {
       return summaries.bytes + longSets.bytes;
     },

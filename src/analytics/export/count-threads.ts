@@ -1,0 +1,227 @@
+// Counting a window's distinct visitors in two threads: the calling thread counts the paths below a split id and a
+// worker thread (count-worker.ts) those from it on, over the same day sets in shared memory (daysets.ts
+// sharedArrays: decoded and built sets are made so, and any other is copied once into shared memory). The paths'
+// counts are the same as one thread's: a path is counted whole by one thread. Each thread marks its visitors in a
+// marks array of its own; the site-wide totals are swept over both at once (a visitor is in the window when
+// either marked it). The split is where half the window's pairs lie (by path id, from a sample of days), as the
+// work is one pass of marking and one of counting per pair. Counts are taken one at a time (the calling thread's
+// marks array and the worker's are reused); a window of fewer than `minPairs` pairs, or one whose visitors need
+// renumbering first (densify), is counted in the calling thread alone, and so is every window while the worker
+// cannot be had (it failed: the next count starts another).
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import {
+  countPaths,
+  countWindow,
+  type DaySet,
+  isShared,
+  MAX_MARKS,
+  MarkBuffer,
+  type PathRows,
+  sharedArrays,
+  type WindowCounts,
+  windowRange,
+} from './daysets.ts';
+
+export interface CountRequest {
+  id: number;
+  sets: DaySet[];
+  base: number;
+  /** Visitors of the window's range (marks needed). */
+  size: number;
+  pathFrom: number;
+  pathTo: number;
+}
+
+export type CountReply = { id: number; rows: PathRows; marks: Uint8Array } | { id: number; error: string };
+
+/**
+ * Windows of fewer pairs are counted in one thread. At 100M events a year the 30-day window holds about 7M pairs
+ * and the year 83M; 1M pairs take tens of milliseconds in one thread.
+ */
+export const THREAD_MIN_PAIRS = 1_000_000;
+
+/** Above this many bytes a marks array is dropped after its count (an unusually wide window should not pin it). */
+const KEEP_MARKS = 64 * 1024 * 1024;
+
+const BOOT_URL = new URL('./count-worker-boot.cjs', import.meta.url);
+
+export interface WindowCounter {
+  /** countWindow's answer (exactly), in two threads when the window is large enough. */
+  count(days: readonly DaySet[]): Promise<WindowCounts>;
+  /**
+   * Starts the worker thread now if counts may use it (a long window does this before it loads its sets, so the
+   * thread boots meanwhile rather than on the first count after a restart).
+   */
+  prepare(): void;
+  /** Ends the worker thread (a later count starts another). */
+  close(): Promise<void>;
+  /** Counts split between the two threads, and those whose thread failed (finished in the calling thread). */
+  readonly stats: { threaded: number; threadFailed: number };
+}
+
+/**
+ * The first path id of the upper half: the id below which about half the sets' pairs lie, from every
+ * `step`-th set (a year's days are alike enough).
+ */
+export function splitPath(sets: readonly DaySet[]): number {
+  let maxId = -1;
+  for (const s of sets) {
+    const n = s.pathIds.length;
+    if (n > 0 && (s.pathIds[n - 1] as number) > maxId) maxId = s.pathIds[n - 1] as number;
+  }
+  if (maxId < 0) return 0;
+  const buckets = Math.min(maxId + 1, 1 << 16);
+  const scale = buckets / (maxId + 1);
+  const w = new Float64Array(buckets);
+  const step = Math.max(1, Math.floor(sets.length / 64));
+  let sum = 0;
+  for (let d = 0; d < sets.length; d += step) {
+    const s = sets[d] as DaySet;
+    for (let k = 0; k < s.pathIds.length; k++) {
+      const n = (s.starts[k + 1] as number) - (s.starts[k] as number);
+      const b = Math.floor((s.pathIds[k] as number) * scale);
+      w[b] = (w[b] as number) + n;
+      sum += n;
+    }
+  }
+  let acc = 0;
+  for (let b = 0; b < buckets; b++) {
+    acc += w[b] as number;
+    if (acc * 2 >= sum) return Math.min(maxId + 1, Math.ceil((b + 1) / scale));
+  }
+  return maxId + 1;
+}
+
+/** The set with its arrays in shared memory (a copy, unless they are there already). */
+function shared(s: DaySet): DaySet {
+  if (isShared(s)) return s;
+  const a = sharedArrays(s.pathIds.length, s.pairs.length);
+  a.pathIds.set(s.pathIds);
+  a.starts.set(s.starts);
+  a.pairs.set(s.pairs);
+  return { ...s, ...a };
+}
+
+function concat(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** `threads`: 2 counts large windows in two threads, 1 in the calling thread only (default: 2 with 2 or more CPUs). */
+export function createWindowCounter(opts: { threads?: number; minPairs?: number } = {}): WindowCounter {
+  const threads = opts.threads ?? (os.availableParallelism() >= 2 ? 2 : 1);
+  const minPairs = opts.minPairs ?? THREAD_MIN_PAIRS;
+  const marks = new MarkBuffer();
+  let worker: Worker | null = null;
+  let nextId = 1;
+  let pending: { id: number; resolve(r: CountReply): void; reject(e: Error): void } | null = null;
+  /** Counts run one after the other (they reuse both marks arrays). */
+  let queue: Promise<unknown> = Promise.resolve();
+  const stats = { threaded: 0, threadFailed: 0 };
+
+  function start(): Worker {
+    const w = new Worker(BOOT_URL);
+    w.on('message', (r: CountReply) => {
+      const p = pending;
+      if (!p || p.id !== r.id) return;
+      pending = null;
+      w.unref();
+      p.resolve(r);
+    });
+    const fail = (err: Error) => {
+      if (worker === w) worker = null;
+      const p = pending;
+      pending = null;
+      p?.reject(err);
+    };
+    w.on('error', (err) => fail(new Error(`count thread failed: ${err.message}`)));
+    w.on('exit', (code) => fail(new Error(`count thread exited (code ${code})`)));
+    w.unref();
+    return w;
+  }
+
+  function ask(req: CountRequest): Promise<CountReply> {
+    worker ??= start();
+    const w = worker;
+    return new Promise<CountReply>((resolve, reject) => {
+      pending = { id: req.id, resolve, reject };
+      w.ref();
+      w.postMessage(req);
+    });
+  }
+
+  async function countNow(days: readonly DaySet[]): Promise<WindowCounts> {
+    const { sets, base, top } = windowRange(days);
+    let pairs = 0;
+    for (const s of sets) pairs += s.pairs.length;
+    const size = top - base + 1;
+    if (threads < 2 || pairs < minPairs || size > MAX_MARKS) return countWindow(sets, marks);
+    const split = splitPath(sets);
+    let reply: Promise<CountReply>;
+    try {
+      reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: split, pathTo: 0x1_0000_0000 });
+    } catch {
+      return countWindow(sets, marks);
+    }
+    // The rejection is taken below; until then it must not count as unhandled.
+    reply.catch(() => {});
+    const own = marks.take(size);
+    const low = countPaths(sets, own, base, 0, split);
+    let r: CountReply;
+    try {
+      r = await reply;
+    } catch {
+      r = { id: 0, error: 'count thread unavailable' };
+    }
+    if ('error' in r) {
+      // The upper paths in this thread: its marks already hold the lower ones' site-wide bits.
+      stats.threadFailed++;
+      const high = countPaths(sets, own, base, split);
+      return { totals: sweep(own, null, size), ...join(low, high) };
+    }
+    stats.threaded++;
+    return { totals: sweep(own, r.marks, size), ...join(low, r.rows) };
+  }
+
+  return {
+    count(days) {
+      const run = queue.then(() => countNow(days));
+      queue = run.catch(() => {});
+      return run.finally(() => {
+        if (marks.size > KEEP_MARKS) marks.release();
+      });
+    },
+    stats,
+    prepare() {
+      if (threads >= 2) worker ??= start();
+    },
+    async close() {
+      const w = worker;
+      worker = null;
+      if (w) await w.terminate();
+    },
+  };
+}
+
+function join(a: PathRows, b: PathRows): PathRows {
+  return { pathIds: concat(a.pathIds, b.pathIds), human: concat(a.human, b.human), ai: concat(a.ai, b.ai), total: concat(a.total, b.total) };
+}
+
+/** Site-wide counts over the site-wide bits (2–3) of one or two marks arrays. */
+function sweep(a: Uint8Array, b: Uint8Array | null, size: number): WindowCounts['totals'] {
+  let human = 0;
+  let ai = 0;
+  let total = 0;
+  for (let v = 0; v < size; v++) {
+    const m = b === null ? (a[v] as number) : (a[v] as number) | (b[v] as number);
+    if (m !== 0) {
+      total++;
+      human += (m >>> 2) & 1;
+      ai += (m >>> 3) & 1;
+    }
+  }
+  return { human, ai, total };
+}
