@@ -18,14 +18,16 @@
 // - a batch sent again gets the same numbers, hence the same rows and the same content token (dedup).
 //
 // Each process keeps, per project, the visitor hash index (visitor-index.ts: 10-12.5 bytes per visitor, loaded on
-// the project's first append) and a bounded cache of exact key -> number; the projects' states together are
+// the project's first append) with the visitors' stored keys (visitor-keys.ts, up to half the bound) and a bounded cache of exact key -> number; the projects' states together are
 // bounded by bytes (least recently used projects dropped first; a dropped project's index is loaded again on its
 // next append), so a process serving thousands of sites holds the busy ones, not the first 64.
 import { createBulkWriter } from '../../db/bulk.ts';
 import type { Database } from '../../db/index.ts';
 import {
+  type AddedChunk,
   CACHED_KEY_BYTES,
   catchUpVisitors,
+  indexAdded,
   newVisitorIndexState,
   resolveVisitorKeys,
   type VisitorIndexState,
@@ -58,7 +60,8 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
   const projectOrds = new Map<string, number>();
   /** The confirming reads of the visitor dictionary (visitor-dictionary.ts resolveVisitorKeys). */
   const bulk = createBulkWriter(db);
-  const states = new SizedLru<number, ProjectState>(opts.maxBytes ?? 512 * 2 ** 20, (s) => visitorIndexBytes(s) + s.exact.size * CACHED_KEY_BYTES);
+  const maxBytes = opts.maxBytes ?? 512 * 2 ** 20;
+  const states = new SizedLru<number, ProjectState>(maxBytes, (s) => visitorIndexBytes(s) + s.exact.size * CACHED_KEY_BYTES);
 
   async function projectOrd(projectId: string): Promise<number> {
     const known = projectOrds.get(projectId);
@@ -72,7 +75,7 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
     let s = states.get(ord);
     if (!s) {
       // The whole dictionary once, outside the transaction (it should not hold the write lock).
-      s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), ...newVisitorIndexState() };
+      s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), ...newVisitorIndexState(Math.floor(maxBytes / 2)) };
       await catchUpVisitors(db.kysely, ord, s);
       states.set(ord, s);
     }
@@ -93,15 +96,15 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
       }
       if (misses.size === 0) return out;
       const added: { key: string; ord: number }[] = [];
-      const addedStarts: number[] = [];
+      const addedChunks: AddedChunk[] = [];
       let upTo = s.upTo;
       await db.kysely.transaction().execute(async (trx) => {
         added.length = 0;
-        addedStarts.length = 0;
+        addedChunks.length = 0;
         // The project's write lock first (ingest-writer.ts writeGroup does the same).
         await segmentStore.bumpVersionReturning(trx, ord);
         try {
-          for (const [k, n] of await resolveVisitorKeys(trx, bulk, ord, s, misses, added, addedStarts, MAX_VISITOR_NUMBER)) out.set(k, n);
+          for (const [k, n] of await resolveVisitorKeys(trx, bulk, ord, s, misses, added, addedChunks, MAX_VISITOR_NUMBER)) out.set(k, n);
         } catch (err) {
           if (!(err instanceof VisitorOrdinalLimitError)) throw err;
           throw new Error(`project ${projectId} has more visitors than ClickHouse's UInt32 visitor numbers hold (${MAX_VISITOR_NUMBER})`);
@@ -109,13 +112,9 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
         upTo = s.upTo;
       });
       // After the commit (never before: a rolled-back number must not be used or cached).
-      for (const { key, ord: o } of added) {
-        s.index.add(key, o);
-        out.set(key, o);
-        if (o > upTo) upTo = o;
-      }
       s.upTo = upTo;
-      s.starts.push(...addedStarts);
+      indexAdded(s, added, addedChunks);
+      for (const { key, ord: o } of added) out.set(key, o);
       for (const [k, n] of out) s.exact.set(k, n);
       states.resize(ord);
       return out;

@@ -34,8 +34,10 @@ import { chunkRows, analyticsStore as store } from '../store/store.ts';
 import { type SummaryRow, summaryStore } from '../store/summary-store.ts';
 import { DedupCache, HashSet64 } from './dedup-cache.ts';
 import {
+  type AddedChunk,
   CACHED_KEY_BYTES,
   catchUpVisitors,
+  indexAdded,
   newVisitorIndexState,
   resolveVisitorKeys,
   type VisitorIndexState,
@@ -172,8 +174,8 @@ interface NewEntries {
   visitors: Map<string, number>;
   userAgents: Map<string, number>;
   indexed: { key: string; ord: number }[];
-  /** First ordinals of the visitor chunks it added. */
-  starts: number[];
+  /** The visitor chunks it added. */
+  chunks: AddedChunk[];
 }
 
 function sha256(s: string): string {
@@ -297,7 +299,10 @@ function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchI
  */
 export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): IngestWriter {
   const cacheEntries = opts.cacheEntries ?? 100_000;
-  const caches = new SizedLru<number, ProjectCache>(opts.projectStateBytes ?? 512 * 2 ** 20, projectCacheBytes);
+  const projectStateBytes = opts.projectStateBytes ?? 512 * 2 ** 20;
+  const caches = new SizedLru<number, ProjectCache>(projectStateBytes, projectCacheBytes);
+  /** A project's visitor keys held in memory at most (visitor-keys.ts): half its state's bound, the index and caches the rest. */
+  const keyBytes = Math.floor(projectStateBytes / 2);
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
@@ -381,7 +386,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     let p = loading.get(ord);
     if (!p) {
       p = (async () => {
-        const vi = newVisitorIndexState();
+        const vi = newVisitorIndexState(keyBytes);
         await catchUpVisitors(db.kysely, ord, vi);
         const cache = cacheFor(ord);
         cache.visitorIndex ??= vi;
@@ -398,12 +403,12 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     ord: number,
     misses: Set<string>,
     added: { key: string; ord: number }[],
-    addedStarts: number[],
+    addedChunks: AddedChunk[],
   ): Promise<Map<string, number>> {
     if (misses.size === 0) return new Map();
     const cache = cacheFor(ord);
-    cache.visitorIndex ??= newVisitorIndexState();
-    return resolveVisitorKeys(trx, bulk, ord, cache.visitorIndex, misses, added, addedStarts);
+    cache.visitorIndex ??= newVisitorIndexState(keyBytes);
+    return resolveVisitorKeys(trx, bulk, ord, cache.visitorIndex, misses, added, addedChunks);
   }
 
   /**
@@ -523,8 +528,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     }));
     const paths = await resolvePaths(trx, ord, pathMiss);
     const indexed: { key: string; ord: number }[] = [];
-    const starts: number[] = [];
-    const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed, starts);
+    const chunks: AddedChunk[] = [];
+    const visitors = await resolveVisitors(trx, ord, visitorMiss, indexed, chunks);
     const userAgents = await resolveUserAgents(trx, ord, uaMiss);
     for (let j = 0; j < todo.length; j++) {
       const b = (todo[j] as GroupJob).job.batch;
@@ -533,7 +538,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       fillMisses(vords, b, visitors);
       fillMisses(uas, b, userAgents);
     }
-    return { ids, entries: { paths, visitors, userAgents, indexed, starts } };
+    return { ids, entries: { paths, visitors, userAgents, indexed, chunks } };
   }
 
   /** After the commit (never before: a rolled-back id must not be cached), the group's new dictionary entries join the caches. */
@@ -543,14 +548,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       for (const [k, v] of e.paths) cache.paths.set(k, v);
       for (const [k, v] of e.visitors) cache.visitors.set(k, v);
       for (const [k, v] of e.userAgents) cache.userAgents.set(k, v);
-      const vi = cache.visitorIndex;
-      if (vi) {
-        for (const { key, ord: o } of e.indexed) {
-          vi.index.add(key, o);
-          if (o > vi.upTo) vi.upTo = o;
-        }
-        vi.starts.push(...e.starts);
-      }
+      if (cache.visitorIndex) indexAdded(cache.visitorIndex, e.indexed, e.chunks);
       caches.resize(ord);
     }
   }

@@ -8,13 +8,17 @@
 // previous one committed. After catching up on visitors committed by other processes, a key absent from the index
 // is absent from the table, and the index's watermark is the project's largest ordinal: new visitors take the
 // ordinals after it (store.insertVisitors). Index candidates are confirmed by their stored key (the index is a
-// hint: a hash collision costs a read, never a wrong ordinal). Entries added in a transaction join the index only
-// after it commits (`added`, `addedStarts`): a rolled-back ordinal must never be used or indexed.
+// hint: a hash collision costs a comparison, never a wrong ordinal): compared in memory where the project's key
+// store holds it (visitor-keys.ts), read from its chunk otherwise. Entries added in a transaction join the index
+// and the key store only after it commits (`added`, `addedChunks`, indexAdded): a rolled-back ordinal must never
+// be used or indexed.
 import type { Kysely } from 'kysely';
 import type { BulkWriter } from '../../db/bulk.ts';
 import type { DB } from '../../db/schema.ts';
 import { analyticsStore as store } from '../store/store.ts';
+import { encodeVisitorKey } from '../store/visitor-key.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
+import { VisitorKeyStore } from './visitor-keys.ts';
 
 export interface VisitorIndexState {
   index: VisitorHashIndex;
@@ -22,7 +26,19 @@ export interface VisitorIndexState {
   upTo: number;
   /** First ordinal of every chunk indexed, ascending (where a candidate's key is read: store.selectVisitorsByOrd). */
   starts: number[];
+  /** The stored keys of the chunks indexed, in memory up to a bound (a prefix of them): where candidates are confirmed. */
+  keys: VisitorKeyStore;
 }
+
+/** A chunk of visitors a transaction added: its first ordinal and its row's bytes (store.insertVisitors). */
+export interface AddedChunk {
+  firstOrd: number;
+  width: number;
+  data: Uint8Array;
+}
+
+/** Default bound of a project's key store: half of the default per-project state bound (512 MiB). */
+export const VISITOR_KEY_BYTES = 256 * 2 ** 20;
 
 /** Chunks read per query when loading or catching up a visitor index (~110 visitors each). */
 const LOAD_CHUNKS = 500;
@@ -33,13 +49,26 @@ const LOAD_CHUNKS = 500;
  */
 export const CACHED_KEY_BYTES = 128;
 
-/** Bytes a project's visitor index holds: the hash tables and the chunk starts. */
+/** Bytes a project's visitor index holds: the hash tables, the chunk starts and the key store. */
 export function visitorIndexBytes(vi: VisitorIndexState): number {
-  return vi.index.bytes + vi.starts.length * 8;
+  return vi.index.bytes + vi.starts.length * 8 + vi.keys.bytes;
 }
 
-export function newVisitorIndexState(): VisitorIndexState {
-  return { index: new VisitorHashIndex(), upTo: 0, starts: [] };
+/** An empty index whose key store holds up to `keyBytes` (0: none; every candidate is then read from its chunk). */
+export function newVisitorIndexState(keyBytes = VISITOR_KEY_BYTES): VisitorIndexState {
+  return { index: new VisitorHashIndex(), upTo: 0, starts: [], keys: new VisitorKeyStore(keyBytes) };
+}
+
+/** After the commit of the transaction that added them: a project's new visitors join its index and key store. */
+export function indexAdded(vi: VisitorIndexState, added: readonly { key: string; ord: number }[], addedChunks: readonly AddedChunk[]): void {
+  for (const { key, ord } of added) {
+    vi.index.add(key, ord);
+    if (ord > vi.upTo) vi.upTo = ord;
+  }
+  for (const c of addedChunks) {
+    vi.starts.push(c.firstOrd);
+    vi.keys.add(c.firstOrd, c.width, c.data);
+  }
 }
 
 /** The first ordinal of the chunk holding `ord`: the largest start not above it. */
@@ -61,6 +90,7 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
     for (const c of chunks) {
       for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
       vi.starts.push(c.firstOrd);
+      vi.keys.add(c.firstOrd, c.width, c.data);
       vi.upTo = c.firstOrd + c.keys.length - 1;
     }
     if (chunks.length < LOAD_CHUNKS) break;
@@ -69,9 +99,10 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
 
 /**
  * The ordinals of `misses` in project `ord`, inside `trx` holding the project's write lock: catches up, confirms
- * index candidates by their stored keys (read through `bulk`, a bulk writer of trx's database), and inserts the keys still missing (sorted) after the watermark, refusing
- * (before inserting) when the largest would exceed `maxOrd`. The new entries are pushed to `added` and the new
- * chunks' first ordinals to `addedStarts`, for the caller to index after the commit.
+ * index candidates by their stored keys (in the key store, or read through `bulk`, a bulk writer of trx's database),
+ * and inserts the keys still missing (sorted) after the watermark, refusing (before inserting) when the largest
+ * would exceed `maxOrd`. The new entries are pushed to `added` and the new chunks to `addedChunks`, for the caller
+ * to index after the commit (indexAdded).
  */
 export async function resolveVisitorKeys(
   trx: Kysely<DB>,
@@ -80,7 +111,7 @@ export async function resolveVisitorKeys(
   vi: VisitorIndexState,
   misses: Iterable<string>,
   added: { key: string; ord: number }[],
-  addedStarts: number[],
+  addedChunks: AddedChunk[],
   maxOrd = Number.MAX_SAFE_INTEGER,
 ): Promise<Map<string, number>> {
   const found = new Map<string, number>();
@@ -93,10 +124,27 @@ export async function resolveVisitorKeys(
   for (const key of misses) {
     candidates.length = 0;
     vi.index.candidates(key, candidates);
-    if (candidates.length === 0) fresh.push(key);
+    if (candidates.length === 0) {
+      fresh.push(key);
+      continue;
+    }
+    // Compared in memory where the key store holds the candidate; the others are read from their chunks below.
+    const encoded = encodeVisitorKey(key);
+    let unread = 0;
+    let match = 0;
+    for (const c of candidates) {
+      const m = vi.keys.matches(c, encoded);
+      if (m === true) {
+        match = c;
+        break;
+      }
+      if (m === undefined) unread++;
+    }
+    if (match > 0) found.set(key, match);
+    else if (unread === 0) fresh.push(key);
     else {
       withCandidates.push(key);
-      for (const c of candidates) toConfirm.add(c);
+      for (const c of candidates) if (vi.keys.matches(c, encoded) === undefined) toConfirm.add(c);
     }
   }
   if (toConfirm.size > 0) {
@@ -112,12 +160,12 @@ export async function resolveVisitorKeys(
   if (fresh.length > 0) {
     fresh.sort();
     if (vi.upTo + fresh.length > maxOrd) throw new VisitorOrdinalLimitError(maxOrd);
-    const { visitors: rows, chunkStarts } = await store.insertVisitors(trx, ord, vi.upTo + 1, fresh);
+    const { visitors: rows, chunks } = await store.insertVisitors(trx, ord, vi.upTo + 1, fresh);
     for (const r of rows) {
       found.set(r.visitor_key, r.ord);
       added.push({ key: r.visitor_key, ord: r.ord });
     }
-    addedStarts.push(...chunkStarts);
+    addedChunks.push(...chunks);
   }
   return found;
 }

@@ -68,6 +68,9 @@ export interface VisitorChunk {
   firstOrd: number;
   /** The keys of ordinals firstOrd, firstOrd + 1, … (as the writer compares them: text). */
   keys: string[];
+  /** The row's bytes: the keys encoded (visitor-key.ts), `width` bytes each. */
+  width: number;
+  data: Uint8Array;
 }
 
 /** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
@@ -176,15 +179,19 @@ export const analyticsStore = {
     projectOrd: number,
     nextOrd: number,
     keys: readonly string[],
-  ): Promise<{ visitors: { ord: number; visitor_key: string }[]; chunkStarts: number[] }> {
-    if (keys.length === 0) return { visitors: [], chunkStarts: [] };
+  ): Promise<{ visitors: { ord: number; visitor_key: string }[]; chunkStarts: number[]; chunks: { firstOrd: number; width: number; data: Uint8Array }[] }> {
+    if (keys.length === 0) return { visitors: [], chunkStarts: [], chunks: [] };
     const { rows, assigned } = visitorChunkRows(projectOrd, nextOrd, keys);
     for (let i = 0; i < rows.length; i += 200)
       await db
         .insertInto('analytics_visitor_chunks')
         .values(rows.slice(i, i + 200))
         .execute();
-    return { visitors: assigned, chunkStarts: rows.map((r) => r.first_ord) };
+    return {
+      visitors: assigned,
+      chunkStarts: rows.map((r) => r.first_ord),
+      chunks: rows.map((r) => ({ firstOrd: r.first_ord, width: r.width, data: r.keys })),
+    };
   },
 
   /**
@@ -203,7 +210,7 @@ export const analyticsStore = {
       .orderBy('first_ord')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ firstOrd: Number(r.first_ord), keys: chunkKeys(Number(r.width), r.keys) }));
+    return rows.map((r) => ({ firstOrd: Number(r.first_ord), keys: chunkKeys(Number(r.width), r.keys), width: Number(r.width), data: r.keys }));
   },
 
   /** A project's visitors above `afterOrd` in ordinal order, whole chunks up to `limitChunks` of them (tests, tools). */
