@@ -316,6 +316,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
             trx,
             projectOrd,
             missing.map((m) => m.day),
+            deps.db.caps,
           )) {
             // A blob this version cannot read (another format): built from the segments by resolve.
             const d = decodeBlob(b);
@@ -370,6 +371,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
             trx,
             projectOrd,
             part.map((m) => m.day),
+            deps.db.caps,
           ))
             stored.set(b.day, b);
           for (const m of part) {

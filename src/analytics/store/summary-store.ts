@@ -7,6 +7,7 @@
 // appended); `has_data` is 1 once the day had an event the series or the breakdowns count (a qualifying view, or
 // an AI or crawler request with a rule), and stays 1 (the answers' "days with data", as the reference store has it).
 import { type Kysely, sql } from 'kysely';
+import type { DialectCaps } from '../../db/dialect.ts';
 import type { DB } from '../../db/schema.ts';
 import type { DayRange } from './store.ts';
 
@@ -85,16 +86,17 @@ export const summaryStore = {
   },
 
   /** Persisted summaries of these days (whatever their version). */
-  async selectSummaries(db: Q, projectOrd: number, days: readonly number[]): Promise<StoredSummary[]> {
+  /** `blob`: how the dialect reads large blobs fastest (DialectCaps.blobRead; without it, the column as it is). */
+  async selectSummaries(db: Q, projectOrd: number, days: readonly number[], blob?: Pick<DialectCaps, 'blobRead' | 'blobBytes'>): Promise<StoredSummary[]> {
     const out: StoredSummary[] = [];
     for (let i = 0; i < days.length; i += 1000) {
       const rows = await db
         .selectFrom('analytics_day_summaries')
-        .select(['day', 'version', 'data'])
+        .select(['day', 'version', blob ? blob.blobRead('data').as('data') : 'data'])
         .where('project_ord', '=', projectOrd)
         .where('day', 'in', days.slice(i, i + 1000) as number[])
         .execute();
-      for (const r of rows) out.push({ day: Number(r.day), version: Number(r.version), data: r.data });
+      for (const r of rows) out.push({ day: Number(r.day), version: Number(r.version), data: blob ? blob.blobBytes(r.data) : (r.data as Uint8Array) });
     }
     return out;
   },
