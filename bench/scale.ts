@@ -3,8 +3,10 @@
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
 //                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
-//                          [--ingest-only] [--repo <checkout>]
+//                          [--ingest-only] [--repo <checkout>] [--results-dir DIR]
 //
+// --results-dir: where scale-latest.json and the history line go (default bench/results): trial runs at a smaller
+// size write elsewhere instead of replacing the committed full run's scale-latest.json.
 // --compare: each window's exports (restart, first walk, warm walks, peak RSS) also by the service of another
 // checkout (an earlier commit, its dist/ built) on the same data directory or database, right after this one's,
 // so a change to the exports is measured against its baseline on the same data in the same run (the answers'
@@ -55,6 +57,7 @@ const runs = Math.max(1, intArg(args, 'runs') ?? 3);
 const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Backend | 'clickhouse')[];
 const keep = args.has('keep');
 const memory = args.has('memory');
+const resultsDir = args.get('results-dir');
 const ingestOnly = args.has('ingest-only');
 const repoDir = args.get('repo');
 if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
@@ -390,7 +393,7 @@ const result = {
   baselines: { duckdb, pgRaw },
   digestsMatch,
 };
-const files = writeResults('scale', result);
+const files = resultsDir ? writeResults('scale', result, resultsDir) : writeResults('scale', result);
 console.log(
   `\n${'system'.padEnd(18)}${'bytes/event'.padEnd(13)}${'30d first/warm ms'.padEnd(20)}${'365d first/warm ms'.padEnd(21)}${'ingest start/end ev/s'.padEnd(24)}peak RSS MB`,
 );
