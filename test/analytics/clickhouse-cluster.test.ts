@@ -17,6 +17,28 @@ import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-ba
 import type { RangeQuery } from '../../src/analytics/store/analytics-store.ts';
 import { openChdb, type TestClickHouse } from '../helpers/clickhouse.ts';
 
+/** The single node's columns since migration 6 (the shard-local tables also have `seq`, always 0). */
+const SINGLE_COLUMNS = [
+  'project',
+  'day',
+  'ts',
+  'path',
+  'raw_path',
+  'visitor',
+  'user_agent',
+  'accept',
+  'method',
+  'status',
+  'referrer',
+  'ref_host',
+  'cls',
+  'category',
+  'rule',
+  'qualifying',
+  'view_shape',
+  'source',
+  'dedup_key',
+].join(', ');
 const BASE_DAY = 20_500;
 const PROJECTS = ['prj_a', 'prj_b', 'prj_c'];
 const AGENTS: [cls: 'ai' | 'crawler', rule: string, category: string | null][] = [
@@ -126,7 +148,10 @@ describe('clustered DDL', () => {
       for (const [k, projectId] of PROJECTS.entries()) await refStore.append(projectId, 'api', packEvents(events(k + 1, 1500)));
       for (const [i, shard] of shards.entries()) {
         for (const sql of shardLocalDdl({ replicated: false })) await shard.command(sql);
-        await shard.command(`INSERT INTO events_local SELECT * FROM ${reference.ch.database}.events WHERE ${SHARD_KEYS.project} % 2 = {i:UInt8}`, { i });
+        await shard.command(
+          `INSERT INTO events_local (${SINGLE_COLUMNS}) SELECT ${SINGLE_COLUMNS} FROM ${reference.ch.database}.events WHERE ${SHARD_KEYS.project} % 2 = {i:UInt8}`,
+          { i },
+        );
       }
       await dist.command(`CREATE TABLE events AS ${base}_shard0.events_local ENGINE = Merge(REGEXP('^${base}_shard'), '^events_local$')`);
       await dist.command(`CREATE TABLE data_days AS ${base}_shard0.data_days_local ENGINE = Merge(REGEXP('^${base}_shard'), '^data_days_local$')`);
@@ -177,7 +202,10 @@ describe('clustered DDL', () => {
       try {
         for (const [i, shard] of shards.entries()) {
           for (const sql of shardLocalDdl({ replicated: false })) await shard.command(sql);
-          await shard.command(`INSERT INTO events_local SELECT * FROM ${single.ch.database}.events WHERE ${SHARD_KEYS[shardBy]} % 2 = {i:UInt8}`, { i });
+          await shard.command(
+            `INSERT INTO events_local (${SINGLE_COLUMNS}) SELECT ${SINGLE_COLUMNS} FROM ${single.ch.database}.events WHERE ${SHARD_KEYS[shardBy]} % 2 = {i:UInt8}`,
+            { i },
+          );
         }
         const counts = await Promise.all(shards.map(async (s) => Number((await s.query<{ n: string }>('SELECT count() AS n FROM events_local'))[0]?.n)));
         expect(counts.every((n) => n > 0)).toBe(true);

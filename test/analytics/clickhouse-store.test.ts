@@ -14,7 +14,7 @@ import {
   migrateClickHouse,
 } from '../../src/analytics/clickhouse/migrations.ts';
 import type { VisitorNumbering } from '../../src/analytics/clickhouse/visitor-numbers.ts';
-import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { type EventClass, packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import type { AnalyticsStore } from '../../src/analytics/store/analytics-store.ts';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore as sqlStore } from '../../src/analytics/store/store.ts';
@@ -222,7 +222,7 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
           "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'visitor'",
         );
         expect(old?.type).toBe('String');
-        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([4, 5]);
+        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([4, 5, 6, 7]);
         expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([]);
         const cols = await t.ch.query<{ name: string; type: string }>(
           "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('user_agent', 'visitor') ORDER BY name",
@@ -239,7 +239,17 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
         const tables = (await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map(
           (r) => r.name,
         );
-        expect(tables).toEqual(['data_days', 'data_days_mv', 'dedup_keys', 'dedup_keys_mv', 'events', 'schema_migrations']);
+        expect(tables).toEqual([
+          'data_days',
+          'data_days_mv',
+          'dedup_keys',
+          'dedup_keys_mv',
+          'events',
+          'schema_migrations',
+          'visitor_state_rebuilds',
+          'visitor_states',
+          'visitor_states_mv',
+        ]);
         // 23 visitors per project, numbered 1..23 each (dense), every key once in the SQL dictionary.
         const [nums] = await t.ch.query<{ lo: number; hi: number; n: string }>(
           "SELECT min(visitor) AS lo, max(visitor) AS hi, uniqExact(visitor) AS n FROM events WHERE project = 'prj_m4'",
@@ -274,6 +284,182 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
         await t.cleanup();
       }
     });
+});
+
+describe('ClickHouse store, migration 6 (sorted by path, compressed, no insertion order) over stored events', () => {
+  const day = 20_454;
+  /** Events of a rule stored under two sets of rules (classes differ): inserted latest-first, so insertion order and time disagree. */
+  const agentEvents = (): WriteEvent[] =>
+    [
+      [day + 2, 5, 'ai'],
+      [day + 1, 7, 'ai'],
+      [day + 1, 3, 'crawler'],
+      [day + 3, 1, 'ai'],
+    ].map(
+      ([d, ms, cls], i): WriteEvent => [
+        (d as number) * 86_400_000 + (ms as number),
+        d as number,
+        '/a',
+        '/a',
+        `v${i}`,
+        'GPTBot/1.1',
+        null,
+        'GET',
+        200,
+        null,
+        cls as EventClass,
+        cls === 'crawler' ? 'training' : null,
+        'GPTBot',
+        cls === 'ai' ? 1 : 0,
+        null,
+      ],
+    );
+  const events = (n: number, offset = 0) =>
+    Array.from({ length: n }, (_, j): WriteEvent => {
+      const i = j + offset;
+      const cls = i % 4 === 2 ? 'ai' : i % 4 === 3 ? 'crawler' : 'human';
+      const path = `/p${i % 7}`;
+      return [
+        (day + (i % 9)) * 86_400_000 + i,
+        day + (i % 9),
+        path,
+        path,
+        `v${i % 31}`,
+        null,
+        null,
+        'GET',
+        200,
+        i % 3 === 0 ? 'https://www.google.com/' : null,
+        cls,
+        null,
+        cls === 'ai' ? 'GPTBot' : cls === 'crawler' ? 'Googlebot' : null,
+        cls === 'crawler' ? 0 : 1,
+        i % 5 === 0 ? `line-${i}` : null,
+      ];
+    });
+
+  it("copies the stored events into the new layout without their insertion order; every answer stays the reference store's; an agent takes its earliest (day, ts) class", async () => {
+    const t = await openChdb();
+    const reference = createReferenceStore();
+    try {
+      expect(
+        await migrateClickHouse(
+          t.ch,
+          CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 6),
+          t,
+        ),
+      ).toEqual([1, 2, 3, 4, 5]);
+      const before = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      for (const projectId of ['prj_m6', 'prj_m6b']) {
+        expect(await before.append(projectId, 'import', packEvents(events(300)))).toBe(await reference.append(projectId, 'import', packEvents(events(300))));
+      }
+      // What the earlier version stored: an increasing insertion order.
+      await t.ch.command('ALTER TABLE events UPDATE seq = 1764000000000000 + ts WHERE 1', {}, { mutations_sync: 2 });
+      const column = async () =>
+        (await t.ch.query<{ name: string }>("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'seq'")).length;
+      expect(await column()).toBe(1);
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([6, 7]);
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([]);
+      expect(await column()).toBe(0);
+      const [table] = await t.ch.query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'events'");
+      expect(table?.key).toBe('project, path, day, visitor');
+      // Nothing left of the copy; the views fill the new table's companions.
+      const tables = (await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
+      expect(tables).toEqual([
+        'data_days',
+        'data_days_mv',
+        'dedup_keys',
+        'dedup_keys_mv',
+        'events',
+        'schema_migrations',
+        'visitor_state_rebuilds',
+        'visitor_states',
+        'visitor_states_mv',
+      ]);
+      const [left] = await t.ch.query<{ n: string }>(
+        "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
+      );
+      expect(Number(left?.n)).toBe(0);
+      const store = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      for (const projectId of ['prj_m6', 'prj_m6b']) {
+        expect(await store.append(projectId, 'import', packEvents(events(200, 250)))).toBe(
+          await reference.append(projectId, 'import', packEvents(events(200, 250))),
+        );
+        expect(await answersOf(store, projectId)).toEqual(await answersOf(reference, projectId));
+      }
+      expect(await store.reclassify('prj_m6')).toEqual(await reference.reclassify('prj_m6'));
+      expect(await answersOf(store, 'prj_m6')).toEqual(await answersOf(reference, 'prj_m6'));
+      // Classes of one rule that differ (stored under older rules): the earliest (day, ts) event's, as the embedded store
+      // takes it (its segments are in time order), whatever the order of insertion.
+      await store.append('prj_m6c', 'api', packEvents(agentEvents()));
+      const q = { fromDay: null, toDay: null, offset: 0, limit: 10 };
+      expect((await store.agents('prj_m6c', q)).rows.map((r) => [r.agent, r.class, r.requests])).toEqual([['GPTBot', 'crawler', 4]]);
+      expect((await store.agents('prj_m6c', { ...q, fromDay: day + 2 })).rows.map((r) => [r.agent, r.class])).toEqual([['GPTBot', 'ai']]);
+      expect((await store.agents('prj_m6c', { ...q, toDay: day + 2 })).rows.map((r) => [r.agent, r.class])).toEqual([['GPTBot', 'crawler']]);
+      await before.close();
+      await store.close();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe('ClickHouse store, per-day visitor states (migration 7)', () => {
+  const day = 20_454;
+  const events = (n: number, offset = 0) =>
+    Array.from({ length: n }, (_, j): WriteEvent => {
+      const i = j + offset;
+      const ua =
+        i % 3 === 0
+          ? 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot'
+          : 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0';
+      const path = `/p${i % 5}`;
+      // Stored as a human (as older rules would have): reclassification makes ChatGPT-User's events AI views.
+      return [(day + (i % 6)) * 86_400_000 + i, day + (i % 6), path, path, `v${i % 37}`, ua, null, 'GET', 200, null, 'human', null, null, 1, null];
+    });
+  const visitorsOf = (store: AnalyticsStore, projectId: string, fromDay: number | null = null) =>
+    store.visitors({ projectId, walkId: String(Math.random()), fromDay, toDay: null, offset: 0, limit: 100 });
+
+  it('are filled for stored events and by every insert; the export reads them, and the raw events while a rebuild is open', async () => {
+    const t = await openChdb();
+    const reference = createReferenceStore();
+    try {
+      expect(
+        await migrateClickHouse(
+          t.ch,
+          CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 7),
+          t,
+        ),
+      ).toEqual([1, 2, 3, 4, 5, 6]);
+      const store = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      await store.append('prj_s', 'api', packEvents(events(200)));
+      await reference.append('prj_s', 'api', packEvents(events(200)));
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([7]);
+      await store.append('prj_s', 'api', packEvents(events(150, 170)));
+      await reference.append('prj_s', 'api', packEvents(events(150, 170)));
+      for (const from of [null, day + 2]) expect(await visitorsOf(store, 'prj_s', from)).toEqual(await visitorsOf(reference, 'prj_s', from));
+      // The export reads the states: without them it finds no visitor…
+      await t.ch.command('RENAME TABLE visitor_states TO visitor_states_aside');
+      await t.ch.command('CREATE TABLE visitor_states AS visitor_states_aside');
+      expect((await visitorsOf(store, 'prj_s')).totals).toEqual({ human: 0, ai: 0, total: 0 });
+      // …and while a rebuild of the project is open, the raw events.
+      await t.ch.insert('visitor_state_rebuilds', [{ project: 'prj_s', id: 'crashed', done: 0 }]);
+      expect(await visitorsOf(store, 'prj_s')).toEqual(await visitorsOf(reference, 'prj_s'));
+      await t.ch.command('DROP TABLE visitor_states');
+      await t.ch.command('RENAME TABLE visitor_states_aside TO visitor_states');
+      // Reclassification rebuilds the project's states and closes every open rebuild (the crashed one too).
+      expect(await store.reclassify('prj_s')).toEqual(await reference.reclassify('prj_s'));
+      const open = await t.ch.query('SELECT id FROM visitor_state_rebuilds GROUP BY id HAVING max(done) = 0');
+      expect(open).toEqual([]);
+      for (const from of [null, day + 2]) expect(await visitorsOf(store, 'prj_s', from)).toEqual(await visitorsOf(reference, 'prj_s', from));
+      expect((await visitorsOf(store, 'prj_s')).totals.ai).toBeGreaterThan(0);
+      const [n] = await t.ch.query<{ n: string }>("SELECT count() AS n FROM visitor_states WHERE project = 'prj_s'");
+      expect(Number(n?.n)).toBeGreaterThan(0);
+      await store.close();
+    } finally {
+      await t.cleanup();
+    }
+  });
 });
 
 describe('ClickHouse store, migration 5 on a cluster', () => {

@@ -49,7 +49,7 @@ import { Lru } from '../lru.ts';
 import type { AnalyticsStore, ExportQuery, Page, RangeQuery, ReclassifyResult, SeriesResult } from '../store/analytics-store.ts';
 import { INPUT_KEY, name, reclassifyDdl } from './cluster-ddl.ts';
 import type { ClickHouseExecutor } from './executor.ts';
-import { migrateClickHouse } from './migrations.ts';
+import { migrateClickHouse, visitorStatesSelect } from './migrations.ts';
 import { ClickHouseStartError, checkClickHouseServer } from './server-check.ts';
 import type { VisitorNumbering } from './visitor-numbers.ts';
 
@@ -118,7 +118,6 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   const snapshotMs = deps.snapshotMs ?? 600_000;
   const walks = new Lru<string, { result: ExportResult; usedAt: number }>(Math.max(16, deps.resultEntries ?? 64));
   const locks = new Map<string, Promise<unknown>>();
-  let lastSeq = 0;
 
   /** Runs `f` after the project's earlier appends and reclassifications in this process. */
   function withLock<T>(projectId: string, f: () => Promise<T>): Promise<T> {
@@ -130,13 +129,6 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       if (locks.get(projectId) === tail) locks.delete(projectId);
     });
     return run;
-  }
-
-  /** Insertion order (the agents row's class is its first event's): increasing within this process. */
-  function seqBase(n: number): number {
-    const base = Math.max(deps.now() * 1000, lastSeq + 1);
-    lastSeq = base + n;
-    return base;
   }
 
   async function insertRows(table: string, rows: Record<string, unknown>[], token: string = randomUUID()): Promise<void> {
@@ -161,8 +153,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   // or being inserted are in `inFlightKeys` until the insert has returned (then the table has them), and an
   // append checks both under its project's lock.
   //
-  // An append with dedup keys is inserted alone, under a token made from its rows' content (all but seq, which
-  // differs per attempt): re-sent after a failure between its events and its keys — by this process or by
+  // An append with dedup keys is inserted alone, under a token made from its rows' content: re-sent after a failure between its events and its keys — by this process or by
   // another, with the same events — it carries the same token, so ClickHouse drops the events it already has and
   // (24.7+: a deduplicated block still goes through the materialised views) fills the missing keys; and two
   // processes appending the same keyed batch at once store it once. docs/clickhouse.md says what this covers.
@@ -229,10 +220,10 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     return tracked;
   }
 
-  /** The dedup token of a keyed append: a hash of its rows without seq (the same events give the same token). */
+  /** The dedup token of a keyed append: a hash of its rows (the same events give the same token). */
   function contentToken(rows: Record<string, unknown>[]): string {
     const h = createHash('sha256');
-    for (const { seq: _seq, ...r } of rows) h.update(JSON.stringify(r)).update('\n');
+    for (const r of rows) h.update(JSON.stringify(r)).update('\n');
     return `keyed:${h.digest('hex')}`;
   }
 
@@ -262,7 +253,6 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       const stored = batchKeys.size > 0 ? await storedKeys(projectId, [...batchKeys]) : new Set<string>();
       const seen = new Set<string>();
       const rows: Record<string, unknown>[] = [];
-      const base = seqBase(b.n);
       const staticPath = new Map<string, boolean>();
       for (let i = 0; i < b.n; i++) {
         const key = keys[i] as string | null;
@@ -286,7 +276,6 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
         rows.push({
           project: projectId,
           day: b.day[i],
-          seq: base + i,
           ts: Math.trunc(b.ts[i] as number),
           path,
           raw_path: textOf(b, i, R_RAW_PATH),
@@ -334,7 +323,48 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     return { totals, rows: sortRows(out) };
   }
 
+  /** Whether this database has the per-day visitor states (migration 7 makes them on a single node only). */
+  let statesMade: Promise<boolean> | null = null;
+  const hasStates = () => {
+    statesMade ??= ch
+      .query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states_mv'")
+      .then((r) => Number(r[0]?.n ?? 0) > 0);
+    return statesMade;
+  };
+
+  /** The project's state rebuilds: how many ever started, and how many have not finished. */
+  async function rebuilds(projectId: string): Promise<{ started: number; open: number }> {
+    const [r] = await ch.query<{ started: string; open: string }>(
+      `SELECT count() AS started, countIf(d = 0) AS open
+       FROM (SELECT id, max(done) AS d FROM visitor_state_rebuilds WHERE project = {p:String} GROUP BY id)`,
+      { p: projectId },
+    );
+    return { started: Number(r?.started ?? 0), open: Number(r?.open ?? 0) };
+  }
+
   async function visitorsResult(q: ExportQuery): Promise<ExportResult> {
+    // From the per-(day, path) states when no rebuild of the project's states (reclassification) is under way,
+    // checked before and after the read: a rebuild that started or was running meanwhile sends the read to the
+    // raw events below. Per path, the union of its days' bitmaps of human and of other visitors; their union for
+    // `total`; the totals row (g = 1) the unions over every path: the same sets as the query below counts.
+    if (await hasStates()) {
+      const before = await rebuilds(q.projectId);
+      if (before.open === 0) {
+        const rows = await ch.query<CountRow>(
+          `SELECT grouping(path) AS g, path, bitmapCardinality(groupBitmapOrState(humans) AS h) AS human,
+             bitmapCardinality(groupBitmapOrState(others) AS o) AS ai, bitmapCardinality(bitmapOr(h, o)) AS total
+           FROM visitor_states WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32}
+           GROUP BY GROUPING SETS ((path), ())`,
+          bounds(q, q.projectId),
+        );
+        const after = await rebuilds(q.projectId);
+        if (after.started === before.started && after.open === 0) return resultOf(rows);
+      }
+    }
+    return visitorsFromEvents(q);
+  }
+
+  async function visitorsFromEvents(q: ExportQuery): Promise<ExportResult> {
     // Each (path, visitor) pair once with its classes as bits (1 human, 2 ai); per visitor, its pairs and the OR
     // of their bits; then every pair counted under its path and every visitor once under the totals row (g = 1).
     // Invariant: a path's human / ai / total are the visitors with a pair on that path having bit 1 / bit 2 / any,
@@ -432,10 +462,11 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   }
 
   async function agents(projectId: string, q: RangeQuery & { offset: number; limit: number }) {
+    // An agent's class: its earliest (day, ts) event's (migration 6 dropped the insertion order).
     const rows = emptyRange(q)
       ? []
       : await ch.query<{ name: string; first_cls: string; visitors: string; views: string; requests: string }>(
-          `SELECT rule AS name, argMin(cls, seq) AS first_cls, uniqExact(visitor) AS visitors, countIf(view_shape = 1) AS views, count() AS requests
+          `SELECT rule AS name, argMin(cls, (day, ts)) AS first_cls, uniqExact(visitor) AS visitors, countIf(view_shape = 1) AS views, count() AS requests
            FROM events WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND cls IN ('ai', 'crawler') AND rule IS NOT NULL
            GROUP BY rule`,
           bounds(q, projectId),
@@ -535,6 +566,12 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
       }
       return { p: projectId, n, ...m };
     });
+    // The project's visitor states follow the events: marked as being rebuilt before the events change (reads then
+    // take the raw events), deleted and made again from the rewritten events after, then marked done (with any
+    // rebuild a crash left open). Appends meanwhile add states for their own events, which the new states repeat:
+    // a union counts a number once. A failed rewrite leaves the mark open: reads stay on the raw events.
+    const states = deps.cluster === undefined && (await hasStates());
+    if (states) await ch.insert('visitor_state_rebuilds', [{ project: projectId, id: randomUUID(), done: 0 }]);
     try {
       await ch.command(ddl.createRows);
       await ch.insert(ddl.rowsTable, rows);
@@ -551,6 +588,17 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
          WHERE project = {p:String} AND (qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL))`,
         { p: projectId },
       );
+      if (states) {
+        await ch.command('ALTER TABLE visitor_states DELETE WHERE project = {p:String}', { p: projectId }, { mutations_sync: 2 });
+        await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect('project = {p:String}')}`, { p: projectId });
+        const open = await ch.query<{ id: string }>('SELECT id FROM visitor_state_rebuilds WHERE project = {p:String} GROUP BY id HAVING max(done) = 0', {
+          p: projectId,
+        });
+        await ch.insert(
+          'visitor_state_rebuilds',
+          open.map((r) => ({ project: projectId, id: r.id, done: 1 })),
+        );
+      }
     } finally {
       for (const sql of ddl.drop) await ch.command(sql).catch(() => undefined);
     }

@@ -1,8 +1,12 @@
 // The DDL of the analytics tables on a ClickHouse cluster (docs/scaling.md). Not applied by Inkwell: an
 // operator runs it once, ON CLUSTER, before the first start (the migrations then find their tables and only
 // record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
-// Distributed `events` change its metadata only, migration 5 finds the visitor numbers of EVENTS_COLUMNS_5), then
-// points CLICKHOUSE_URL at any node.
+// Distributed `events` change its metadata only, migration 5 finds the visitor numbers of EVENTS_COLUMNS_5,
+// migrations 6 and 7 leave a Distributed table alone: a cluster has no per-day visitor states, and the visitors
+// export reads the raw events there), then points CLICKHOUSE_URL at any node.
+// The shard-local `events_local` has migration 6's layout plus `seq`, which a single node drops in migration 6:
+// migration 3 alters it on the Distributed table, so the column must be there; the store no longer writes it, so it
+// holds zeros (a few bytes per part) and nothing reads it.
 // The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
 // shard-local, replicated `…_local` tables. Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
 //
@@ -14,7 +18,7 @@
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
 import type { Settings } from './executor.ts';
-import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_COLUMNS_5, EVENTS_ORDER, EVENTS_PARTITION } from './migrations.ts';
+import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_COLUMNS_6, EVENTS_ORDER_6, EVENTS_PARTITION } from './migrations.ts';
 
 export interface ClusterDdlOptions {
   /** The cluster's name (remote_servers in the servers' configuration). */
@@ -31,6 +35,9 @@ export const name = (s: string) => {
   return s;
 };
 
+/** The columns of `events_local`: migration 6's, and `seq` (always 0: see above). */
+const LOCAL_EVENTS_COLUMNS = EVENTS_COLUMNS_6.replace('        ts Int64', '        seq UInt64 CODEC(T64, ZSTD(3)),\n        ts Int64');
+
 export const SHARD_KEYS = { project: 'cityHash64(project)', visitor: 'cityHash64(project, visitor)' } as const;
 
 /**
@@ -44,10 +51,10 @@ export function shardLocalDdl(o: { replicated: boolean; cluster?: string; retent
   const ttl = o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '';
   return [
     `CREATE TABLE IF NOT EXISTS events_local${on} (
-${EVENTS_COLUMNS_5}
+${LOCAL_EVENTS_COLUMNS}
       ) ENGINE = ${engine('MergeTree', 'events_local')}
       PARTITION BY ${EVENTS_PARTITION}
-      ORDER BY ${EVENTS_ORDER}${ttl}
+      ORDER BY ${EVENTS_ORDER_6}${ttl}
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${engine('ReplacingMergeTree', 'data_days_local')}
       ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,

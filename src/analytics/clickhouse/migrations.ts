@@ -18,6 +18,10 @@
 //
 // - since migration 5, `events.visitor` is the visitor's dense per-project number (UInt32), not its key: numbers
 //   are assigned by the SQL database that holds the projects, in its visitor dictionary (visitor-numbers.ts).
+// - since migration 6, `events` is sorted by (project, path, day, visitor), every column ZSTD-compressed, and has no
+//   insertion order (`seq`): an agent's class in the agents breakdown is that of its earliest (day, ts) event, as in
+//   the embedded store (a rule names one class under one set of rules, so this matters only for events stored
+//   under older rules and not reclassified yet).
 //
 // THE INVARIANT that keeps the answers exact: every count is computed at query time from `events` rows,
 // filtered by the project, the day range and the class columns, as distinct visitor numbers and count() over rows;
@@ -29,10 +33,20 @@
 // what other processes committed; the number is committed before any event carrying it is inserted:
 // visitor-numbers.ts), so distinct numbers of a project are distinct visitors, and every distinct count equals
 // the count of distinct keys. Numbers no event carries (a crash between numbering and insert) are never counted.
-// Distinct visitors are counted by GROUP BY on the number (the visitors export) or by uniqExact (series, agents,
-// referrers), which for a UInt32 keeps the numbers themselves: a set, not a sketch, no hashing. Nothing is
-// pre-aggregated; where partial results are merged (several parts, several shards: docs/scaling.md), they are
-// such sets and their union is exact.
+// Distinct visitors are counted by GROUP BY on the number (the visitors export from raw events) or by uniqExact
+// (series, agents, referrers), which for a UInt32 keeps the numbers themselves: a set, not a sketch, no hashing.
+// Where partial results are merged (several parts, several shards: docs/scaling.md), they are such sets and their
+// union is exact.
+// The one pre-aggregate (migration 7, single node): `visitor_states` holds, per (project, day, path), the bitmaps
+// (groupBitmap: the numbers themselves, roaring-compressed; no hashing) of the visitors of that day's qualifying
+// views of the path, human and not, made from `events` rows by a materialised view in the same insert (and from
+// the stored rows once, by the migration). A (project, day, path) may have several rows (one per insert, until
+// merges fold them); a read takes the union of its window's rows, so a row made twice (a retried insert, the
+// migration's fill overlapping the view) changes nothing, and the union over a window's days equals the distinct
+// numbers of the raw rows that query would read. The states follow the events' classes: reclassification marks
+// the project's states as being rebuilt (`visitor_state_rebuilds`) before its mutation, then deletes and remakes
+// them from the rewritten events and marks them done; a visitors read uses the states only when no rebuild of
+// the project was open or started between its check before and after the read, otherwise the raw events.
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseExecutor } from './executor.ts';
 import type { VisitorNumbering } from './visitor-numbers.ts';
@@ -94,6 +108,37 @@ export const EVENTS_COLUMNS_5 = `        project LowCardinality(String),
         source LowCardinality(String),
         dedup_key Nullable(String) CODEC(ZSTD(3)),
         INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1`;
+/**
+ * The columns of `events` since migration 6: those of 5 without the insertion order (`seq`), every column
+ * compressed with ZSTD (the small ones had ClickHouse's default, LZ4), the day delta-coded; sorted by EVENTS_ORDER_6.
+ * Measured with bench/clickhouse-states.ts on bench:scale's 1M-event year: 20.2 -> 12.8 bytes per event.
+ */
+export const EVENTS_COLUMNS_6 = `        project LowCardinality(String),
+        day Int32 CODEC(Delta, ZSTD(3)),
+        ts Int64 CODEC(T64, ZSTD(3)),
+        path String CODEC(ZSTD(3)),
+        raw_path String CODEC(ZSTD(3)),
+        visitor UInt32 CODEC(T64, ZSTD(3)),
+        user_agent LowCardinality(Nullable(String)) CODEC(ZSTD(3)),
+        accept LowCardinality(Nullable(String)) CODEC(ZSTD(3)),
+        method LowCardinality(Nullable(String)) CODEC(ZSTD(3)),
+        status Nullable(Int32) CODEC(ZSTD(3)),
+        referrer Nullable(String) CODEC(ZSTD(3)),
+        ref_host Nullable(String) CODEC(ZSTD(3)),
+        cls LowCardinality(String) CODEC(ZSTD(3)),
+        category LowCardinality(Nullable(String)) CODEC(ZSTD(3)),
+        rule LowCardinality(Nullable(String)) CODEC(ZSTD(3)),
+        qualifying UInt8 CODEC(ZSTD(3)),
+        view_shape UInt8 CODEC(ZSTD(3)),
+        source LowCardinality(String) CODEC(ZSTD(3)),
+        dedup_key Nullable(String) CODEC(ZSTD(3)),
+        INDEX dedup_idx dedup_key TYPE bloom_filter(0.01) GRANULARITY 1`;
+/**
+ * The sorting key since migration 6: a path's rows of a month (the partition) together, so the path and the raw
+ * path compress to little (they were 5.5 of 18 bytes per event sorted by day first); reads of a day range still
+ * skip other months' partitions, and within one by the day after the path.
+ */
+export const EVENTS_ORDER_6 = '(project, path, day, visitor)';
 /** The columns of `events`, in order (migration 5's copy). */
 const EVENT_FIELDS = [
   'project',
@@ -117,6 +162,7 @@ const EVENT_FIELDS = [
   'source',
   'dedup_key',
 ];
+const EVENT_FIELDS_6 = EVENT_FIELDS.filter((f) => f !== 'seq');
 /** The settings of the single node's `events`. */
 const EVENTS_SETTINGS = 'SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000';
 /** The dedup keys of events, for `dedup_keys` (migration 2). */
@@ -216,6 +262,80 @@ async function denseVisitorNumbers(ch: ClickHouseExecutor, ctx: MigrationContext
   await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS dedup_keys_mv TO dedup_keys AS ${DEDUP_KEYS_SELECT}`);
 }
 
+/**
+ * Migration 6: `events` in the layout of EVENTS_COLUMNS_6 / EVENTS_ORDER_6. The sorting key changes, which ALTER
+ * cannot do, so, as migration 5 does, the rows are copied into a new table (every column but `seq`), counted, and
+ * swapped in with EXCHANGE TABLES (atomic); the materialised views are made again over it. Run with ingest
+ * stopped (rows appended to the old table during the copy would be left behind: the count check then stops the
+ * start). Re-running it after it is done, or on a cluster (whose Distributed `events` is not a MergeTree:
+ * cluster-ddl.ts makes `events_local` in this layout), only makes the views if missing.
+ */
+async function eventsLayout6(ch: ClickHouseExecutor): Promise<void> {
+  const table = async () =>
+    (
+      await ch.query<{ engine: string; key: string }>(
+        "SELECT engine, sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'events'",
+      )
+    )[0];
+  const t = await table();
+  if (t?.engine === 'MergeTree' && t.key !== EVENTS_ORDER_6.slice(1, -1)) {
+    const copy = `events_v6_${randomBytes(6).toString('hex')}`;
+    try {
+      await ch.command(
+        `CREATE TABLE ${copy} (\n${EVENTS_COLUMNS_6}\n) ENGINE = MergeTree PARTITION BY ${EVENTS_PARTITION} ORDER BY ${EVENTS_ORDER_6} ${EVENTS_SETTINGS}`,
+      );
+      await ch.command(`INSERT INTO ${copy} (${EVENT_FIELDS_6.join(', ')}) SELECT ${EVENT_FIELDS_6.join(', ')} FROM events`);
+      const count = async (name: string) => Number((await ch.query<{ n: string }>(`SELECT count() AS n FROM ${name}`))[0]?.n ?? 0);
+      const [before, after] = [await count('events'), await count(copy)];
+      if (before !== after) throw new Error(`ClickHouse migration 6: copied ${after} of ${before} events (ingest must be stopped while it runs)`);
+      if ((await table())?.key !== EVENTS_ORDER_6.slice(1, -1)) {
+        await ch.command('DROP VIEW IF EXISTS data_days_mv');
+        await ch.command('DROP VIEW IF EXISTS dedup_keys_mv');
+        await ch.command(`EXCHANGE TABLES events AND ${copy}`);
+      }
+    } finally {
+      await ch.command(`DROP TABLE IF EXISTS ${copy}`);
+    }
+  }
+  await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv TO data_days AS ${DATA_DAYS_SELECT}`);
+  await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS dedup_keys_mv TO dedup_keys AS ${DEDUP_KEYS_SELECT}`);
+}
+
+/**
+ * Per-(project, day, path) visitor states (migration 7): the bitmaps of the visitor numbers with a qualifying view
+ * of the path that day, human and not. What the visitors export reads (clickhouse-store.ts) unless a rebuild is
+ * under way.
+ */
+export const VISITOR_STATES_COLUMNS = `project LowCardinality(String), day Int32 CODEC(Delta, ZSTD(3)), path String CODEC(ZSTD(3)),
+        humans AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3)), others AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3))`;
+/** The states of `events` rows (of the ones matching `where`, when given). */
+export const visitorStatesSelect = (where = '') =>
+  `SELECT project, day, path, groupBitmapStateIf(visitor, cls = 'human') AS humans, groupBitmapStateIf(visitor, cls != 'human') AS others
+   FROM events WHERE qualifying = 1${where ? ` AND ${where}` : ''} GROUP BY project, day, path`;
+
+/**
+ * Migration 7: `visitor_states`, filled by `visitor_states_mv` in every insert into `events` and, for the events
+ * already stored, by one INSERT … SELECT after the view exists (rows inserted meanwhile may land in both: a union
+ * of bitmaps counts each number once). Single node only: on a cluster (`events` not a MergeTree) nothing is made
+ * and the store reads the raw events (docs/scaling.md).
+ */
+async function visitorStates(ch: ClickHouseExecutor): Promise<void> {
+  const [t] = await ch.query<{ engine: string }>("SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'events'");
+  if (t?.engine !== 'MergeTree') return;
+  await ch.command(
+    `CREATE TABLE IF NOT EXISTS visitor_states (${VISITOR_STATES_COLUMNS}) ENGINE = AggregatingMergeTree
+     PARTITION BY ${EVENTS_PARTITION} ORDER BY (project, path, day)
+     SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
+  );
+  await ch.command(
+    `CREATE TABLE IF NOT EXISTS visitor_state_rebuilds (project LowCardinality(String), id String, done UInt8)
+     ENGINE = ReplacingMergeTree(done) ORDER BY (project, id) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+  );
+  await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_states_mv TO visitor_states AS ${visitorStatesSelect()}`);
+  // A start that stopped after this but before recording the migration fills again: harmless (a union).
+  await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect()}`);
+}
+
 export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
   {
     version: 1,
@@ -269,6 +389,24 @@ ${EVENTS_COLUMNS}
     name: 'dense visitor numbers',
     statements: [],
     run: denseVisitorNumbers,
+  },
+  {
+    // Storage (bench/clickhouse-states.ts, bench:scale's 1M-event year, 20.2 -> 12.8 bytes per event): the
+    // insertion order (`seq`, 1.6-2.7 bytes per event, noise in this order) was read only for each agent's first
+    // class, now that of its earliest (day, ts) event; the small columns had LZ4 (ZSTD halves them); sorted by
+    // path first, path and raw path shrink from 5.5 to 2.3.
+    version: 6,
+    name: 'events sorted by path, compressed, without insertion order',
+    statements: [],
+    run: eventsLayout6,
+  },
+  {
+    // The visitors export from per-day states rather than raw rows (bench/clickhouse-states.ts, bench:scale's
+    // 1M-event year: 30 days 387 against 821 ms, 365 days 1,464 against 4,734; 4.3 bytes per event).
+    version: 7,
+    name: 'per-day visitor states',
+    statements: [],
+    run: visitorStates,
   },
 ];
 

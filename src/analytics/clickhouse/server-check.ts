@@ -31,10 +31,14 @@ export const REQUIRED_FUNCTIONS = [
   'bitAnd',
   'tupleElement',
   'assumeNotNull',
+  'groupBitmap',
+  'groupBitmapOr',
+  'bitmapCardinality',
+  'bitmapOr',
   'version',
 ] as const;
-/** Aggregate function combinators the queries use (uniqExactIf, countIf). */
-export const REQUIRED_COMBINATORS = ['If'] as const;
+/** Aggregate function combinators the queries use (uniqExactIf, countIf; groupBitmapStateIf, groupBitmapOrState). */
+export const REQUIRED_COMBINATORS = ['If', 'State'] as const;
 
 /** The analytics store could not start on its ClickHouse server (the message names the server, never credentials). */
 export class ClickHouseStartError extends Error {
