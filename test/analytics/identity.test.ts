@@ -1,6 +1,7 @@
+import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { rotationPeriod, type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
+import { hmacSha256, rotationPeriod, type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const T = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -111,5 +112,23 @@ describe('visitorKey', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('hmacSha256 is createHmac exactly: any key (longer than a block too), any message (lone surrogates, long ones)', () => {
+    const slow = (k: string, m: string) => crypto.createHmac('sha256', k).update(m).digest('base64url');
+    const text = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 50 }));
+    fc.assert(
+      fc.property(text, text, fc.boolean(), (key, message, long) => {
+        const m = long ? message.repeat(6000 / Math.max(1, message.length)) : message;
+        expect(hmacSha256(key, m)).toBe(slow(key, m));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const len of [0, 63, 64, 65, 128, 5461, 5462, 16384, 20000]) {
+      const m = 'é'.repeat(len);
+      expect(hmacSha256('k'.repeat(len % 200), m)).toBe(slow('k'.repeat(len % 200), m));
+    }
+    // Keys a visitor key is made under: the secret, then with its rotation period (a new pad each).
+    for (const k of ['s3cret', 's3cret\nd:20103', 's3cret\nm:2025-01']) expect(hmacSha256(k, `203.0.113.7\n${UA}`)).toBe(slow(k, `203.0.113.7\n${UA}`));
   });
 });

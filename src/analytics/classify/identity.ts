@@ -42,30 +42,57 @@ export function visitorKey(input: {
   if (id) return `v:${id}`;
   const period = rotationPeriod(input.rotation, input.timestampMs);
   const key = period === '' ? input.secret : `${input.secret}\n${period}`;
-  const digest = crypto
-    .createHmac('sha256', secretKeyOf(key))
-    .update(`${hashedIp(input.ip)}\n${input.userAgent ?? ''}`)
-    .digest('base64url');
-  return `h:${digest.slice(0, HASH_CHARS)}`;
+  return `h:${hmacSha256(key, `${hashedIp(input.ip)}\n${input.userAgent ?? ''}`).slice(0, HASH_CHARS)}`;
 }
 
+/** HMAC-SHA256's block (RFC 2104: B = 64 bytes for SHA-256). */
+const BLOCK = 64;
+
 /**
- * HMAC keys as KeyObjects, by their text (the project's secret, with the rotation period when there is one).
- * Invariant: HMAC under createSecretKey(Buffer.from(text)) is HMAC under the text itself (createHmac encodes a
- * string key as UTF-8), so the keys are the same; a new secret or period is a new entry, and the map is dropped
- * whole past KEY_OBJECTS_MAX entries. Why: createHmac with a string key prepares a key object per call, the
- * larger part of a visitor key's cost: an import computes one per (ip, user agent) its cache misses, 480k for
- * bench:import's 1M lines (createHmac was 1.5 of the main thread's 22.9 µs/line under
- * `npm run bench:import -- --profile`; with a KeyObject, 7-8 against 10-13 µs a key in a loaded microbench).
+ * Per key text (the project's secret, with the rotation period when there is one): the key's block XOR ipad and XOR
+ * opad (RFC 2104), dropped whole past PADS_MAX entries.
  */
-const keyObjects = new Map<string, crypto.KeyObject>();
-const KEY_OBJECTS_MAX = 1024;
-function secretKeyOf(text: string): crypto.KeyObject {
-  let k = keyObjects.get(text);
-  if (k === undefined) {
-    if (keyObjects.size >= KEY_OBJECTS_MAX) keyObjects.clear();
-    k = crypto.createSecretKey(Buffer.from(text, 'utf8'));
-    keyObjects.set(text, k);
+const pads = new Map<string, { inner: Buffer; outer: Buffer }>();
+const PADS_MAX = 1024;
+function padsOf(text: string): { inner: Buffer; outer: Buffer } {
+  let p = pads.get(text);
+  if (p === undefined) {
+    if (pads.size >= PADS_MAX) pads.clear();
+    let k = Buffer.from(text, 'utf8');
+    if (k.length > BLOCK) k = crypto.hash('sha256', k, 'buffer');
+    const inner = Buffer.alloc(BLOCK, 0x36);
+    const outer = Buffer.alloc(BLOCK, 0x5c);
+    for (let i = 0; i < k.length; i++) {
+      inner[i] = (inner[i] as number) ^ (k[i] as number);
+      outer[i] = (outer[i] as number) ^ (k[i] as number);
+    }
+    p = { inner, outer };
+    pads.set(text, p);
   }
-  return k;
+  return p;
+}
+
+/** Room for a message after the inner pad: ip + '\n' + a user agent within EVENT_LIMITS, UTF-8. */
+const MESSAGE_ROOM = 16 * 1024;
+const innerScratch = Buffer.allocUnsafe(BLOCK + MESSAGE_ROOM);
+const outerScratch = Buffer.allocUnsafe(BLOCK + 32);
+
+/**
+ * HMAC-SHA256(key, message) as base64url, the key and message encoded as UTF-8: RFC 2104's two hashes,
+ * sha256((K ^ opad) || sha256((K ^ ipad) || message)), each one crypto.hash call over a buffer reused from call to
+ * call. Invariant: exactly createHmac('sha256', key).update(message).digest('base64url'), checked against it on
+ * arbitrary keys (longer than a block too) and messages (test/analytics/identity.test.ts); a message too long
+ * for the scratch buffer goes through createHmac. Why: an import computes a visitor key for every (ip, user agent)
+ * its preparer's cache misses (most of bench:import's log's 200,000 visitors, more than once each), and
+ * createHmac (its Hmac object, update, digest) was a fifth of the import thread's time (`npm run bench:import --
+ * --profile`, 1M lines); two one-shot hashes took about half of it (200k keys, loaded 2-core machine).
+ */
+export function hmacSha256(key: string, message: string): string {
+  if (message.length * 3 > MESSAGE_ROOM) return crypto.createHmac('sha256', key).update(message).digest('base64url');
+  const { inner, outer } = padsOf(key);
+  inner.copy(innerScratch, 0);
+  const n = innerScratch.write(message, BLOCK, 'utf8');
+  outer.copy(outerScratch, 0);
+  outerScratch.write(crypto.hash('sha256', innerScratch.subarray(0, BLOCK + n), 'binary'), BLOCK, 'latin1');
+  return crypto.hash('sha256', outerScratch, 'base64url');
 }
