@@ -95,8 +95,11 @@ export async function runClickHouse(o: {
     }
     const ch = executor();
     try {
-      // Merges settle the parts first (what a server does in the background over time).
+      // Merges settle the parts first (what a server does in the background over time): the events', and the
+      // visitor states' (migration 7), which each insert adds a part of.
       await ch.command('OPTIMIZE TABLE events FINAL');
+      const [states] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states'");
+      if (Number(states?.n ?? 0) > 0) await ch.command('OPTIMIZE TABLE visitor_states FINAL');
       const [bytes] = await ch.query<{ b: string }>('SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE database = currentDatabase() AND active');
       const columns = await ch.query<{ name: string; b: string }>(
         "SELECT name, sum(data_compressed_bytes) AS b FROM system.columns WHERE database = currentDatabase() AND table = 'events' GROUP BY name ORDER BY sum(data_compressed_bytes) DESC",
