@@ -3,7 +3,7 @@
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
 //                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
-//                          [--ingest-only] [--repo <checkout>] [--results-dir DIR]
+//                          [--ingest-only] [--repo <checkout>] [--results-dir DIR] [--settle-max 1800]
 //
 // --results-dir: where scale-latest.json and the history line go (default bench/results): trial runs at a smaller
 // size write elsewhere instead of replacing the committed full run's scale-latest.json.
@@ -58,6 +58,8 @@ const backends = (args.get('backends') ?? 'sqlite,postgres').split(',') as (Back
 const keep = args.has('keep');
 const memory = args.has('memory');
 const resultsDir = args.get('results-dir');
+// --settle-max: the longest wait for compaction to settle after the ingest, in seconds (see settleCompaction).
+const settleMaxMs = Number(args.get('settle-max') ?? 1800) * 1000;
 const ingestOnly = args.has('ingest-only');
 const repoDir = args.get('repo');
 if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
@@ -97,6 +99,8 @@ export interface InkwellScale {
   bytesPerEvent?: number;
   diskMb?: number;
   peakRssMbIngest?: number | null;
+  /** How long compaction ran on after the ingest (the exports start once it settled), and what it merged. */
+  settle?: { ms: number; segments: number; quiet: boolean };
   peakRssMbExport?: number | null;
   /** With --memory: where the memory was at the highest RSS sample while ingesting and while exporting. */
   memory?: { ingest: MemoryAtPeak | null; export: MemoryAtPeak | null };
@@ -213,6 +217,15 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
       log(
         `inkwell-${backend}: ingest ${out.ingest.eventsPerSecond.toLocaleString('en')} events/s (first tenth ${out.ingest.firstTenthEventsPerSecond}, last ${out.ingest.lastTenthEventsPerSecond})`,
       );
+      if (!ingestOnly) {
+        const settled = await settleCompaction(svc.baseUrl, settleMaxMs);
+        if (settled) {
+          out.settle = settled;
+          log(
+            `inkwell-${backend}: compaction ${settled.quiet ? 'settled' : 'still running'} after ${Math.round(settled.ms / 1000)} s (${settled.segments} segments merged)`,
+          );
+        }
+      }
     } finally {
       out.peakRssMbIngest = await svc.stop();
     }
@@ -278,6 +291,37 @@ async function runInkwell(backend: Backend): Promise<InkwellScale> {
   }
   return out;
 }
+
+/**
+ * Waits after the ingest until compaction has merged what it will (its counter in /metrics unchanged for
+ * SETTLE_QUIET_MS), at most `maxMs`. Why: right after a year's ingest the tiered policy merges each quiet day
+ * whole, for minutes at 100M; exports measured meanwhile shared the cores with it, and --compare's first side
+ * (whose walks came first) paid for it: 30-day warm 171 against 133 ms at 10M with the roles swapped, the same
+ * code. Null when the service does not report the counter.
+ */
+async function settleCompaction(baseUrl: string, maxMs: number): Promise<{ ms: number; segments: number; quiet: boolean } | null> {
+  const t0 = performance.now();
+  const first = await storeCounters(baseUrl);
+  if (!first) return null;
+  let last = first.segmentsCompacted;
+  let since = performance.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = (await storeCounters(baseUrl))?.segmentsCompacted ?? last;
+    if (now !== last) {
+      last = now;
+      since = performance.now();
+    }
+    const quiet = performance.now() - since >= SETTLE_QUIET_MS;
+    if (quiet || performance.now() - t0 >= maxMs) return { ms: Math.round(since - t0), segments: last - first.segmentsCompacted, quiet };
+  }
+}
+
+/**
+ * How long compaction's counter must stay put to call it settled: its steps run every INKWELL_ANALYTICS_SEAL_INTERVAL_MS
+ * (5 s), and a day counts as quiet (merged whole) at the step after one that saw it unchanged.
+ */
+const SETTLE_QUIET_MS = 20_000;
 
 /** DuckDB with the export's columns in a database file: its size, and each window timed first after opening, then warm. */
 async function runDuckDb(): Promise<{ fileMb: number; bytesPerEvent: number; loadMs: number; exports: Record<WindowName, ExportFigures> }> {
