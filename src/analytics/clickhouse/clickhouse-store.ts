@@ -589,7 +589,8 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
         { p: projectId },
       );
       if (states) {
-        await ch.command('ALTER TABLE visitor_states DELETE WHERE project = {p:String}', { p: projectId }, { mutations_sync: 2 });
+        // The project named through the rows table, as the events' mutation does: no query parameter in a mutation.
+        await ch.command(`ALTER TABLE visitor_states DELETE WHERE project IN (SELECT p FROM ${name(ch.database)}.${ddl.rowsTable})`, {}, { mutations_sync: 2 });
         await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect('project = {p:String}')}`, { p: projectId });
         const open = await ch.query<{ id: string }>('SELECT id FROM visitor_state_rebuilds WHERE project = {p:String} GROUP BY id HAVING max(done) = 0', {
           p: projectId,
