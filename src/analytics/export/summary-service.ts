@@ -127,7 +127,7 @@ function chunk<T>(xs: readonly T[], size: number): T[][] {
 /** Summaries at work (see above). A factory, long only as a module is: its caches and the short functions over them. */
 export function createSummaryService(deps: SummaryServiceDeps) {
   // 128 MiB by default (config daySetCacheMb): at 10M events over a year, 256 took the SQLite service's peak RSS
-  // while ingesting over 1 GB (1,047-1,053 MB against 923 at 128) for no faster 365-day export (bench/README.md, "Scale").
+  // while ingesting over 1 GB (1,047-1,053 MB against 923 at 128) for no faster 365-day export (bench/README.md, Decisions, "Day-summary cache 128 MiB").
   const summaries = new ByteLru<DaySummary>(deps.cacheBytes ?? 128 * 1024 * 1024);
   /**
    * Visitor sets long windows decoded from blobs (loadVisitorSets), half as many bytes as `summaries`, apart from
@@ -517,7 +517,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       // its blob. Invariant: memory is a cache (exact at its version), so leaving a summary out changes no answer.
       // Why: a year ingested in time order seals each day as it ends, which filled the cache (128 MiB) with days
       // nobody read: at 10M events over a year (bench:scale --memory, SQLite) the serving thread's buffers at the
-      // ingest's peak were 112 MB with it, 19 without (bench/README.md, Scale).
+      // ingest's peak were 112 MB with it, 19 without (bench/README.md, Decisions, "does not cache the finished days").
       const changing = !opts.all && d.storedVersion !== null && d.version - d.storedVersion >= sealBehind;
       try {
         // Through loadWindow: memory, else extended or rebuilt in one snapshot.

@@ -17,7 +17,7 @@
 // 200–250 MiB at 20M. Before (one power-of-two table, 35–70% full, doubling at once) that was 256 MiB and 384
 // while it doubled (the old and the new table both live); now a growth copies one shard, 1/64 of the whole.
 // Measured with 20M visitors in one process: 235 MiB, the process's peak 357 MB over its start against 445 with
-// the single table (bench/README.md, Scale).
+// the single table (bench/README.md, Decisions, "Visitor index").
 // Invariant: an entry's slot depends only on its stored `a` and its shard's size, so a shard can be rebuilt
 // from its own arrays. Entries meeting a lookup share its shard (6 bits of b) and home region (the top bits of
 // a), so a spurious candidate needs the rest of `a` equal too: about one lookup in 2^(32 − log2(shard slots)) /

@@ -28,7 +28,7 @@ export interface SqlAnalyticsStoreDeps {
   writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'sqliteCacheKib' | 'sqliteStatementCache' | 'resourceLimits'>;
 }
 
-/** A complete day is compacted once it has more segments than this (bench/README.md, bytes per event). */
+/** A complete day is compacted once it has more segments than this (bench/README.md, Decisions, "Size-tiered compaction"). */
 const COMPACT_MIN_SEGMENTS = 8;
 /** Days compacted per step of background work at most. */
 const COMPACT_DAYS = 4;
@@ -53,7 +53,7 @@ export function reclaimDue(s: { replaced: number; replacedAtLast: number; now: n
 /**
  * The service writer thread's V8 young generation, in MiB (V8's default is several times this). Its garbage is
  * per batch, so a small young generation is collected often and cheaply, and the heap it reserves stays small:
- * bench/README.md (memory) has the peak RSS and the events/s of bench:ingest in the same rounds before and after.
+ * bench/README.md (Decisions, "young generation capped") has the peak RSS and bench:ingest in the same rounds before and after.
  */
 export const SERVICE_WRITER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 16 };
 
@@ -61,7 +61,7 @@ export const SERVICE_WRITER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 16 };
  * The writer thread's settings: the service's own (config) unless the caller gives its own (an import).
  * The statement cache is small because the writer's dictionary lookups are `in (…)` lists whose every length is
  * a statement of its own, up to thousands of parameters, compiled in native memory outside the V8 heaps: a cache
- * of 256 of them held ~100 MB (bench/README.md, memory). The fixed statements run on every batch, so an LRU of
+ * of 256 of them held ~100 MB (bench/README.md, Decisions, "32 prepared statements"). The fixed statements run on every batch, so an LRU of
  * 32 keeps them; only the rarely repeated list lengths are evicted and compiled again.
  */
 export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writerThread'>, sqlitePath: string, cacheEntries: number): WorkerSetup {
@@ -183,7 +183,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
 
   /**
    * Makes the space of the rows the background work replaced reusable (DialectCaps.reclaimSpace): without it a
-   * PostgreSQL whose autovacuum is off or behind keeps every replaced segment and summary (bench/README.md, "Scale":
+   * PostgreSQL whose autovacuum is off or behind keeps every replaced segment and summary (bench/README.md, Decisions, "Reclaiming replaced rows":
    * at 10M events the segments' TOAST was 55% dead rows).
    */
   async function reclaim(): Promise<void> {

@@ -4,7 +4,7 @@
 // Why: the dictionary holds one row per visitor, and its key was the largest part of it (`v:<uuid>` is 38
 // characters of text, `h:<22 base64url chars>` 24). The two forms the identity module makes carry 16 and 16.5
 // bytes of information; stored as such, a row on PostgreSQL falls from 80 to 56 bytes (bench/README.md,
-// "Visitor dictionary as bytes").
+// Decisions, "Visitor keys as bytes").
 //
 // Layout: one tag byte, then
 //   1: `h:` + 22 base64url characters (132 bits) → the 17 bytes those characters decode to (4 zero bits after);

@@ -4,7 +4,7 @@ import type { DialectCaps } from '../dialect.ts';
 // The visitor dictionary moves from one row per visitor to chunks of consecutive ordinals of one project
 // (`analytics_visitor_chunks`, src/analytics/store/tables.ts). On PostgreSQL a visitor row was ~60 bytes of heap
 // (tuple header, ordinal, project, key) plus ~20 of primary-key index, against the key's 17–18 bytes: the largest
-// part of the database (bench/README.md, "Scale"). Every visitor keeps its ordinal: segments and day summaries
+// part of the database (bench/README.md, Decisions, "Visitor dictionary in chunks"). Every visitor keeps its ordinal: segments and day summaries
 // refer to visitors by it. Ordinals become per project: new ones continue after the project's largest (the ingest
 // writer assigns them under the project's write lock), so there is no sequence any more.
 //
