@@ -3,7 +3,7 @@
 //
 //   npm run bench:scale -- [--events 100M] [--days 365] [--paths 20000] [--runs 3] [--backends sqlite,postgres]
 //                          [--keep] [--no-pg-raw] [--pg-db bench_scale] [--memory] [--compare <checkout>]
-//                          [--ingest-only] [--repo <checkout>] [--results-dir DIR] [--settle-max 1800]
+//                          [--ingest-only] [--repo <checkout>] [--results-dir DIR] [--settle-max 3600]
 //
 // --results-dir: where scale-latest.json and the history line go (default bench/results): trial runs at a smaller
 // size write elsewhere instead of replacing the committed full run's scale-latest.json.
@@ -59,7 +59,7 @@ const keep = args.has('keep');
 const memory = args.has('memory');
 const resultsDir = args.get('results-dir');
 // --settle-max: the longest wait for compaction to settle after the ingest, in seconds (see settleCompaction).
-const settleMaxMs = Number(args.get('settle-max') ?? 1800) * 1000;
+const settleMaxMs = Number(args.get('settle-max') ?? 3600) * 1000;
 const ingestOnly = args.has('ingest-only');
 const repoDir = args.get('repo');
 if (memory) process.env.BENCH_SERVICE_NODE_ARGS = `${process.env.BENCH_SERVICE_NODE_ARGS ?? ''} --import ${MEMORY_LOG_PRELOAD}`;
