@@ -8,6 +8,7 @@
 import { createChdbExecutor, dropChdbDatabase } from '../src/analytics/clickhouse/chdb-executor.ts';
 import { EVENTS_CODECS, EVENTS_COLUMNS, EVENTS_PARTITION, EVENTS_TYPES_4 } from '../src/analytics/clickhouse/migrations.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
+import { loadScratchSource } from './lib/chdb-scratch.ts';
 import { dayString, ensureDataset, genOptions, START_DAY } from './lib/dataset.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -48,12 +49,7 @@ async function variant(t: string, label: string, columns: string, order = '(proj
 }
 
 try {
-  await ch.command(`CREATE TABLE src ENGINE = MergeTree ORDER BY tuple() AS SELECT * FROM file('${csv}', 'CSVWithNames')`);
-  await ch.command('CREATE TABLE uas (i Int64, s String) ENGINE = Join(ANY, LEFT, i)');
-  await ch.insert(
-    'uas',
-    meta.userAgents.map((s, i) => ({ i, s })),
-  );
+  await loadScratchSource(ch, csv, meta);
   const lc = (c: string) => c.replace('user_agent Nullable(String) CODEC(ZSTD(3))', EVENTS_TYPES_4.replace('MODIFY COLUMN ', ''));
   await variant('m3', 'migrations 1-3', EVENTS_COLUMNS);
   await variant('m4', 'migration 4 (user agents LowCardinality)', lc(EVENTS_COLUMNS));

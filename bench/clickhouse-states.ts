@@ -9,6 +9,7 @@
 import { createChdbExecutor, dropChdbDatabase } from '../src/analytics/clickhouse/chdb-executor.ts';
 import { EVENTS_COLUMNS_5, EVENTS_PARTITION } from '../src/analytics/clickhouse/migrations.ts';
 import { genArgs, intArg, parseArgs } from './lib/args.ts';
+import { loadScratchSource } from './lib/chdb-scratch.ts';
 import { dayString, ensureDataset, genOptions, START_DAY } from './lib/dataset.ts';
 import { median } from './lib/stats.ts';
 
@@ -99,12 +100,7 @@ const digest = (rows: Row[]) =>
     .join('\n');
 
 try {
-  await ch.command(`CREATE TABLE src ENGINE = MergeTree ORDER BY tuple() AS SELECT * FROM file('${csv}', 'CSVWithNames')`);
-  await ch.command('CREATE TABLE uas (i Int64, s String) ENGINE = Join(ANY, LEFT, i)');
-  await ch.insert(
-    'uas',
-    meta.userAgents.map((s, i) => ({ i, s })),
-  );
+  await loadScratchSource(ch, csv, meta);
   await ch.command(
     `CREATE TABLE visitor_nums ENGINE = Join(ANY, LEFT, visitor) AS
      SELECT visitor, toUInt32(row_number() OVER (ORDER BY min(ts), visitor)) AS num FROM src GROUP BY visitor`,

@@ -108,6 +108,9 @@ export class ReadCounter {
   reset(): void {}
 }
 
+/** One unlabelled value, or none when the backend does not report it. */
+const unlabelled = (n: number | undefined) => (n === undefined ? [] : [{ labels: {}, value: n }]);
+
 /** The analytics store's counters (AnalyticsStore.counters) as Prometheus counters; a part the backend does not report is left out. */
 function analyticsCounters(read: () => AnalyticsCounters): ReadCounter[] {
   return [
@@ -117,14 +120,8 @@ function analyticsCounters(read: () => AnalyticsCounters): ReadCounter[] {
       ['source'],
       () => Object.entries(read().summaryDays ?? {}).map(([source, value]) => ({ labels: { source }, value })),
     ),
-    new ReadCounter('inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', [], () => {
-      const n = read().summariesSealed;
-      return n === undefined ? [] : [{ labels: {}, value: n }];
-    }),
-    new ReadCounter('inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', [], () => {
-      const n = read().segmentsCompacted;
-      return n === undefined ? [] : [{ labels: {}, value: n }];
-    }),
+    new ReadCounter('inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', [], () => unlabelled(read().summariesSealed)),
+    new ReadCounter('inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', [], () => unlabelled(read().segmentsCompacted)),
   ];
 }
 

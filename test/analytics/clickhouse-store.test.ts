@@ -26,6 +26,25 @@ import { DIALECTS, openTestDb } from '../helpers/db.ts';
 import { createReferenceStore } from './reference-store.ts';
 import { describeAnalyticsStoreConformance, type StoreUnderTest } from './store-conformance.ts';
 
+/** Every table of a single node's database since migration 7: a migration's copy leaves nothing else behind. */
+const TABLES_SINCE_7 = [
+  'data_days',
+  'data_days_mv',
+  'dedup_keys',
+  'dedup_keys_mv',
+  'events',
+  'schema_migrations',
+  'visitor_state_rebuilds',
+  'visitor_states',
+  'visitor_states_mv',
+];
+
+/** The tables of the test's database, by name. */
+async function tableNames(t: TestClickHouse): Promise<string[]> {
+  const rows = await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name');
+  return rows.map((r) => r.name);
+}
+
 async function clickHouseStore(open: () => TestClickHouse | Promise<TestClickHouse>): Promise<StoreUnderTest> {
   const t = await open();
   const store = await openClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
@@ -236,20 +255,7 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
         );
         expect(Number(left?.n)).toBe(0);
         // Nothing left of the copy.
-        const tables = (await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map(
-          (r) => r.name,
-        );
-        expect(tables).toEqual([
-          'data_days',
-          'data_days_mv',
-          'dedup_keys',
-          'dedup_keys_mv',
-          'events',
-          'schema_migrations',
-          'visitor_state_rebuilds',
-          'visitor_states',
-          'visitor_states_mv',
-        ]);
+        expect(await tableNames(t)).toEqual(TABLES_SINCE_7);
         // 23 visitors per project, numbered 1..23 each (dense), every key once in the SQL dictionary.
         const [nums] = await t.ch.query<{ lo: number; hi: number; n: string }>(
           "SELECT min(visitor) AS lo, max(visitor) AS hi, uniqExact(visitor) AS n FROM events WHERE project = 'prj_m4'",
@@ -364,18 +370,7 @@ describe('ClickHouse store, migration 6 (sorted by path, compressed, no insertio
       const [table] = await t.ch.query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'events'");
       expect(table?.key).toBe('project, path, day, visitor');
       // Nothing left of the copy; the views fill the new table's companions.
-      const tables = (await t.ch.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name')).map((r) => r.name);
-      expect(tables).toEqual([
-        'data_days',
-        'data_days_mv',
-        'dedup_keys',
-        'dedup_keys_mv',
-        'events',
-        'schema_migrations',
-        'visitor_state_rebuilds',
-        'visitor_states',
-        'visitor_states_mv',
-      ]);
+      expect(await tableNames(t)).toEqual(TABLES_SINCE_7);
       const [left] = await t.ch.query<{ n: string }>(
         "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
       );
