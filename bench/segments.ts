@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { classifyParts, RULES_VERSION } from '../src/analytics/classify/classify.ts';
 import { isMarkdownPath } from '../src/analytics/classify/normalize.ts';
-import { lineDedupKey, lineHash, OccurrenceCounter } from '../src/analytics/ingest/import.ts';
+import { lineDedupKey, lineHash, OccurrenceCounter } from '../src/analytics/import/import.ts';
 import {
   DEFAULT_LEVEL,
   decodeSegment,

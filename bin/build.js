@@ -34,12 +34,12 @@ const BUNDLED = ['kysely', 'prom-client', 'commander', 'typebox'];
 
 /**
  * Every entry and chunk is one flat directory, so a module's `new URL('./x', import.meta.url)` finds the files
- * copied next to it: the ingest worker's bootstrap (src/analytics/ingest/ingest-worker-client.ts), which
+ * copied next to it: the ingest worker's bootstrap (src/analytics/ingest/writer/ingest-worker-client.ts), which
  * imports ./ingest-worker.js, and the segment merge thread's (src/analytics/segments/merge-worker-client.ts).
  */
 const COPIED = [
-  'analytics/ingest/ingest-worker-boot.cjs',
-  'analytics/ingest/import-worker-boot.cjs',
+  'analytics/ingest/writer/ingest-worker-boot.cjs',
+  'analytics/import/import-worker-boot.cjs',
   'analytics/segments/merge-worker-boot.cjs',
   'analytics/export/count-worker-boot.cjs',
 ];
@@ -119,8 +119,8 @@ export async function buildDist(root = ROOT) {
     await build({
       entryPoints: [
         { in: path.join(root, 'src/cli/main.ts'), out: 'main' },
-        { in: path.join(root, 'src/analytics/ingest/ingest-worker.ts'), out: 'ingest-worker' },
-        { in: path.join(root, 'src/analytics/ingest/import-worker.ts'), out: 'import-worker' },
+        { in: path.join(root, 'src/analytics/ingest/writer/ingest-worker.ts'), out: 'ingest-worker' },
+        { in: path.join(root, 'src/analytics/import/import-worker.ts'), out: 'import-worker' },
         { in: path.join(root, 'src/analytics/segments/merge-worker.ts'), out: 'merge-worker' },
         { in: path.join(root, 'src/analytics/export/count-worker.ts'), out: 'count-worker' },
       ],

@@ -36,10 +36,10 @@ function stageOf(file: string, fn: string, viaCrypto: boolean): string | null {
   const f = file.slice(file.indexOf('/src/') + 5);
   if (f === 'analytics/lru.ts' || f.startsWith('lib/')) return null;
   if (f.startsWith('cli/') || f === 'context.ts' || f === 'config.ts' || f.endsWith('.cjs')) return 'start-up, runtime, other';
-  if (f === 'analytics/ingest/line-splitter.ts') return 'read + split';
+  if (f === 'analytics/import/line-splitter.ts') return 'read + split';
   if (f === 'analytics/ingest/line-key.ts') return 'dedup key (hash, occurrences)';
-  if (f === 'analytics/ingest/logparse.ts') return 'parse';
-  if (f === 'analytics/ingest/import.ts') {
+  if (f === 'analytics/import/logparse.ts') return 'parse';
+  if (f === 'analytics/import/import.ts') {
     if (KEY_FUNCTIONS.has(fn) || viaCrypto) return 'dedup key (hash, occurrences)';
     if (fn === 'flush' || fn === 'flushSome' || fn === 'add') return 'hand-off (pack, ids, message)';
     return 'read + split';
@@ -51,7 +51,7 @@ function stageOf(file: string, fn: string, viaCrypto: boolean): string | null {
   if (/^analytics\/segments\/(codec|compress|bytes)\.ts/.test(f)) return 'segment encode';
   if (/analytics\/(ingest\/dedup-cache|segments\/dedup)/.test(f)) return 'dedup lookup (writer)';
   if (/^analytics\/(store|export)\/|^analytics\/classify\/facets/.test(f)) return 'derived rows';
-  if (f === 'analytics/ingest/ingest-writer.ts' || f === 'analytics/ingest/visitor-index.ts') return 'writer (its JavaScript)';
+  if (f === 'analytics/ingest/writer/ingest-writer.ts' || f === 'analytics/ingest/writer/visitor-index.ts') return 'writer (its JavaScript)';
   return `other: ${f}`;
 }
 
@@ -62,9 +62,9 @@ export function breakdown(file: string): ThreadBreakdown {
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const urls = p.nodes.map((n) => n.callFrame.url);
-  const thread: ThreadBreakdown['thread'] = urls.some((u) => u.endsWith('/ingest/import.ts'))
+  const thread: ThreadBreakdown['thread'] = urls.some((u) => u.endsWith('/import/import.ts'))
     ? 'main'
-    : urls.some((u) => u.endsWith('/ingest/ingest-writer.ts'))
+    : urls.some((u) => u.endsWith('/ingest/writer/ingest-writer.ts'))
       ? 'writer'
       : p.nodes.some((n) => n.callFrame.functionName === 'pragma')
         ? 'checkpointer'

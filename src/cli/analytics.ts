@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { ImportStats, LogFormat } from '../analytics/ingest/import.ts';
+import type { ImportStats, LogFormat } from '../analytics/import/import.ts';
 import { createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { type ConnectionOptions, connection, explainApiError, withConnectionOptions } from './api-connection.ts';
 import { withContext } from './db.ts';
@@ -228,7 +228,7 @@ export function registerAnalyticsCommands(program: Command): void {
       }
       const [{ wireAnalytics }, { importFile, IMPORT_DICTIONARY_CACHE, IMPORT_WRITER }] = await Promise.all([
         import('../context.ts'),
-        import('../analytics/ingest/import.ts'),
+        import('../analytics/import/import.ts'),
       ]);
       const results = await withContext(async (ctx) => {
         await requireProject(opts.project, ctx);

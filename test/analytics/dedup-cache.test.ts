@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DedupCache, HashSet64, hashWords } from '../../src/analytics/ingest/dedup-cache.ts';
+import { DedupCache, HashSet64, hashWords } from '../../src/analytics/ingest/writer/dedup-cache.ts';
 import { dedupDigest, dedupHash } from '../../src/analytics/segments/dedup.ts';
 
 describe('HashSet64', () => {

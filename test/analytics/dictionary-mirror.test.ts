@@ -1,7 +1,7 @@
 // The preparing thread's copy of committed dictionary ids (pure: no threads, no database).
 import { describe, expect, it } from 'vitest';
-import { DictionaryMirror } from '../../src/analytics/ingest/dictionary-mirror.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { DictionaryMirror } from '../../src/analytics/ingest/writer/dictionary-mirror.ts';
 
 const ev = (path: string, vkey: string, ua: string | null): WriteEvent => [0, 1, path, path, vkey, ua, null, 'GET', 200, null, 'human', null, null, 1, null];
 const learnedOf = (keys: string[], ids: number[]) => ({ keys, ids });

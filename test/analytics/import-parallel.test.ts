@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ImportOptions, type ImportStats, importFile, importThreads, PARALLEL_MIN_BYTES } from '../../src/analytics/ingest/import.ts';
+import { type ImportOptions, type ImportStats, importFile, importThreads, PARALLEL_MIN_BYTES } from '../../src/analytics/import/import.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { describeEachDialect, tempDir } from '../helpers/db.ts';
 import { walk } from './api.ts';

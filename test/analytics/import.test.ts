@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { digestDedupKeyAt, HELD_BACK, importFile, lineDedupKeyAt, lineHash, OccurrenceCounter } from '../../src/analytics/ingest/import.ts';
+import { digestDedupKeyAt, HELD_BACK, importFile, lineDedupKeyAt, lineHash, OccurrenceCounter } from '../../src/analytics/import/import.ts';
 import { LINE_KEY_MAX_BYTES, lineKeyBytes } from '../../src/analytics/ingest/line-key.ts';
 import {
   BatchBuilder,

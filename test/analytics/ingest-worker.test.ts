@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DictionaryMirror } from '../../src/analytics/ingest/dictionary-mirror.ts';
-import { IMPORT_WRITER } from '../../src/analytics/ingest/import.ts';
-import { createWorkerWriter } from '../../src/analytics/ingest/ingest-worker-client.ts';
-import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
+import { IMPORT_WRITER } from '../../src/analytics/import/import.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { DictionaryMirror } from '../../src/analytics/ingest/writer/dictionary-mirror.ts';
+import { createWorkerWriter } from '../../src/analytics/ingest/writer/ingest-worker-client.ts';
+import { createGroupWriter } from '../../src/analytics/ingest/writer/ingest-writer.ts';
 import { SERVICE_WRITER_RESOURCE_LIMITS, writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';

@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineSplitter } from '../../src/analytics/ingest/line-splitter.ts';
+import { LineSplitter } from '../../src/analytics/import/line-splitter.ts';
 
 /** Lines (as latin1 text, so every byte shows) the splitter gives for `input` fed in chunks of the given sizes. */
 function split(input: Buffer, chunkSizes: number[], maxLine?: number): (string | 'TOO LONG')[] {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { combinedBytesState, parseClfTime, parseCombinedBytes, parseCombinedLine, parseJsonLine } from '../../src/analytics/ingest/logparse.ts';
+import { combinedBytesState, parseClfTime, parseCombinedBytes, parseCombinedLine, parseJsonLine } from '../../src/analytics/import/logparse.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 

@@ -7,10 +7,10 @@ import { classify } from '../../src/analytics/classify/classify.ts';
 import { type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 import { utcDay } from '../../src/analytics/dates.ts';
+import { combinedBytesState, parseCombinedBytes } from '../../src/analytics/import/logparse.ts';
 import { EVENT_LIMITS, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
-import type { WriteEvent } from '../../src/analytics/ingest/ingest-writer.ts';
-import { combinedBytesState, parseCombinedBytes } from '../../src/analytics/ingest/logparse.ts';
 import { createEventPreparer, MAX_FUTURE_MS } from '../../src/analytics/ingest/prepare.ts';
+import type { WriteEvent } from '../../src/analytics/ingest/writer/ingest-writer.ts';
 import { GenerationCache } from '../../src/analytics/lru.ts';
 import { generate, prng } from './dataset.ts';
 

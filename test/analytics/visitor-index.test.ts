@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { VisitorHashIndex } from '../../src/analytics/ingest/visitor-index.ts';
+import { VisitorHashIndex } from '../../src/analytics/ingest/writer/visitor-index.ts';
 
 function candidates(index: VisitorHashIndex, key: string): number[] {
   const out: number[] = [];

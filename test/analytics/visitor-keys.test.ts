@@ -1,4 +1,4 @@
-// The visitors' stored keys in memory (src/analytics/ingest/visitor-keys.ts), and the dictionary's resolution
+// The visitors' stored keys in memory (src/analytics/ingest/writer/visitor-keys.ts), and the dictionary's resolution
 // (visitor-dictionary.ts resolveVisitorKeys) confirming index candidates against them: the same ordinals whether
 // the key store holds every visitor, some or none, and no confirming read for the visitors it holds.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,9 +9,9 @@ import {
   newVisitorIndexState,
   resolveVisitorKeys,
   type VisitorIndexState,
-} from '../../src/analytics/ingest/visitor-dictionary.ts';
-import { VisitorHashIndex } from '../../src/analytics/ingest/visitor-index.ts';
-import { VisitorKeyStore } from '../../src/analytics/ingest/visitor-keys.ts';
+} from '../../src/analytics/ingest/writer/visitor-dictionary.ts';
+import { VisitorHashIndex } from '../../src/analytics/ingest/writer/visitor-index.ts';
+import { VisitorKeyStore } from '../../src/analytics/ingest/writer/visitor-keys.ts';
 import { segmentStore } from '../../src/analytics/store/segment-store.ts';
 import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';

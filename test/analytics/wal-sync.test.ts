@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createGroupWriter } from '../../src/analytics/ingest/ingest-writer.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
-import { deferWalSync, fileSyncer, walSyncer } from '../../src/analytics/ingest/wal-sync.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
+import { createGroupWriter } from '../../src/analytics/ingest/writer/ingest-writer.ts';
+import { deferWalSync, fileSyncer, walSyncer } from '../../src/analytics/ingest/writer/wal-sync.ts';
 import type { Database } from '../../src/db/index.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';

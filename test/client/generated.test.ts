@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { CLIENT_TYPES_PATH, clientTypesSource } from '../../scripts/gen-client.ts';
-import type { RawEvent } from '../../src/analytics/ingest/logparse.ts';
+import type { RawEvent } from '../../src/analytics/import/logparse.ts';
 import type { ExportQuery, IngestEventInput, PathCounts, VisitorsPage } from '../../src/client/analytics.ts';
 import type { ResponseBody } from '../../src/client/api.ts';
 import type { CreateJobInput, Job, JobEvent, JobList, ListJobsQuery } from '../../src/client/index.ts';

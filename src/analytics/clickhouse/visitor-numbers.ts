@@ -33,7 +33,7 @@ import {
   type VisitorIndexState,
   VisitorOrdinalLimitError,
   visitorIndexBytes,
-} from '../ingest/visitor-dictionary.ts';
+} from '../ingest/writer/visitor-dictionary.ts';
 import { GenerationCache, SizedLru } from '../lru.ts';
 import { segmentStore } from '../store/segment-store.ts';
 import { analyticsStore as store } from '../store/store.ts';

@@ -8,6 +8,20 @@ import { Compile } from 'typebox/compile';
 import { MAX_PATH_LENGTH, normalizePath } from '../classify/normalize.ts';
 import { parseDateOrDateTime } from '../dates.ts';
 
+/** An event as a log line or request gives it, before validation (logparse.ts's parsers return it). */
+export interface RawEvent {
+  path?: string;
+  url?: string;
+  timestamp?: string;
+  userAgent?: string;
+  ip?: string;
+  visitorId?: string;
+  accept?: string;
+  status?: number;
+  method?: string;
+  referrer?: string;
+}
+
 /** ISO 8601 date or date-time (the forms dates.ts parses; a date-time without offset is UTC). */
 export const ISO_TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(?:[Tt]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:[Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?$';
 

@@ -4,14 +4,14 @@
 // written (the SQL store's group-committing writer, in a worker thread on a SQLite file) is the store's.
 import type { ProjectWithSecret } from '../../projects/service.ts';
 import type { AnalyticsStore } from '../store/analytics-store.ts';
-import type { IngestSource } from './ingest-writer.ts';
-import type { RawEvent } from './logparse.ts';
+import type { RawEvent } from './event.ts';
 import { createEventPreparer, type PrepareProject } from './prepare.ts';
 import { BatchBuilder, packEvents, type WriteBatch, type WriteEvent } from './write-batch.ts';
+import type { IngestSource } from './writer/ingest-writer.ts';
 
-export type { IngestSource } from './ingest-writer.ts';
-export { GROUP_MAX_EVENTS } from './ingest-writer.ts';
 export { MAX_FUTURE_MS } from './prepare.ts';
+export type { IngestSource } from './writer/ingest-writer.ts';
+export { GROUP_MAX_EVENTS } from './writer/ingest-writer.ts';
 
 export interface IngestOptions {
   source: IngestSource;

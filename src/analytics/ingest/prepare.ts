@@ -18,8 +18,8 @@ import { isMarkdownPath, isStaticAsset, normalizePath } from '../classify/normal
 import { isQualifyingParts } from '../classify/qualify.ts';
 import { utcDay } from '../dates.ts';
 import { GenerationCache } from '../lru.ts';
+import type { RawEvent } from './event.ts';
 import { EVENT_LIMITS, type IngestEvent, validateIngestEvent } from './event.ts';
-import type { RawEvent } from './logparse.ts';
 import type { WriteEvent } from './write-batch.ts';
 
 /** How far in the future a timestamp may be (clock skew between edge servers and us). */

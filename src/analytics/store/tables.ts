@@ -7,7 +7,7 @@
 //   path) → integer id, (project, visitor key) → integer ordinal, (project, user agent) → id. Raw IPs are never
 //   stored; only the keyed visitor hash (stored as bytes since migration 0018: visitor-key.ts). Visitors are
 //   append-only with no index on the key (migration 0008): the ingest writer keeps them unique (in-memory hash
-//   index, src/analytics/ingest/visitor-index.ts). Since migration 0019 they are stored in chunks of consecutive
+//   index, src/analytics/ingest/writer/visitor-index.ts). Since migration 0019 they are stored in chunks of consecutive
 //   ordinals of one project (one row per ~110 visitors instead of a row and an index entry each).
 // - `analytics_segments` keeps every accepted event in compressed columnar segments per (project, day) (migration
 //   0016; segment-store.ts): the only per-event storage.

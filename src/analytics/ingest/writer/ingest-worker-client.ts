@@ -6,10 +6,10 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { SwapOutcome, SwapPlan } from '../store/segment-days.ts';
-import type { SummaryRow } from '../store/summary-store.ts';
+import type { SwapOutcome, SwapPlan } from '../../store/segment-days.ts';
+import type { SummaryRow } from '../../store/summary-store.ts';
+import { type Learned, toWire, type WireBatch, type WriteBatch } from '../write-batch.ts';
 import type { IngestSource, IngestWriter } from './ingest-writer.ts';
-import { type Learned, toWire, type WireBatch, type WriteBatch } from './write-batch.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;

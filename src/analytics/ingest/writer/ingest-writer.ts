@@ -21,28 +21,17 @@
 // the inserts, the commit's fsync and checkpoints never block the thread that serves HTTP.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { createBulkWriter } from '../../db/bulk.ts';
-import type { Database } from '../../db/index.ts';
-import type { DB } from '../../db/schema.ts';
-import { RULES_VERSION } from '../classify/classify.ts';
-import { GenerationCache, SizedLru } from '../lru.ts';
-import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../segments/codec.ts';
-import { dedupHashHex } from '../segments/dedup.ts';
-import { type SwapOutcome, type SwapPlan, swapCompaction } from '../store/segment-days.ts';
-import { segmentStore } from '../store/segment-store.ts';
-import { chunkRows, analyticsStore as store } from '../store/store.ts';
-import { type SummaryRow, summaryStore } from '../store/summary-store.ts';
-import { DedupCache, HashSet64 } from './dedup-cache.ts';
-import {
-  type AddedChunk,
-  CACHED_KEY_BYTES,
-  catchUpVisitors,
-  indexAdded,
-  newVisitorIndexState,
-  resolveVisitorKeys,
-  type VisitorIndexState,
-  visitorIndexBytes,
-} from './visitor-dictionary.ts';
+import { createBulkWriter } from '../../../db/bulk.ts';
+import type { Database } from '../../../db/index.ts';
+import type { DB } from '../../../db/schema.ts';
+import { RULES_VERSION } from '../../classify/classify.ts';
+import { GenerationCache, SizedLru } from '../../lru.ts';
+import { decodeSegment, encodeSegment, type SegmentCategory, type SegmentEvent } from '../../segments/codec.ts';
+import { dedupHashHex } from '../../segments/dedup.ts';
+import { type SwapOutcome, type SwapPlan, swapCompaction } from '../../store/segment-days.ts';
+import { segmentStore } from '../../store/segment-store.ts';
+import { chunkRows, analyticsStore as store } from '../../store/store.ts';
+import { type SummaryRow, summaryStore } from '../../store/summary-store.ts';
 import {
   dedupKeyDayOf,
   dedupKeyDigestText,
@@ -66,9 +55,20 @@ import {
   REF_WIDTH,
   USER_AGENT_CACHE,
   type WriteBatch,
-} from './write-batch.ts';
+} from '../write-batch.ts';
+import { DedupCache, HashSet64 } from './dedup-cache.ts';
+import {
+  type AddedChunk,
+  CACHED_KEY_BYTES,
+  catchUpVisitors,
+  indexAdded,
+  newVisitorIndexState,
+  resolveVisitorKeys,
+  type VisitorIndexState,
+  visitorIndexBytes,
+} from './visitor-dictionary.ts';
 
-export type { IngestSource, WriteEvent } from './write-batch.ts';
+export type { IngestSource, WriteEvent } from '../write-batch.ts';
 
 /** Events written in one transaction at most (several batches). */
 export const GROUP_MAX_EVENTS = 10_000;

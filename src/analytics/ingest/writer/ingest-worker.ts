@@ -6,11 +6,11 @@
 // parsing and validating requests. A batch is acknowledged only after its transaction committed and the WAL
 // holding it was synced.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../../db/index.ts';
+import { openDatabase } from '../../../db/index.ts';
+import { fromWire, type Learned } from '../write-batch.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
 import { deferWalSync } from './wal-sync.ts';
-import { fromWire, type Learned } from './write-batch.ts';
 
 /** WAL pages (4 KiB) after which the writer's own commit checkpoints (the checkpointer normally keeps up). */
 const WRITER_AUTOCHECKPOINT_PAGES = 16_384;

@@ -13,10 +13,10 @@
 // and the key store only after it commits (`added`, `addedChunks`, indexAdded): a rolled-back ordinal must never
 // be used or indexed.
 import type { Kysely } from 'kysely';
-import type { BulkWriter } from '../../db/bulk.ts';
-import type { DB } from '../../db/schema.ts';
-import { analyticsStore as store } from '../store/store.ts';
-import { encodeVisitorKey } from '../store/visitor-key.ts';
+import type { BulkWriter } from '../../../db/bulk.ts';
+import type { DB } from '../../../db/schema.ts';
+import { analyticsStore as store } from '../../store/store.ts';
+import { encodeVisitorKey } from '../../store/visitor-key.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import { VisitorKeyStore } from './visitor-keys.ts';
 

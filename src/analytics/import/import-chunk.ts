@@ -5,10 +5,11 @@
 // thread: line numbers (samples carry numbers within the piece) and occurrences of identical lines (every parsed
 // line's digest is sent, in order: accepted ones in the batches' LineKeys with occ 0 until then, refused ones in
 // `refused`, so the occurrence counter sees the same sequence as the serial import's).
+
+import { createEventPreparer, type PrepareProject } from '../ingest/prepare.ts';
+import { BatchBuilder, type WriteBatch } from '../ingest/write-batch.ts';
 import { type KeepLine, type LineCounts, LineHandler } from './import-lines.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { createEventPreparer, type PrepareProject } from './prepare.ts';
-import { BatchBuilder, type WriteBatch } from './write-batch.ts';
 
 /** What an import thread is started with. */
 export interface ChunkSetup {

@@ -23,13 +23,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import type { ImportStream, IngestService } from '../ingest/ingest.ts';
+import type { WriteBatch } from '../ingest/write-batch.ts';
 import { LineHandler } from './import-lines.ts';
 import { importParallel, type ParallelHooks } from './import-parallel.ts';
-import type { ImportStream, IngestService } from './ingest.ts';
 import { LineSplitter } from './line-splitter.ts';
-import type { WriteBatch } from './write-batch.ts';
 
-export { digestDedupKeyAt, lineDedupKey, lineDedupKeyAt } from './line-key.ts';
+export { digestDedupKeyAt, lineDedupKey, lineDedupKeyAt } from '../ingest/line-key.ts';
 
 export type LogFormat = 'combined' | 'jsonl';
 

@@ -10,8 +10,8 @@
 // (paths, visitors and user agents are never updated or deleted). An id missing here only costs the writer
 // a lookup; ids arrive only after their transaction committed.
 
-import { GenerationCache, Lru } from '../lru.ts';
-import { type Learned, type LearnedIds, NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, USER_AGENT_CACHE, type WriteBatch } from './write-batch.ts';
+import { GenerationCache, Lru } from '../../lru.ts';
+import { type Learned, type LearnedIds, NO_STRING, R_PATH, R_UA, R_VKEY, REF_WIDTH, USER_AGENT_CACHE, type WriteBatch } from '../write-batch.ts';
 
 interface ProjectMirror {
   paths: GenerationCache<string, number>;

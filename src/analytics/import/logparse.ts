@@ -12,19 +12,9 @@
 // add their own); a numeric `timestamp` is read as epoch milliseconds (or seconds when below 1e11) and a
 // numeric-string `status` as a number. A known key with another type makes the line invalid (null).
 import { isAscii } from 'node:buffer';
+import type { RawEvent } from '../ingest/event.ts';
 
-export interface RawEvent {
-  path?: string;
-  url?: string;
-  timestamp?: string;
-  userAgent?: string;
-  ip?: string;
-  visitorId?: string;
-  accept?: string;
-  status?: number;
-  method?: string;
-  referrer?: string;
-}
+export type { RawEvent };
 
 const MONTHS: Record<string, number> = { jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11 };
 

@@ -19,9 +19,9 @@
 // that fails fails the import (with its pending writes settled first); nothing unacknowledged is reported.
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { IngestService } from '../ingest/ingest.ts';
 import { DurableAppends, HELD_BACK, type ImportOptions, type ImportStats, MAX_SAMPLES, OccurrenceCounter } from './import.ts';
 import { type ChunkJob, type ChunkResult, type ChunkSetup, emptyResult } from './import-chunk.ts';
-import type { IngestService } from './ingest.ts';
 import { MAX_LINE_BYTES } from './line-splitter.ts';
 
 const BOOT_URL = new URL('./import-worker-boot.cjs', import.meta.url);
