@@ -364,6 +364,39 @@ describeEachDialect('analytics day summaries', (dialect) => {
     await db.close();
   });
 
+  it('a long window over its spill budget is counted a range of paths at a time (range-spill.ts): the same answer in one thread and two, from memory and blobs', async () => {
+    const p = await a.projects.createProject({ name: 'ranges', repository: 'r' });
+    const events: Ev[] = [];
+    for (let i = 0; i < 1500; i++) events.push({ day: i % 90, page: (i * 7) % 23, visitor: (i * 13) % 211, ua: (i % 3) as 0 | 1 | 2 });
+    await a.svc.ingest.ingest(p.id, events.map(wire), { source: 'api' });
+    await a.svc.store.summaries.sealOnce({ all: true, batch: 1000 });
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const db = t.reopen();
+    const whole = createSummaryService({ db, countThreads: 1 });
+    for (const [f, to] of [
+      [null, null],
+      [DAY0 + 3, DAY0 + 3 + LONG_WINDOW_DAYS + 10],
+    ] as [number | null, number | null][]) {
+      const want = await bruteForce(t.db, p.id, f, to);
+      const held = await whole.visitors(ord, { fromDay: f, toDay: to });
+      expect(held.totals).toEqual(want.visitors.totals);
+      // A small cache (most days not resident) and a budget of a few bytes: many ranges, each read back from the file.
+      for (const threads of [1, 2]) {
+        const ranged = createSummaryService({ db, cacheBytes: 8192, spillBudget: 64, countThreads: threads, countMinPairs: 0 });
+        for (let round = 0; round < 2; round++) {
+          const got = await ranged.visitors(ord, { fromDay: f, toDay: to });
+          expect({ totals: got.totals, rows: got.rows }).toEqual({ totals: held.totals, rows: held.rows });
+        }
+        expect(ranged.stats.rangedWindows).toBe(2);
+        expect(ranged.countStats.threadFailed).toBe(0);
+        if (threads === 2) expect(ranged.countStats.threaded).toBeGreaterThan(0);
+        await ranged.stop();
+      }
+    }
+    await whole.stop();
+    await db.close();
+  });
+
   it('a window counted in two threads (count-threads.ts) answers as one thread and the stored events, short and long, from memory and blobs', async () => {
     const evArb = fc.record({
       day: fc.integer({ min: 0, max: 90 }),

@@ -15,6 +15,7 @@ import {
   countWindow,
   type DaySet,
   isShared,
+  lowerBound,
   MAX_MARKS,
   MarkBuffer,
   type PathRows,
@@ -22,6 +23,7 @@ import {
   type WindowCounts,
   windowRange,
 } from './daysets.ts';
+import type { RangeSpill } from './range-spill.ts';
 
 export interface CountRequest {
   id: number;
@@ -31,6 +33,8 @@ export interface CountRequest {
   size: number;
   pathFrom: number;
   pathTo: number;
+  /** The next range of paths of the same window: the thread's marks are not cleared (their site-wide bits stay). */
+  keep?: boolean;
 }
 
 export type CountReply = { id: number; rows: PathRows; marks: Uint8Array } | { id: number; error: string };
@@ -50,6 +54,11 @@ export interface WindowCounter {
   /** countWindow's answer (exactly), in two threads when the window is large enough. */
   count(days: readonly DaySet[]): Promise<WindowCounts>;
   /**
+   * The same answer over the sets of a RangeSpill, counted one range of paths after the other (only that range's
+   * parts in memory), each range in two threads when the window is large enough.
+   */
+  countRanges(spill: RangeSpill): Promise<WindowCounts>;
+  /**
    * Starts the worker thread now if counts may use it (a long window does this before it loads its sets, so the
    * thread boots meanwhile rather than on the first count after a restart).
    */
@@ -61,26 +70,28 @@ export interface WindowCounter {
 }
 
 /**
- * The first path id of the upper half: the id below which about half the sets' pairs lie, from every
- * `step`-th set (a year's days are alike enough).
+ * The first path id of the upper half of paths [from, to): the id below which about half the sets' pairs of that
+ * range lie, from every `step`-th set (a year's days are alike enough).
  */
-export function splitPath(sets: readonly DaySet[]): number {
+export function splitPath(sets: readonly DaySet[], from = 0, to = 0x1_0000_0000): number {
   let maxId = -1;
   for (const s of sets) {
-    const n = s.pathIds.length;
+    const n = lowerBound(s.pathIds, to);
     if (n > 0 && (s.pathIds[n - 1] as number) > maxId) maxId = s.pathIds[n - 1] as number;
   }
-  if (maxId < 0) return 0;
-  const buckets = Math.min(maxId + 1, 1 << 16);
-  const scale = buckets / (maxId + 1);
+  if (maxId < from) return from;
+  const span = maxId + 1 - from;
+  const buckets = Math.min(span, 1 << 16);
+  const scale = buckets / span;
   const w = new Float64Array(buckets);
   const step = Math.max(1, Math.floor(sets.length / 64));
   let sum = 0;
   for (let d = 0; d < sets.length; d += step) {
     const s = sets[d] as DaySet;
-    for (let k = 0; k < s.pathIds.length; k++) {
+    const end = lowerBound(s.pathIds, to);
+    for (let k = lowerBound(s.pathIds, from); k < end; k++) {
       const n = (s.starts[k + 1] as number) - (s.starts[k] as number);
-      const b = Math.floor((s.pathIds[k] as number) * scale);
+      const b = Math.floor(((s.pathIds[k] as number) - from) * scale);
       w[b] = (w[b] as number) + n;
       sum += n;
     }
@@ -88,7 +99,7 @@ export function splitPath(sets: readonly DaySet[]): number {
   let acc = 0;
   for (let b = 0; b < buckets; b++) {
     acc += w[b] as number;
-    if (acc * 2 >= sum) return Math.min(maxId + 1, Math.ceil((b + 1) / scale));
+    if (acc * 2 >= sum) return from + Math.min(span, Math.ceil((b + 1) / scale));
   }
   return maxId + 1;
 }
@@ -118,7 +129,7 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
   let worker: Worker | null = null;
   let nextId = 1;
   let pending: { id: number; resolve(r: CountReply): void; reject(e: Error): void } | null = null;
-  /** Counts run one after the other (they reuse both marks arrays). */
+  /** Counts run one after the other (queued: they reuse both marks arrays). */
   let queue: Promise<unknown> = Promise.resolve();
   const stats = { threaded: 0, threadFailed: 0 };
 
@@ -186,14 +197,63 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
     return { totals: sweep(own, r.marks, size), ...join(low, r.rows) };
   }
 
+  async function countRangesNow(spill: RangeSpill): Promise<WindowCounts> {
+    const { base, top } = spill;
+    const size = top - base + 1;
+    if (top < 0 || spill.ranges === 1 || size > MAX_MARKS) return countNow(spill.readAll());
+    const split = threads >= 2 && spill.pairs >= minPairs;
+    const own = marks.take(size);
+    const parts: PathRows[] = [];
+    let theirs: Uint8Array | null = null;
+    for (let r = 0; r < spill.ranges; r++) {
+      const from = spill.bounds[r] as number;
+      const to = spill.bounds[r + 1] as number;
+      const sets = spill.read(r).filter((s) => s.pairs.length > 0);
+      if (!split) {
+        parts.push(countPaths(sets, own, base, from, to));
+        continue;
+      }
+      const mid = splitPath(sets, from, to);
+      let reply: Promise<CountReply>;
+      try {
+        reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: mid, pathTo: to, keep: r > 0 });
+      } catch {
+        reply = Promise.resolve({ id: 0, error: 'count thread unavailable' });
+      }
+      reply.catch(() => {});
+      parts.push(countPaths(sets, own, base, from, mid));
+      let got: CountReply;
+      try {
+        got = await reply;
+      } catch {
+        got = { id: 0, error: 'count thread unavailable' };
+      }
+      if ('error' in got) {
+        // The thread's marks of the earlier ranges are lost with it: the whole window again, in this thread.
+        stats.threadFailed++;
+        return countWindow(spill.readAll(), marks);
+      }
+      parts.push(got.rows);
+      theirs = got.marks;
+    }
+    if (theirs) stats.threaded++;
+    let rows = parts[0] as PathRows;
+    for (let i = 1; i < parts.length; i++) rows = join(rows, parts[i] as PathRows);
+    return { totals: sweep(own, theirs, size), ...rows };
+  }
+
+  /** Runs counts one after the other (they reuse both marks arrays). */
+  function queued(f: () => Promise<WindowCounts>): Promise<WindowCounts> {
+    const run = queue.then(f);
+    queue = run.catch(() => {});
+    return run.finally(() => {
+      if (marks.size > KEEP_MARKS) marks.release();
+    });
+  }
+
   return {
-    count(days) {
-      const run = queue.then(() => countNow(days));
-      queue = run.catch(() => {});
-      return run.finally(() => {
-        if (marks.size > KEEP_MARKS) marks.release();
-      });
-    },
+    countRanges: (spill) => queued(() => countRangesNow(spill)),
+    count: (days) => queued(() => countNow(days)),
     stats,
     prepare() {
       if (threads >= 2) worker ??= start();

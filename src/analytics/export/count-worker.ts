@@ -11,7 +11,7 @@ const marks = new MarkBuffer(true);
 port.on('message', (m: CountRequest) => {
   let reply: CountReply;
   try {
-    const buf = marks.take(m.size);
+    const buf = m.keep ? marks.keep(m.size) : marks.take(m.size);
     const rows = countPaths(m.sets, buf, m.base, m.pathFrom, m.pathTo);
     reply = { id: m.id, rows, marks: buf };
   } catch (err) {

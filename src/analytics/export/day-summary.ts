@@ -378,6 +378,11 @@ export function encodeSummary(s: DaySummary): Uint8Array {
  * are neither decoded nor kept); throws as decodeSummary does for what it reads.
  */
 export function decodeSummaryVisitors(day: number, version: number, data: Uint8Array): DaySet {
+  return decodeDaySet(day, version, summaryVisitorBytes(data));
+}
+
+/** The bytes of a summary blob's visitor set (a day set blob, daysets.ts), not decoded. */
+export function summaryVisitorBytes(data: Uint8Array): Uint8Array {
   const r = new ByteReader(data, 'summary', (m) => new SummaryFormatError(m));
   const format = r.varint();
   if (format !== 1) throw new SummaryFormatError(`unknown summary format ${format}`);
@@ -385,7 +390,7 @@ export function decodeSummaryVisitors(day: number, version: number, data: Uint8A
   r.varint();
   const setLen = r.varint();
   if (setLen > r.remaining) throw new SummaryFormatError('summary count exceeds the blob');
-  return decodeDaySet(day, version, r.take(setLen));
+  return r.take(setLen);
 }
 
 /** Decodes a summary blob; corrupt or hostile input throws SummaryFormatError (or DaySetFormatError). */

@@ -211,7 +211,7 @@ export function buildDaySetFromWords(day: number, version: number, base: number,
 //           path) × 4 + flags) (previous = 0 at a path start).
 // Varints are canonical little-endian base-128 of non-negative integers below 2^53 (segments/bytes.ts).
 
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 export function encodeDaySet(s: DaySet): Uint8Array {
   const n = s.pairs.length;
@@ -242,7 +242,26 @@ export function encodeDaySet(s: DaySet): Uint8Array {
 
 export class DaySetFormatError extends Error {}
 
-export function decodeDaySet(day: number, version: number, data: Uint8Array): DaySet {
+/**
+ * A day set blob of format 2 or 3 read up to its pairs, which stay where they are: `data`'s bytes from `pairsAt`,
+ * `nPairs` little-endian words (range-spill.ts writes them out from there without decoding them). Format 1
+ * (varints) gives null. Validated as decodeDaySet validates.
+ */
+export interface DaySetLayout {
+  base: number;
+  pathIds: Uint32Array;
+  starts: Uint32Array;
+  pairsAt: number;
+  nPairs: number;
+  minVisitor: number;
+  maxVisitor: number;
+}
+
+/** The header of a day set blob: its format, base and path entries (in `arrays`' pathIds and starts), validated. */
+function readHeader(
+  data: Uint8Array,
+  arrays: (nPaths: number, nPairs: number) => Pick<DaySet, 'pathIds' | 'starts'>,
+): { r: ByteReader; format: number; base: number; nPaths: number; nPairs: number; pathIds: Uint32Array; starts: Uint32Array } {
   const len = data.length;
   const r = new ByteReader(data, 'day set', (m) => new DaySetFormatError(m));
   const read = (): number => r.varint();
@@ -253,7 +272,7 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   const nPaths = read();
   const nPairs = read();
   if (nPaths > len || nPairs > len) throw new DaySetFormatError('day set counts exceed the blob');
-  const { pathIds, starts, pairs } = sharedArrays(nPaths, nPairs);
+  const { pathIds, starts } = arrays(nPaths, nPairs);
   let prev = 0;
   let at = 0;
   for (let k = 0; k < nPaths; k++) {
@@ -268,12 +287,63 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
   if (format !== 1) {
     const pos = (r.pos + 3) & ~3;
     if (pos + nPairs * 4 !== len) throw new DaySetFormatError('day set blob has the wrong length');
+    r.pos = pos;
+  }
+  return { r, format, base, nPaths, nPairs, pathIds, starts };
+}
+
+/** Smallest and largest visitor (relative to the base) of pairs whose path k's first and last are at(starts[k]) and at(starts[k + 1] − 1). */
+function extremes(starts: Uint32Array, nPaths: number, at: (i: number) => number): { lo: number; hi: number } {
+  // Visitors ascend within a path: its first and last pairs hold its extremes.
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = -1;
+  for (let k = 0; k < nPaths; k++) {
+    const b = starts[k] as number;
+    const e = starts[k + 1] as number;
+    if (e === b) continue;
+    const first = at(b) >>> 2;
+    const last = at(e - 1) >>> 2;
+    if (first < lo) lo = first;
+    if (last > hi) hi = last;
+  }
+  return { lo, hi };
+}
+
+export function daySetLayout(data: Uint8Array): DaySetLayout | null {
+  const h = readHeader(data, (n) => ({ pathIds: new Uint32Array(n), starts: new Uint32Array(n + 1) }));
+  if (h.format === 1) return null;
+  const pairsAt = h.r.pos;
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const { lo, hi } = extremes(h.starts, h.nPaths, (i) => dv.getUint32(pairsAt + i * 4, true));
+  const empty = h.nPairs === 0;
+  return {
+    base: h.base,
+    pathIds: h.pathIds,
+    starts: h.starts,
+    pairsAt,
+    nPairs: h.nPairs,
+    minVisitor: empty ? 0 : h.base + lo,
+    maxVisitor: empty ? -1 : h.base + hi,
+  };
+}
+
+export function decodeDaySet(day: number, version: number, data: Uint8Array): DaySet {
+  const len = data.length;
+  let pairs: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  const { r, format, base, nPaths, nPairs, pathIds, starts } = readHeader(data, (nP, nX) => {
+    const a = sharedArrays(nP, nX);
+    pairs = a.pairs;
+    return a;
+  });
+  if (format !== 1) {
+    const pos = r.pos;
     if (LITTLE_ENDIAN) new Uint8Array(pairs.buffer, pairs.byteOffset, nPairs * 4).set(data.subarray(pos, len));
     else {
       const dv = new DataView(data.buffer, data.byteOffset);
       for (let i = 0; i < nPairs; i++) pairs[i] = dv.getUint32(pos + i * 4, true);
     }
   } else {
+    const read = (): number => r.varint();
     for (let k = 0; k < nPaths; k++) {
       let pv = 0;
       const end = starts[k + 1] as number;
@@ -287,19 +357,8 @@ export function decodeDaySet(day: number, version: number, data: Uint8Array): Da
     }
     if (r.pos !== len) throw new DaySetFormatError('day set blob has trailing bytes');
   }
-  // Visitors ascend within a path: its first and last pairs hold its extremes.
-  let minV = Number.POSITIVE_INFINITY;
-  let maxV = -1;
-  for (let k = 0; k < nPaths; k++) {
-    const b = starts[k] as number;
-    const e = starts[k + 1] as number;
-    if (e === b) continue;
-    const lo = (pairs[b] as number) >>> 2;
-    const hi = (pairs[e - 1] as number) >>> 2;
-    if (lo < minV) minV = lo;
-    if (hi > maxV) maxV = hi;
-  }
-  return { day, version, base, pathIds, starts, pairs, minVisitor: nPairs === 0 ? 0 : base + minV, maxVisitor: nPairs === 0 ? -1 : base + maxV };
+  const { lo, hi } = extremes(starts, nPaths, (i) => pairs[i] as number);
+  return { day, version, base, pathIds, starts, pairs, minVisitor: nPairs === 0 ? 0 : base + lo, maxVisitor: nPairs === 0 ? -1 : base + hi };
 }
 
 // ---- counting a window -----------------------------------------------------------------------------
@@ -326,6 +385,14 @@ export class MarkBuffer {
       const n = Math.max(size, Math.ceil(this.buf.length * 1.25));
       this.buf = this.shared ? new Uint8Array(new SharedArrayBuffer(n)) : new Uint8Array(n);
     } else this.buf.fill(0, 0, size);
+    return this.buf;
+  }
+  /**
+   * The buffer as it is, not cleared (a count continuing over the next range of paths of the same window: its
+   * site-wide bits stay). Throws when it is smaller than `size` (it was not taken for this window).
+   */
+  keep(size: number): Uint8Array {
+    if (this.buf.length < size) throw new Error('marks buffer lost between ranges');
     return this.buf;
   }
   /** Drops the buffer (e.g. after an unusually wide range). */
@@ -374,7 +441,7 @@ export function windowRange(days: readonly DaySet[]): { sets: DaySet[]; base: nu
 }
 
 /** Index of the first element of sorted `xs` that is >= `x`. */
-function lowerBound(xs: Uint32Array, x: number): number {
+export function lowerBound(xs: Uint32Array, x: number): number {
   let lo = 0;
   let hi = xs.length;
   while (lo < hi) {

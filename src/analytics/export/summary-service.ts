@@ -48,10 +48,12 @@ import {
   type SeqSegment,
   segmentPathIds,
   summaryBytes,
+  summaryVisitorBytes,
 } from './day-summary.ts';
-import { type DaySet, DaySetIdRangeError, daySetBytes } from './daysets.ts';
+import { type DaySet, DaySetIdRangeError, daySetBytes, type WindowCounts } from './daysets.ts';
 import { countFacet, type FacetCount } from './facet-counts.ts';
 import { PathDictionary } from './path-order.ts';
+import { RangeSpill, SPILL_BUDGET } from './range-spill.ts';
 import { EMPTY_RESULT, type ExportResult } from './rows.ts';
 
 export interface SummaryServiceDeps {
@@ -78,6 +80,8 @@ export interface SummaryServiceDeps {
   countThreads?: number;
   /** Windows of fewer pairs are counted in one thread (default THREAD_MIN_PAIRS; tests: 0). */
   countMinPairs?: number;
+  /** Bytes of sets a long window decodes and holds at once before it is counted in ranges of paths (range-spill.ts; default SPILL_BUDGET). */
+  spillBudget?: number;
 }
 
 export interface LoadStats {
@@ -131,8 +135,10 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   const summaries = new ByteLru<DaySummary>(deps.cacheBytes ?? 128 * 1024 * 1024);
   /**
    * Visitor sets long windows decoded from blobs (loadVisitorSets), half as many bytes as `summaries`, apart from
-   * it so that a year streamed through does not push out the short windows' days. A load admits at most this
-   * cache's size: a window that fits is then read from memory; a larger one keeps about that much of itself.
+   * it so that a year streamed through does not push out the short windows' days. A load holds at most this
+   * cache's size of it (the days it found there, then those it admits): a window that fits is then read from
+   * memory; a larger one keeps the same part of itself from one load to the next instead of replacing it (the days
+   * found there stay held by the load, so replacing them held both: range-spill.ts).
    */
   const longSets = new ByteLru<DaySet>(Math.floor((deps.cacheBytes ?? 128 * 1024 * 1024) / 2));
   const counter = createWindowCounter({
@@ -153,7 +159,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   let lastStale = new Map<string, number>();
   /** Days whose visitors do not fit a day set, with the version that failed. */
   const unsealable = new Map<string, number>();
-  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0, persistedOnRead: 0 };
+  const stats = { loads: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0, sealed: 0, persistedOnRead: 0, rangedWindows: 0 };
   /** Summaries rebuilt by reads being persisted, one write after the other, after the reads answered. */
   let persisting: Promise<void> = Promise.resolve();
   const persist = deps.persist ?? ((rows: SummaryRow[]) => ss.upsertSummaries(deps.db.kysely, rows));
@@ -341,8 +347,10 @@ export function createSummaryService(deps: SummaryServiceDeps) {
    * (or `longSets`) holds the day's version; else the day's blob, read STREAM_DAYS days at a time, of which only
    * the visitor set is decoded and kept (into `longSets` up to its size per load); a day without a current readable
    * blob goes through resolve (extended or rebuilt, cached, rebuilt ones persisted later), as in loadWindow.
+   * With `spill`, each set goes to it as it is had (resident: a cache holds it) and `sets` is empty: the sets decoded
+   * and not cached are then held a range of paths at a time (range-spill.ts).
    */
-  async function loadVisitorSets(projectOrd: number, range: DayRange): Promise<{ sets: DaySet[]; stats: LoadStats }> {
+  async function loadVisitorSets(projectOrd: number, range: DayRange, spill?: RangeSpill): Promise<{ sets: DaySet[]; stats: LoadStats }> {
     const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };
     const rebuilt: DaySummary[] = [];
     const sets = await deps.db.kysely
@@ -351,19 +359,33 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       .execute(async (trx) => {
         const versions = await ss.selectDayVersions(trx, projectOrd, range);
         const out: DaySet[] = [];
+        const keep = (set: DaySet, resident: boolean): void => {
+          if (spill) spill.add(set, resident);
+          else out.push(set);
+        };
+        let fromMemory = 0;
+        /** Bytes of `longSets` this load holds (its hits, then what it admits): at most the cache's size. */
+        let admitted = 0;
+        /** A set did not fit what this load may hold of `longSets`: the later ones are not offered to it. */
+        let cacheFull = false;
         const missing: DayVersion[] = [];
         for (const v of versions) {
           const key = dayKey(projectOrd, v.day);
           const s = summaries.get(key);
-          if (s && s.version === v.version) out.push(s.visitors);
-          else {
+          if (s && s.version === v.version) {
+            keep(s.visitors, true);
+            fromMemory++;
+          } else {
             const set = longSets.get(key);
-            if (set && set.version === v.version) out.push(set);
-            else missing.push(v);
+            if (set && set.version === v.version) {
+              keep(set, true);
+              admitted += daySetBytes(set);
+              fromMemory++;
+            } else missing.push(v);
           }
         }
-        st.fromMemory = out.length;
-        let admitted = 0;
+        st.fromMemory = fromMemory;
+        spill?.expect(missing.length);
         for (let i = 0; i < missing.length; i += STREAM_DAYS) {
           const part = missing.slice(i, i + STREAM_DAYS);
           const stored = new Map<number, StoredSummary>();
@@ -378,14 +400,21 @@ export function createSummaryService(deps: SummaryServiceDeps) {
             const b = stored.get(m.day);
             if (b && b.version === m.version) {
               try {
+                if (spill && cacheFull) {
+                  // Not kept in memory: cut into the spill's ranges from the blob's bytes.
+                  spill.addEncoded(m.day, m.version, summaryVisitorBytes(b.data));
+                  st.fromBlob++;
+                  continue;
+                }
                 const set = decodeSummaryVisitors(m.day, m.version, b.data);
-                out.push(set);
                 st.fromBlob++;
                 const bytes = daySetBytes(set);
-                if (admitted + bytes <= longSets.maxBytes) {
+                const admit = admitted + bytes <= longSets.maxBytes;
+                if (admit) {
                   admitted += bytes;
                   longSets.set(dayKey(projectOrd, m.day), set, bytes);
-                }
+                } else cacheFull = true;
+                keep(set, admit);
                 continue;
               } catch (err) {
                 if (!DaySummaryFormatErrors.some((E) => err instanceof E)) throw err;
@@ -393,12 +422,12 @@ export function createSummaryService(deps: SummaryServiceDeps) {
             }
             const s = await resolve(trx, projectOrd, m, b && b.version !== m.version ? decodeBlob(b) : undefined, st, rebuilt);
             remember(projectOrd, s);
-            out.push(s.visitors);
+            keep(s.visitors, true);
           }
         }
         return out;
       });
-    st.days = sets.length;
+    st.days = st.fromMemory + st.fromBlob + st.extended + st.rebuilt;
     finishLoad(projectOrd, st, rebuilt);
     return { sets, stats: st };
   }
@@ -436,17 +465,25 @@ export function createSummaryService(deps: SummaryServiceDeps) {
   /** Exact distinct visitors per path and site-wide over a day range (the visitors export). */
   async function visitors(projectOrd: number, range: DayRange): Promise<ExportResult & { stats: LoadStats }> {
     const long = range.fromDay === null || range.toDay === null || range.toDay - range.fromDay > LONG_WINDOW_DAYS;
-    let sets: DaySet[];
+    let counts: WindowCounts;
     let st: LoadStats;
     if (long) {
       counter.prepare();
-      ({ sets, stats: st } = await loadVisitorSets(projectOrd, range));
+      // The sets decoded and not cached are held a range of paths at a time past SPILL_BUDGET (bench/README.md,
+      // Decisions, "A long window counted a range of paths at a time").
+      const spill = new RangeSpill(deps.spillBudget ?? SPILL_BUDGET);
+      try {
+        st = (await loadVisitorSets(projectOrd, range, spill)).stats;
+        counts = await counter.countRanges(spill);
+        if (spill.ranges > 1) stats.rangedWindows++;
+      } finally {
+        spill.close();
+      }
     } else {
       const w = await loadWindow(projectOrd, range);
-      sets = w.days.map((d) => d.visitors);
       st = w.stats;
+      counts = await counter.count(w.days.map((d) => d.visitors));
     }
-    const counts = await counter.count(sets);
     const dict = await pathDictionary(projectOrd, counts.pathIds);
     return { totals: counts.totals, rows: dict.orderedRows(counts), stats: st };
   }
