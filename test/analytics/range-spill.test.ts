@@ -30,8 +30,8 @@ const visitArb = (paths: number, visitors: number) =>
 const windowArb = fc.array(fc.tuple(fc.array(visitArb(40, 300), { maxLength: 80 }), fc.boolean()), { maxLength: 12 });
 
 /** A spill of `sets` with `budget` bytes: the non-resident ones from their blobs, cut from the bytes (addEncoded) or decoded first, in turn. */
-function spillOf(sets: readonly [DaySet, boolean][], budget: number): RangeSpill {
-  const spill = new RangeSpill(budget);
+function spillOf(sets: readonly [DaySet, boolean][], budget: number, dir?: string): RangeSpill {
+  const spill = new RangeSpill(budget, dir);
   spill.expect(sets.filter(([, resident]) => !resident).length);
   sets.forEach(([s, resident], i) => {
     if (resident) spill.add(s, true);
@@ -139,6 +139,26 @@ describe('counting a window a range of paths at a time', () => {
         expect(await one.countRanges(spill)).toEqual(countWindow(c.map(([s]) => s)));
         spill.close();
       }
+  });
+
+  it('a spill whose file cannot be made holds its parts in memory: the same answer', async () => {
+    const sets = Array.from(
+      { length: 6 },
+      (_, d) =>
+        [
+          daySetOf(
+            d,
+            Array.from({ length: 30 }, (_, i) => [i % 9, (i * 5 + d) % 17, i % 2 ? H : A] as [number, number, number]),
+          ),
+          d === 0,
+        ] as [DaySet, boolean],
+    );
+    const spill = spillOf(sets, 1, '/nonexistent/inkwell-spill-test');
+    expect(spill.ranges).toBeGreaterThan(1);
+    expect(spill.spilled).toBe(0);
+    expect(await two.countRanges(spill)).toEqual(countWindow(sets.map(([s]) => s)));
+    expect(await one.countRanges(spill)).toEqual(countWindow(sets.map(([s]) => s)));
+    spill.close();
   });
 
   it('ordinals near the limits: a day set based above 32 bits (30-bit span), the largest path id, and windows too wide for marks', async () => {

@@ -3,7 +3,10 @@
 // loadVisitorSets); a set also held by a cache ("resident") is kept whole, as it is in memory anyway, and counted
 // range by range through countPaths' path bounds. Any other set is cut at the ranges' bounds and its parts written
 // to an unlinked temporary file, in sharedArrays' layout (the set itself can then be collected), and read back,
-// a range at a time, into one shared buffer reused from range to range, when their range is counted.
+// a range at a time, into one shared buffer reused from range to range, when their range is counted. The file is
+// made where the caller says (the service: next to its SQLite file, which is on disk; else the system's temporary
+// directory, which may be a tmpfs: then the pages are still memory, only not the process's). A part the file cannot
+// take (none could be made, or the disk is full) is held in memory instead: the same answer, without the bound.
 // Counting range by range is exact: a path lies in one range, so its visitors over the window are all in memory
 // when it is counted; the site-wide bits stay in the marks arrays from one range to the next.
 //
@@ -14,7 +17,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type DaySet, daySetBytes, daySetLayout, decodeDaySet, LITTLE_ENDIAN, lowerBound } from './daysets.ts';
+import { type DaySet, daySetBytes, daySetLayout, decodeDaySet, LITTLE_ENDIAN, lowerBound, sharedArrays } from './daysets.ts';
 
 /** Bytes of non-resident sets a long window holds at once before it is counted in ranges (at 100M events a year's are ~380 MB). */
 export const SPILL_BUDGET = 64 * 1024 * 1024;
@@ -32,7 +35,9 @@ interface Part {
   meta: Omit<DaySet, 'pathIds' | 'starts' | 'pairs'>;
   nPaths: number;
   nPairs: number;
+  /** Where in the file, or the part itself when the file could not take it (held in memory instead). */
   pos: number;
+  held?: DaySet;
 }
 
 /** The path ids that cut `s`'s pairs into `k` parts of about as many pairs (k + 1 bounds, 0 first, 2^32 last). */
@@ -67,6 +72,8 @@ export class RangeSpill {
   private arena: SharedArrayBuffer | null = null;
   private fd = -1;
   private pos = 0;
+  /** The file could not be made or written: parts are held in memory from then on. */
+  private failed = false;
   private expected = 0;
   private planned = false;
   /** Visitor range of every set added (the marks' bounds). */
@@ -160,25 +167,41 @@ export class RangeSpill {
     k1: number,
     pairs: (from: number, to: number) => ArrayBufferView,
   ): void {
-    if (this.fd < 0) {
-      const file = path.join(this.dir, `inkwell-spill-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-      this.fd = fs.openSync(file, 'w+', 0o600);
-      fs.unlinkSync(file);
-    }
     const from = s.starts[k0] as number;
     const to = s.starts[k1] as number;
     const starts = new Uint32Array(k1 - k0 + 1);
     for (let k = k0; k <= k1; k++) starts[k - k0] = (s.starts[k] as number) - from;
     const pieces: ArrayBufferView[] = [s.pathIds.subarray(k0, k1), starts, pairs(from, to)];
-    const at = this.pos;
-    for (const a of pieces) {
-      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      let done = 0;
-      while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, this.pos + done);
-      this.pos += bytes.length;
+    const part: Part = { meta, nPaths: k1 - k0, nPairs: to - from, pos: this.pos };
+    try {
+      if (this.fd < 0 && !this.failed) {
+        const file = path.join(this.dir, `.inkwell-spill-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+        this.fd = fs.openSync(file, 'w+', 0o600);
+        fs.unlinkSync(file);
+      }
+      if (this.failed) throw new Error('spill file unavailable');
+      let at = this.pos;
+      for (const a of pieces) {
+        const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+        let done = 0;
+        while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+        at += bytes.length;
+      }
+      this.spilled += at - this.pos;
+      this.pos = at;
+    } catch {
+      // No file (none could be made, or it is full): this part and the later ones are held in memory, as a window
+      // within the budget is. The answer is the same; only the memory bound is lost.
+      this.failed = true;
+      const a = sharedArrays(part.nPaths, part.nPairs);
+      a.pathIds.set(pieces[0] as Uint32Array);
+      a.starts.set(starts);
+      new Uint8Array(a.pairs.buffer, a.pairs.byteOffset, a.pairs.byteLength).set(
+        new Uint8Array((pieces[2] as ArrayBufferView).buffer, (pieces[2] as ArrayBufferView).byteOffset, a.pairs.byteLength),
+      );
+      part.held = { ...meta, ...a };
     }
-    this.spilled += this.pos - at;
-    (this.parts[r] as Part[]).push({ meta, nPaths: k1 - k0, nPairs: to - from, pos: at });
+    (this.parts[r] as Part[]).push(part);
   }
 
   /**
@@ -188,7 +211,7 @@ export class RangeSpill {
   read(r: number, fresh = false): DaySet[] {
     const out: DaySet[] = [...this.whole];
     const parts = this.parts[r] ?? [];
-    const size = (p: Part) => (2 * p.nPaths + 1 + p.nPairs) * 4;
+    const size = (p: Part) => (p.held ? 0 : (2 * p.nPaths + 1 + p.nPairs) * 4);
     if (!fresh) {
       let need = 0;
       for (const p of parts) need += size(p);
@@ -205,6 +228,10 @@ export class RangeSpill {
     }
     let at = 0;
     for (const p of parts) {
+      if (p.held) {
+        out.push(p.held);
+        continue;
+      }
       const buf = fresh ? new SharedArrayBuffer(size(p)) : (this.arena as SharedArrayBuffer);
       const off = fresh ? 0 : at;
       const bytes = new Uint8Array(buf, off, size(p));

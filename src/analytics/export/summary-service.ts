@@ -26,6 +26,8 @@
 // instead of rebuilding it). At most `sealBatch` days per tick (then the next batch after a yield). close()
 // seals every stale day within a bounded time (`closeSealMs`), so a clean restart finds them stored. Several
 // processes may seal at once: a blob only ever replaces an older version (upsertSummary's condition).
+import os from 'node:os';
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
@@ -145,6 +147,8 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     ...(deps.countThreads === undefined ? {} : { threads: deps.countThreads }),
     ...(deps.countMinPairs === undefined ? {} : { minPairs: deps.countMinPairs }),
   });
+  /** Where a long window's spill file goes: beside the SQLite file (on disk), else the system's temporary directory. */
+  const spillDir = deps.db.file ? path.dirname(deps.db.file) : os.tmpdir();
   const dictionaries = new Map<number, PathDictionary>();
   /** Per project, whether a path id names a static asset (a path's text never changes). */
   const assets = new Map<number, Map<number, boolean>>();
@@ -471,7 +475,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       counter.prepare();
       // The sets decoded and not cached are held a range of paths at a time past SPILL_BUDGET (bench/README.md,
       // Decisions, "A long window counted a range of paths at a time").
-      const spill = new RangeSpill(deps.spillBudget ?? SPILL_BUDGET);
+      const spill = new RangeSpill(deps.spillBudget ?? SPILL_BUDGET, spillDir);
       try {
         st = (await loadVisitorSets(projectOrd, range, spill)).stats;
         counts = await counter.countRanges(spill);
