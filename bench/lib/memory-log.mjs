@@ -8,11 +8,13 @@ import { isMainThread, threadId } from 'node:worker_threads';
 const file = process.env.BENCH_MEMORY_LOG;
 const mb = (b) => Math.round(b / 2 ** 20);
 
+// /proc/self/status, not smaps_rollup: the kernel's counters, where smaps_rollup walks every mapping's pages (40 ms
+// at a 548 MB service under load, 0.02 ms for status), blocking the serving thread it samples from every 2 s.
 function proc() {
   try {
-    const t = fs.readFileSync('/proc/self/smaps_rollup', 'utf8');
+    const t = fs.readFileSync('/proc/self/status', 'utf8');
     const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(t)?.[1] ?? 0);
-    return { rss: Math.round(kb('Rss') / 1024), anon: Math.round(kb('Anonymous') / 1024) };
+    return { rss: Math.round(kb('VmRSS') / 1024), anon: Math.round(kb('RssAnon') / 1024) };
   } catch {
     return null;
   }
