@@ -15,6 +15,7 @@ import {
   MarkBuffer,
   pairFlags,
   pairVisitor,
+  siteWideCounts,
 } from '../../src/analytics/export/daysets.ts';
 import { PathDictionary } from '../../src/analytics/export/path-order.ts';
 import { compareRows, type PathRow } from '../../src/analytics/export/rows.ts';
@@ -183,6 +184,38 @@ describe('day sets: build, encode, decode', () => {
 });
 
 describe('day sets: counting a window', () => {
+  it('counts site-wide marks a word at a time as one byte at a time would, one array or two, at any size and offset', () => {
+    const byByte = (a: Uint8Array, b: Uint8Array | null, size: number) => {
+      const out = { human: 0, ai: 0, total: 0 };
+      for (let v = 0; v < size; v++) {
+        const m = (a[v] as number) | (b === null ? 0 : (b[v] as number));
+        if (m === 0) continue;
+        out.total++;
+        out.human += (m >>> 2) & 1;
+        out.ai += (m >>> 3) & 1;
+      }
+      return out;
+    };
+    const site = fc.constantFrom(0, 0, 0, 4, 8, 12);
+    fc.assert(
+      fc.property(
+        fc.array(site, { maxLength: 200 }),
+        fc.array(site, { maxLength: 200 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean(),
+        (xs, ys, offset, two) => {
+          const size = Math.min(xs.length, ys.length + (two ? 0 : 1_000));
+          // Over shared memory at a byte offset, as a count thread's marks may be, and with bytes past `size` set.
+          const a = new Uint8Array(new SharedArrayBuffer(offset + xs.length + 4), offset, xs.length + 4).fill(12);
+          a.set(xs);
+          const b = two ? Uint8Array.from([...ys, 12, 12, 12, 12]) : null;
+          expect(siteWideCounts(a, b, size)).toEqual(byByte(a, b, size));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
   it('is exact for random windows (per path and site-wide), with a reused marks buffer', () => {
     const marks = new MarkBuffer();
     fc.assert(

@@ -20,6 +20,7 @@ import {
   MarkBuffer,
   type PathRows,
   sharedArrays,
+  siteWideCounts,
   type WindowCounts,
   windowRange,
 } from './daysets.ts';
@@ -191,10 +192,10 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
       // The upper paths in this thread: its marks already hold the lower ones' site-wide bits.
       stats.threadFailed++;
       const high = countPaths(sets, own, base, split);
-      return { totals: sweep(own, null, size), ...join(low, high) };
+      return { totals: siteWideCounts(own, null, size), ...join(low, high) };
     }
     stats.threaded++;
-    return { totals: sweep(own, r.marks, size), ...join(low, r.rows) };
+    return { totals: siteWideCounts(own, r.marks, size), ...join(low, r.rows) };
   }
 
   async function countRangesNow(spill: RangeSpill): Promise<WindowCounts> {
@@ -239,7 +240,7 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
     if (theirs) stats.threaded++;
     let rows = parts[0] as PathRows;
     for (let i = 1; i < parts.length; i++) rows = join(rows, parts[i] as PathRows);
-    return { totals: sweep(own, theirs, size), ...rows };
+    return { totals: siteWideCounts(own, theirs, size), ...rows };
   }
 
   /** Runs counts one after the other (they reuse both marks arrays). */
@@ -268,20 +269,4 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
 
 function join(a: PathRows, b: PathRows): PathRows {
   return { pathIds: concat(a.pathIds, b.pathIds), human: concat(a.human, b.human), ai: concat(a.ai, b.ai), total: concat(a.total, b.total) };
-}
-
-/** Site-wide counts over the site-wide bits (2–3) of one or two marks arrays. */
-function sweep(a: Uint8Array, b: Uint8Array | null, size: number): WindowCounts['totals'] {
-  let human = 0;
-  let ai = 0;
-  let total = 0;
-  for (let v = 0; v < size; v++) {
-    const m = b === null ? (a[v] as number) : (a[v] as number) | (b[v] as number);
-    if (m !== 0) {
-      total++;
-      human += (m >>> 2) & 1;
-      ai += (m >>> 3) & 1;
-    }
-  }
-  return { human, ai, total };
 }
