@@ -2,8 +2,8 @@
 // against GoAccess parsing the same combined log in the same run.
 //
 //   npm run bench:import -- [--lines 1M] [--rounds 3] [--backends sqlite,postgres] [--compare <checkout>]
-//                           [--goaccess /usr/bin/goaccess] [--keep]
-//   npm run bench:import -- --profile [--lines 200k]
+//                           [--goaccess /usr/bin/goaccess] [--keep] [--results-dir DIR]
+//   npm run bench:import -- --profile [--lines 200k] [--results-dir DIR]
 //
 // GoAccess comes from Debian's packages: `apt-get install -y goaccess` (the bench stops and says so when it is
 // missing). The log (bench/lib/access-log.ts) is the analytics dataset written as a combined log, cached in
@@ -15,6 +15,8 @@
 //
 // --profile: instead of the rounds, one import of this checkout from its sources under `node --cpu-prof`, and where
 // its CPU went by thread and stage (bench/lib/cpu-profile.ts), written to bench/results/import-profile-latest.json.
+// --results-dir: where import-latest.json (or import-profile-latest.json) and the history line go instead of
+// bench/results: trial runs on a loaded machine.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,6 +38,7 @@ const backends = (args.get('backends') ?? 'sqlite').split(',') as Backend[];
 const goaccess = args.get('goaccess') ?? 'goaccess';
 const keep = args.has('keep');
 const compare = compareFromArgs(args);
+const resultsDir = args.get('results-dir') ?? RESULTS_DIR;
 const TIME = '/usr/bin/time';
 
 let goaccessVersion: string;
@@ -229,7 +232,8 @@ if (args.has('profile')) {
     log(`profiled import from the sources: ${m.wallMs} ms, CPU ${m.cpuMs} ms, peak RSS ${m.peakRssMb} MB (profiling slows it)`);
     printBreakdowns(threads, accessLog.lines, log);
     // Not a history line: a profile explains a run, it is not one of the measured series.
-    const file = path.join(RESULTS_DIR, 'import-profile-latest.json');
+    fs.mkdirSync(resultsDir, { recursive: true });
+    const file = path.join(resultsDir, 'import-profile-latest.json');
     const result = {
       benchmark: 'import-profile',
       environment: environment(),
@@ -344,7 +348,7 @@ const result = {
   },
   ok,
 };
-const files = writeResults('import', result);
+const files = writeResults('import', result, resultsDir);
 console.log(`\n${'system'.padEnd(26)}${'lines/s'.padEnd(10)}${'ratio'.padEnd(8)}${'wall ms'.padEnd(10)}${'peak RSS MB'.padEnd(13)}${'CPU ms'.padEnd(9)}checks`);
 console.log(
   `${'goaccess'.padEnd(26)}${String(goaccessResult.linesPerSecond).padEnd(10)}${'1'.padEnd(8)}${String(goaccessResult.wallMs).padEnd(10)}${String(goaccessResult.peakRssMb).padEnd(13)}${String(goaccessResult.cpuMs).padEnd(9)}${goaccessResult.parsedEveryLine ? 'every line valid' : 'LINES MISSING'}`,
