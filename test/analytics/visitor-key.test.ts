@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
-import { decodeVisitorKey, encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
+import { decodeVisitorKey, decodeVisitorKeyCodes, encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 
 describe('visitor keys as stored bytes', () => {
   it('store the two forms identity makes compactly and give every key back exactly', () => {
@@ -42,5 +42,27 @@ describe('visitor keys as stored bytes', () => {
     const k = `h:${'Zz9_'.repeat(5)}Q-`;
     expect(decodeVisitorKey(new Uint8Array(encodeVisitorKey(k)))).toBe(k);
     expect(() => decodeVisitorKey(Buffer.from([9, 1, 2]))).toThrow(/unknown form/);
+  });
+
+  it('give the code units of the decoded key without making it (both forms, text, a short buffer)', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const keys = ['', 'x', 'v:ünïcødé ✓', `v:${'y'.repeat(300)}`, 'v:ABCDEF01-2345-6789-abcd-ef0123456789'];
+    for (let i = 0; i < 2000; i++) {
+      const body = crypto.randomBytes(17).toString('base64url').slice(0, 21) + (alphabet[i % 64] as string);
+      keys.push(`h:${body}`, `v:${crypto.randomUUID()}`);
+    }
+    const out = new Uint16Array(64);
+    for (const k of keys) {
+      const stored = encodeVisitorKey(k);
+      let n = decodeVisitorKeyCodes(stored, out);
+      let codes = out;
+      if (n < 0) {
+        expect(-n).toBe(k.length);
+        codes = new Uint16Array(-n);
+        n = decodeVisitorKeyCodes(stored, codes);
+      }
+      expect(String.fromCharCode(...codes.subarray(0, n))).toBe(k);
+    }
+    expect(decodeVisitorKeyCodes(encodeVisitorKey(`v:${crypto.randomUUID()}`), new Uint16Array(10))).toBe(-38);
   });
 });

@@ -80,6 +80,37 @@ describe('VisitorKeyStore', () => {
   });
 });
 
+describe('visitor dictionary state: index entries of held keys', () => {
+  it('keeps no hash for the keys its store holds (4-byte slots), the others hashed, and offers every ordinal for its key', () => {
+    // A key store bound that holds a prefix (the first ~110,000 of 200,000), and one that holds none.
+    const held = newVisitorIndexState(3 * 2 ** 20);
+    const hashed = newVisitorIndexState(0);
+    // Chunks of 100 keys of one width: UUID keys (17 bytes), every fifth chunk hash keys (18).
+    const keyOf = (o: number) => (Math.floor((o - 1) / 100) % 5 === 4 ? hashKey(o) : uuidKey(o));
+    for (let first = 1; first <= 200_000; first += 100) {
+      const keys = Array.from({ length: 100 }, (_, i) => keyOf(first + i));
+      const added = keys.map((key, i) => ({ key, ord: first + i }));
+      for (const vi of [held, hashed]) indexAdded(vi, added, [{ firstOrd: first, ...chunk(keys) }]);
+    }
+    expect(held.keys.full).toBe(true);
+    expect(held.keys.holds(100_000)).toBe(true);
+    expect(held.keys.holds(150_000)).toBe(false);
+    expect(held.index.size).toBe(200_000);
+    // ~110,000 entries in 4 bytes a slot instead of 8.
+    expect(held.index.bytes).toBeLessThan(0.8 * hashed.index.bytes);
+    const out: number[] = [];
+    let wrong = 0;
+    for (let o = 1; o <= 200_000; o += 7) {
+      out.length = 0;
+      held.index.candidates(keyOf(o), out);
+      if (!out.includes(o)) wrong++;
+      // Another held candidate is told apart by its key in memory.
+      for (const c of out) if (c !== o && held.keys.matches(c, encodeVisitorKey(keyOf(o))) !== false && held.keys.holds(c)) wrong++;
+    }
+    expect(wrong).toBe(0);
+  });
+});
+
 describeEachDialect('visitor dictionary: candidates confirmed in memory', (dialect) => {
   let t: TestDb;
   let ord: number;
@@ -134,6 +165,9 @@ describeEachDialect('visitor dictionary: candidates confirmed in memory', (diale
     for (const vi of [all, none]) await catchUpVisitors(t.db.kysely, ord, vi);
     expect(all.keys.chunks).toBe(all.starts.length);
     expect(none.keys.chunks).toBe(0);
+    // The last chunk's start, from the primary key (what a whole load sizes the index by); none for another project.
+    expect(await store.selectLastVisitorChunkStart(t.db.kysely, ord)).toBe(all.starts[all.starts.length - 1]);
+    expect(await store.selectLastVisitorChunkStart(t.db.kysely, ord + 1000)).toBe(0);
 
     const asked = keys.slice(300, 900);
     reads = 0;

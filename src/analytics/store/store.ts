@@ -213,6 +213,19 @@ export const analyticsStore = {
     return rows.map((r) => ({ firstOrd: Number(r.first_ord), keys: chunkKeys(Number(r.width), r.keys), width: Number(r.width), data: r.keys }));
   },
 
+  /** The first ordinal of a project's last visitor chunk (0: none): about how many visitors it has, from the primary key. */
+  async selectLastVisitorChunkStart(db: Q, projectOrd: number): Promise<number> {
+    const row = await db
+      .selectFrom('analytics_visitor_chunks')
+      .select('first_ord')
+      .where('project_ord', '=', projectOrd)
+      .where('first_ord', '<=', Number.MAX_SAFE_INTEGER)
+      .orderBy('first_ord', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.first_ord) : 0;
+  },
+
   /** A project's visitors above `afterOrd` in ordinal order, whole chunks up to `limitChunks` of them (tests, tools). */
   async selectVisitorsAfter(db: Q, projectOrd: number, afterOrd: number, limitChunks = 1_000_000): Promise<{ ord: number; visitor_key: string }[]> {
     const out: { ord: number; visitor_key: string }[] = [];

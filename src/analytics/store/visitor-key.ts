@@ -56,3 +56,53 @@ export function decodeVisitorKey(stored: Uint8Array): string {
   if (tag === TAG_TEXT) return b.toString('utf8', 1);
   throw new Error(`visitor dictionary: stored key of unknown form (tag ${tag}, ${b.length} bytes)`);
 }
+
+/** Code units of the lower-case hex digits, and of the base64url alphabet. */
+const HEX = Uint16Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const B64URL = Uint16Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (c) => c.charCodeAt(0));
+
+/**
+ * The UTF-16 code units of decodeVisitorKey(stored) written to `out` (from 0), without making the string: how the
+ * ingest writer's visitor index hashes a held key again when it grows (visitor-index.ts). Returns their count, or
+ * −(count) when `out` is too short (nothing useful written: call again with at least that many).
+ * Invariant: the units written are exactly those of decodeVisitorKey(stored) (visitor-key.test.ts checks both forms
+ * and text).
+ */
+export function decodeVisitorKeyCodes(stored: Uint8Array, out: Uint16Array): number {
+  const tag = stored[0];
+  if (tag === TAG_UUID && stored.length === 17) {
+    if (out.length < 38) return -38;
+    out[0] = 118; // v
+    out[1] = 58; // :
+    let j = 2;
+    for (let i = 1; i < 17; i++) {
+      if (i === 5 || i === 7 || i === 9 || i === 11) out[j++] = 45; // -
+      const x = stored[i] as number;
+      out[j++] = HEX[x >>> 4] as number;
+      out[j++] = HEX[x & 15] as number;
+    }
+    return 38;
+  }
+  if (tag === TAG_HASH && stored.length === 18) {
+    if (out.length < 24) return -24;
+    out[0] = 104; // h
+    out[1] = 58; // :
+    // 22 characters: five groups of 3 bytes (20), then the top 12 bits of bytes 16–17 (2).
+    let j = 2;
+    for (let i = 1; i < 16; i += 3) {
+      const v = ((stored[i] as number) << 16) | ((stored[i + 1] as number) << 8) | (stored[i + 2] as number);
+      out[j++] = B64URL[v >>> 18] as number;
+      out[j++] = B64URL[(v >>> 12) & 63] as number;
+      out[j++] = B64URL[(v >>> 6) & 63] as number;
+      out[j++] = B64URL[v & 63] as number;
+    }
+    const v = ((stored[16] as number) << 8) | (stored[17] as number);
+    out[j++] = B64URL[v >>> 10] as number;
+    out[j++] = B64URL[(v >>> 4) & 63] as number;
+    return 24;
+  }
+  const key = decodeVisitorKey(stored);
+  if (out.length < key.length) return -key.length;
+  for (let i = 0; i < key.length; i++) out[i] = key.charCodeAt(i);
+  return key.length;
+}

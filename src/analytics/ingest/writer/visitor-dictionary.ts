@@ -56,18 +56,22 @@ export function visitorIndexBytes(vi: VisitorIndexState): number {
 
 /** An empty index whose key store holds up to `keyBytes` (0: none; every candidate is then read from its chunk). */
 export function newVisitorIndexState(keyBytes = VISITOR_KEY_BYTES): VisitorIndexState {
-  return { index: new VisitorHashIndex(), upTo: 0, starts: [], keys: new VisitorKeyStore(keyBytes) };
+  const keys = new VisitorKeyStore(keyBytes);
+  return { index: new VisitorHashIndex(undefined, undefined, keys), upTo: 0, starts: [], keys };
 }
 
-/** After the commit of the transaction that added them: a project's new visitors join its index and key store. */
+/**
+ * After the commit of the transaction that added them: a project's new visitors join its key store and then its
+ * index (which keeps no hash for the entries whose key the store holds: visitor-index.ts, held keys).
+ */
 export function indexAdded(vi: VisitorIndexState, added: readonly { key: string; ord: number }[], addedChunks: readonly AddedChunk[]): void {
-  for (const { key, ord } of added) {
-    vi.index.add(key, ord);
-    if (ord > vi.upTo) vi.upTo = ord;
-  }
   for (const c of addedChunks) {
     vi.starts.push(c.firstOrd);
     vi.keys.add(c.firstOrd, c.width, c.data);
+  }
+  for (const { key, ord } of added) {
+    vi.index.add(key, ord);
+    if (ord > vi.upTo) vi.upTo = ord;
   }
 }
 
@@ -85,12 +89,17 @@ export function chunkStartOf(starts: readonly number[], ord: number): number {
 
 /** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
 export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorIndexState): Promise<void> {
+  if (vi.upTo === 0 && vi.index.size === 0) {
+    // A whole dictionary: the held entries' shards sized at once (the key store holds ~18 bytes a key).
+    const last = await store.selectLastVisitorChunkStart(q, ord);
+    if (last > 0) vi.index.reserveHeld(Math.min(last, Math.floor(vi.keys.maxBytes / 18)));
+  }
   for (;;) {
     const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS);
     for (const c of chunks) {
-      for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
       vi.starts.push(c.firstOrd);
       vi.keys.add(c.firstOrd, c.width, c.data);
+      for (let i = 0; i < c.keys.length; i++) vi.index.add(c.keys[i] as string, c.firstOrd + i);
       vi.upTo = c.firstOrd + c.keys.length - 1;
     }
     if (chunks.length < LOAD_CHUNKS) break;

@@ -24,6 +24,19 @@
 // 13 probes at most (1 in ~600 at 20M visitors, 2^19 slots a shard; it was 1 in ~180 in the single table),
 // each a key in the writer's confirming read, which runs anyway for the returning visitors. Duplicate hashes
 // (distinct keys) are kept as separate entries.
+//
+// Held keys (issue 16, peak RSS): an entry whose key the project's key store holds (visitor-keys.ts, a prefix of
+// the dictionary, kept for good) needs no stored hash: its candidates are confirmed against those bytes in memory,
+// and a growth computes its hash again from them (visitor-key.ts decodeVisitorKeyCodes, no string made). Such
+// entries live in a second set of 256 shards (8 bits of lane b: a growth, ~1.7 µs an entry, stays under ~0.1 s at
+// 20M), one 32-bit word a slot: the ordinal in the high bits and a tag (`tagBits` bits of lane b below its shard
+// bits) in the low ones, 24 tag bits while ordinals are small, fewer as the largest held ordinal needs more bits
+// (7 at 20M visitors; the tags are cut in place, no entry moves). 4 bytes a slot instead of 8: 5–6.25 bytes a held
+// visitor. Entries whose key is not held (past the key store's bound, or no key store) keep the 8-byte slots above.
+// 20M visitors: the index 235 → 128 MiB (bench/README.md, Decisions, "Held-key index slots").
+// Invariant: a held entry's key stays in the key store (it never drops a chunk it took), so its hash — and thus
+// its slot — can always be computed again; a spurious candidate (same shard, home region and tag: ~4–5 lookups in
+// 100 at 20M) costs an in-memory comparison of key bytes, never a read.
 
 const EMPTY = 0;
 const MAX_LOAD = 0.8;
@@ -31,12 +44,33 @@ const GROWTH = 1.25;
 const SHARD_BITS = 6;
 const SHARDS = 1 << SHARD_BITS;
 const MIN_SLOTS = 16;
+/** Held entries' shards: 256 (8 bits of lane b), so that a growth, which hashes each entry's key again, stays short. */
+const HELD_SHARD_BITS = 8;
+const HELD_SHARDS = 1 << HELD_SHARD_BITS;
+/** Bits of lane b below the held shard bits: the most a held entry's tag keeps. */
+const TAG_SOURCE_BITS = 32 - HELD_SHARD_BITS;
+
+/** Where the index finds the keys of held entries: the project's key store (visitor-keys.ts VisitorKeyStore). */
+export interface HeldKeys {
+  /** Whether `ord`'s key is held, for good: keyCodesOf(ord) gives it from now on. */
+  holds(ord: number): boolean;
+  /** Writes a held ordinal's key as UTF-16 code units to `codes` and returns their count (-1: not held). */
+  keyCodesOf(ord: number): number;
+  /** Where keyCodesOf writes. */
+  readonly codes: Uint16Array;
+}
 
 interface Shard {
   /** The key's 32-bit hash (lane a) per slot. */
   h: Uint32Array;
   /** Ordinal per slot; 0 = empty (ordinals start at 1). 32-bit until an ordinal needs more. */
   ords: Uint32Array | Float64Array;
+  count: number;
+}
+
+interface HeldShard {
+  /** Per slot: ordinal × 2^tagBits + tag; 0 = empty. */
+  w: Uint32Array;
   count: number;
 }
 
@@ -47,17 +81,28 @@ function homeOf(a: number, slots: number): number {
 
 export class VisitorHashIndex {
   private readonly shards: Shard[] = [];
+  private readonly held: HeldShard[] = [];
   private count = 0;
   private wide = false;
+  /** Tag bits of a held entry's word (the rest holds its ordinal). */
+  private tagBits = TAG_SOURCE_BITS;
   private readonly seed1: number;
   private readonly seed2: number;
   /** Scratch outputs of hash(). */
   private a = 0;
   private b = 0;
 
-  constructor(capacity = 1024, seeds?: [number, number]) {
+  /** `keys`: where held entries' keys are (none: every entry keeps its hash). */
+  constructor(
+    capacity = 1024,
+    seeds?: [number, number],
+    private readonly keys?: HeldKeys,
+  ) {
     const slots = Math.max(MIN_SLOTS, Math.ceil(capacity / SHARDS / MAX_LOAD));
-    for (let s = 0; s < SHARDS; s++) this.shards.push({ h: new Uint32Array(slots), ords: new Uint32Array(slots), count: 0 });
+    for (let s = 0; s < SHARDS; s++)
+      this.shards.push({ h: new Uint32Array(keys ? MIN_SLOTS : slots), ords: new Uint32Array(keys ? MIN_SLOTS : slots), count: 0 });
+    const heldSlots = Math.max(MIN_SLOTS, Math.ceil(capacity / HELD_SHARDS / MAX_LOAD));
+    if (keys) for (let s = 0; s < HELD_SHARDS; s++) this.held.push({ w: new Uint32Array(heldSlots), count: 0 });
     this.seed1 = seeds ? seeds[0] >>> 0 : (Math.random() * 2 ** 32) >>> 0;
     this.seed2 = seeds ? seeds[1] >>> 0 : (Math.random() * 2 ** 32) >>> 0;
   }
@@ -71,6 +116,7 @@ export class VisitorHashIndex {
   get bytes(): number {
     let n = 0;
     for (const s of this.shards) n += s.h.byteLength + s.ords.byteLength;
+    for (const s of this.held) n += s.w.byteLength;
     return n;
   }
 
@@ -91,11 +137,47 @@ export class VisitorHashIndex {
     this.b = h2 >>> 0;
   }
 
-  /** Candidate ordinals of the key (usually none or one): every entry of its shard with the key's hash. */
+  /** hash() of the key whose `n` UTF-16 code units are in `codes` (the same mixing: the same hashes). */
+  private hashCodes(codes: Uint16Array, n: number): void {
+    let h1 = 0xdeadbeef ^ this.seed1;
+    let h2 = 0x41c6ce57 ^ this.seed2;
+    for (let i = 0; i < n; i++) {
+      const ch = codes[i] as number;
+      h1 = Math.imul(h1 ^ ch, 2654435761);
+      h2 = Math.imul(h2 ^ ch, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+    h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+    h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    this.a = h1 >>> 0;
+    this.b = h2 >>> 0;
+  }
+
+  /**
+   * Candidate ordinals of the key (usually none or one): every entry of its shard with the key's hash, and every
+   * held entry of its shard with the key's tag (its key is held: the caller compares it in memory).
+   */
   candidates(key: string, out: number[]): void {
     this.hash(key);
     const a = this.a;
-    const { h, ords } = this.shards[this.b >>> (32 - SHARD_BITS)] as Shard;
+    const hs = this.held[this.b >>> TAG_SOURCE_BITS];
+    if (hs !== undefined && hs.count > 0) {
+      const { w } = hs;
+      const tb = this.tagBits;
+      const mask = tb === 0 ? 0 : (1 << tb) - 1;
+      const tag = tagOf(this.b, tb);
+      const slots = w.length;
+      let i = homeOf(a, slots);
+      for (;;) {
+        const x = w[i] as number;
+        if (x === EMPTY) break;
+        if ((x & mask) === tag) out.push(x >>> tb);
+        if (++i === slots) i = 0;
+      }
+    }
+    const { h, ords, count } = this.shards[this.b >>> (32 - SHARD_BITS)] as Shard;
+    if (count === 0) return;
     const slots = ords.length;
     let i = homeOf(a, slots);
     for (;;) {
@@ -106,9 +188,24 @@ export class VisitorHashIndex {
     }
   }
 
-  /** Adds key → ord (the caller knows the pair is new). */
+  /**
+   * Sizes the held shards of an empty index for `n` held entries, so that loading a whole dictionary does not grow
+   * them (each growth hashes their keys again).
+   */
+  reserveHeld(n: number): void {
+    if (this.count > 0 || this.keys === undefined) return;
+    // A tenth over each shard's share: at 20M, ~78k ± 280 a shard, none grows while loading.
+    const slots = Math.max(MIN_SLOTS, Math.ceil((1.1 * n) / HELD_SHARDS / MAX_LOAD));
+    for (const s of this.held) if (s.w.length < slots) s.w = new Uint32Array(slots);
+  }
+
+  /** Adds key → ord (the caller knows the pair is new; a held one's key is in the key store already). */
   add(key: string, ord: number): void {
     if (!(ord > 0) || !Number.isSafeInteger(ord)) throw new Error(`visitor index: bad ordinal ${ord}`);
+    if (this.keys !== undefined && ord <= 0xffff_ffff && this.keys.holds(ord)) {
+      this.addHeld(key, ord);
+      return;
+    }
     if (ord > 0xffff_ffff && !this.wide) {
       for (const s of this.shards) s.ords = Float64Array.from(s.ords);
       this.wide = true;
@@ -119,6 +216,49 @@ export class VisitorHashIndex {
     put(s, this.a, ord);
     s.count++;
     this.count++;
+  }
+
+  private addHeld(key: string, ord: number): void {
+    const ordBits = 32 - Math.clz32(ord);
+    if (ordBits + this.tagBits > 32) this.retag(32 - ordBits);
+    this.hash(key);
+    const a = this.a;
+    const s = this.held[this.b >>> TAG_SOURCE_BITS] as HeldShard;
+    const word = ord * 2 ** this.tagBits + tagOf(this.b, this.tagBits);
+    if (s.count + 1 > s.w.length * MAX_LOAD) this.growHeld(s);
+    putWord(s.w, a, word);
+    s.count++;
+    this.count++;
+  }
+
+  /** Cuts every held entry's tag to `bits` bits (its low ones go), in place: slots depend on lane a alone. */
+  private retag(bits: number): void {
+    const drop = this.tagBits - bits;
+    const old = this.tagBits;
+    const mask = (1 << old) - 1;
+    for (const { w } of this.held) {
+      for (let i = 0; i < w.length; i++) {
+        const x = w[i] as number;
+        if (x !== EMPTY) w[i] = (x >>> old) * 2 ** bits + ((x & mask) >>> drop);
+      }
+    }
+    this.tagBits = bits;
+  }
+
+  /** A held shard 1.25× larger, each entry's slot from its key's hash computed again (its key is held). */
+  private growHeld(s: HeldShard): void {
+    const old = s.w;
+    s.w = new Uint32Array(Math.ceil(old.length * GROWTH));
+    const keys = this.keys as HeldKeys;
+    const tb = this.tagBits;
+    for (let i = 0; i < old.length; i++) {
+      const x = old[i] as number;
+      if (x === EMPTY) continue;
+      const n = keys.keyCodesOf(x >>> tb);
+      if (n < 0) throw new Error(`visitor index: held ordinal ${x >>> tb} has no key`);
+      this.hashCodes(keys.codes, n);
+      putWord(s.w, this.a, x);
+    }
   }
 
   private grow(s: Shard): void {
@@ -133,6 +273,11 @@ export class VisitorHashIndex {
   }
 }
 
+/** A held entry's tag: the top `bits` of lane b's bits below its shard bits. */
+function tagOf(b: number, bits: number): number {
+  return (b & ((1 << TAG_SOURCE_BITS) - 1)) >>> (TAG_SOURCE_BITS - bits);
+}
+
 function put(s: Shard, a: number, ord: number): void {
   const { h, ords } = s;
   const slots = ords.length;
@@ -140,4 +285,11 @@ function put(s: Shard, a: number, ord: number): void {
   while ((ords[i] as number) !== EMPTY) if (++i === slots) i = 0;
   h[i] = a;
   ords[i] = ord;
+}
+
+function putWord(w: Uint32Array, a: number, word: number): void {
+  const slots = w.length;
+  let i = homeOf(a, slots);
+  while ((w[i] as number) !== EMPTY) if (++i === slots) i = 0;
+  w[i] = word;
 }

@@ -17,6 +17,8 @@
 // Invariant: only committed chunks are added (the writer adds its own after the commit, like the index), and a
 // stored key never changes, so bytes held here are the stored key of their ordinal for good.
 
+import { decodeVisitorKeyCodes } from '../../store/visitor-key.ts';
+
 const BLOCK = 1 << 20;
 /** Bytes counted per chunk for its entries in the parallel arrays. */
 const CHUNK_OVERHEAD = 40;
@@ -81,19 +83,50 @@ export class VisitorKeyStore {
     return true;
   }
 
-  /** Whether `ord`'s stored key is `encoded` (visitor-key.ts encodeVisitorKey); undefined when not held here. */
-  matches(ord: number, encoded: Uint8Array): boolean | undefined {
+  /** The chunk holding `ord` (-1: none). */
+  private chunkOf(ord: number): number {
     const { firsts } = this;
     let lo = 0;
     let hi = firsts.length - 1;
-    if (hi < 0 || ord < (firsts[0] as number)) return undefined;
+    if (hi < 0 || ord < (firsts[0] as number) || ord >= (firsts[hi] as number) + (this.counts[hi] as number)) return -1;
+    // The last chunk first: the writer asks about the visitors it just added.
+    if (ord >= (firsts[hi] as number)) return hi;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if ((firsts[mid] as number) <= ord) lo = mid;
       else hi = mid - 1;
     }
-    const i = ord - (firsts[lo] as number);
-    if (i >= (this.counts[lo] as number)) return undefined;
+    return ord - (firsts[lo] as number) < (this.counts[lo] as number) ? lo : -1;
+  }
+
+  /** Whether `ord`'s key is held (for good: a chunk taken is never dropped). */
+  holds(ord: number): boolean {
+    return this.chunkOf(ord) >= 0;
+  }
+
+  /** Scratch of keyCodesOf: the UTF-16 code units of the last key asked for. */
+  codes = new Uint16Array(64);
+
+  /** Writes `ord`'s key as UTF-16 code units to `codes` (grown as needed) and returns their count; -1 when not held. */
+  keyCodesOf(ord: number): number {
+    const lo = this.chunkOf(ord);
+    if (lo < 0) return -1;
+    const width = this.widths[lo] as number;
+    const at = (this.offsets[lo] as number) + (ord - (this.firsts[lo] as number)) * width;
+    const stored = (this.blocks[this.blockOf[lo] as number] as Uint8Array).subarray(at, at + width);
+    let n = decodeVisitorKeyCodes(stored, this.codes);
+    if (n < 0) {
+      this.codes = new Uint16Array(-n);
+      n = decodeVisitorKeyCodes(stored, this.codes);
+    }
+    return n;
+  }
+
+  /** Whether `ord`'s stored key is `encoded` (visitor-key.ts encodeVisitorKey); undefined when not held here. */
+  matches(ord: number, encoded: Uint8Array): boolean | undefined {
+    const lo = this.chunkOf(ord);
+    if (lo < 0) return undefined;
+    const i = ord - (this.firsts[lo] as number);
     const width = this.widths[lo] as number;
     if (encoded.length !== width) return false;
     const block = this.blocks[this.blockOf[lo] as number] as Uint8Array;
