@@ -129,12 +129,17 @@ export class VisitorHashIndex {
       h1 = Math.imul(h1 ^ ch, 2654435761);
       h2 = Math.imul(h2 ^ ch, 1597334677);
     }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-    h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-    h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    this.a = h1 >>> 0;
-    this.b = h2 >>> 0;
+    this.finish(h1, h2);
+  }
+
+  /** The two lanes' final mixing (cyrb53's) into this.a and this.b: hash() and hashCodes() end here. */
+  private finish(h1: number, h2: number): void {
+    let x = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+    x ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    let y = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+    y ^= Math.imul(x ^ (x >>> 13), 3266489909);
+    this.a = x >>> 0;
+    this.b = y >>> 0;
   }
 
   /** hash() of the key whose `n` UTF-16 code units are in `codes` (the same mixing: the same hashes). */
@@ -146,12 +151,7 @@ export class VisitorHashIndex {
       h1 = Math.imul(h1 ^ ch, 2654435761);
       h2 = Math.imul(h2 ^ ch, 1597334677);
     }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-    h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-    h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    this.a = h1 >>> 0;
-    this.b = h2 >>> 0;
+    this.finish(h1, h2);
   }
 
   /**
