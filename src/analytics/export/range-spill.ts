@@ -176,7 +176,8 @@ export class RangeSpill {
     try {
       if (this.fd < 0 && !this.failed) {
         const file = path.join(this.dir, `.inkwell-spill-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-        this.fd = fs.openSync(file, 'w+', 0o600);
+        // 'wx+': O_EXCL, so a file or symlink already at the name (a shared temporary directory) is refused, not followed.
+        this.fd = fs.openSync(file, 'wx+', 0o600);
         fs.unlinkSync(file);
       }
       if (this.failed) throw new Error('spill file unavailable');
