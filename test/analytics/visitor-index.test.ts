@@ -202,7 +202,7 @@ describe('VisitorHashIndex', () => {
       }).toThrow(/has no key/);
     });
 
-    it('agrees with a Map for any keys, any held prefix and any order of additions', () => {
+    it('agrees with a Map for any keys, any held prefix and any order of additions, held ones added by key or by ordinal', () => {
       fc.assert(
         fc.property(fc.uniqueArray(fc.string({ maxLength: 40 }), { maxLength: 600 }), fc.nat(), fc.integer({ min: 0, max: 2 ** 31 }), (list, cut, base) => {
           const keys = heldKeys();
@@ -212,7 +212,12 @@ describe('VisitorHashIndex', () => {
           for (const [i, k] of list.entries()) {
             const ord = base + i + 1;
             if (i < heldUpTo) keys.map.set(ord, k);
-            index.add(k, ord);
+            // A held one is added either from its key or from the key store's copy (addHeldOrd, as a load does).
+            if (i < heldUpTo && ord % 2 === 0) expect(index.addHeldOrd(ord)).toBe(true);
+            else {
+              if (i >= heldUpTo) expect(index.addHeldOrd(ord)).toBe(false);
+              index.add(k, ord);
+            }
             truth.set(k, ord);
           }
           expect(index.size).toBe(truth.size);

@@ -66,6 +66,8 @@ export const VISITOR_CHUNK_BYTES = 1984;
 /** A stored visitor chunk: consecutive ordinals from `firstOrd`, one key each. */
 export interface VisitorChunk {
   firstOrd: number;
+  /** How many keys the chunk holds (ordinals firstOrd … firstOrd + count − 1). */
+  count: number;
   /** The keys of ordinals firstOrd, firstOrd + 1, … (as the writer compares them: text). */
   keys: string[];
   /** The row's bytes: the keys encoded (visitor-key.ts), `width` bytes each. */
@@ -74,6 +76,27 @@ export interface VisitorChunk {
 }
 
 /** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
+/**
+ * A stored chunk whose keys are decoded on first use: the ingest writer indexes the keys its key store holds from
+ * their bytes (visitor-dictionary.ts catchUpVisitors), so loading a large dictionary makes no string for them.
+ */
+class StoredVisitorChunk implements VisitorChunk {
+  readonly count: number;
+  private decoded: string[] | undefined;
+  constructor(
+    readonly firstOrd: number,
+    readonly width: number,
+    readonly data: Uint8Array,
+  ) {
+    if (width <= 0 || data.length % width !== 0) throw new Error(`visitor chunk: ${data.length} bytes are not keys of ${width}`);
+    this.count = data.length / width;
+  }
+  get keys(): string[] {
+    this.decoded ??= chunkKeys(this.width, this.data);
+    return this.decoded;
+  }
+}
+
 function chunkKeys(width: number, data: Uint8Array): string[] {
   const b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   if (width <= 0 || b.length % width !== 0) throw new Error(`visitor chunk: ${b.length} bytes are not keys of ${width}`);
@@ -210,7 +233,7 @@ export const analyticsStore = {
       .orderBy('first_ord')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ firstOrd: Number(r.first_ord), keys: chunkKeys(Number(r.width), r.keys), width: Number(r.width), data: r.keys }));
+    return rows.map((r) => new StoredVisitorChunk(Number(r.first_ord), Number(r.width), r.keys));
   },
 
   /** The first ordinal of a project's last visitor chunk (0: none): about how many visitors it has, from the primary key. */

@@ -218,10 +218,29 @@ export class VisitorHashIndex {
     this.count++;
   }
 
+  /**
+   * Adds an ordinal whose key the key store holds, hashing the stored key's code units (hashCodes: the hash add()
+   * computes from the string) — the same entry add(key, ord) makes, with no string made. False, adding nothing,
+   * when its key is not held.
+   */
+  addHeldOrd(ord: number): boolean {
+    if (this.keys === undefined || !(ord > 0) || ord > 0xffff_ffff) return false;
+    const n = this.keys.keyCodesOf(ord);
+    if (n < 0) return false;
+    this.hashCodes(this.keys.codes, n);
+    this.putHeld(ord);
+    return true;
+  }
+
   private addHeld(key: string, ord: number): void {
+    this.hash(key);
+    this.putHeld(ord);
+  }
+
+  /** Puts a held entry whose key's hash is in this.a and this.b. */
+  private putHeld(ord: number): void {
     const ordBits = 32 - Math.clz32(ord);
     if (ordBits + this.tagBits > 32) this.retag(32 - ordBits);
-    this.hash(key);
     const a = this.a;
     const s = this.held[this.b >>> TAG_SOURCE_BITS] as HeldShard;
     const word = ord * 2 ** this.tagBits + tagOf(this.b, this.tagBits);
