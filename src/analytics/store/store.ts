@@ -75,7 +75,6 @@ export interface VisitorChunk {
   data: Uint8Array;
 }
 
-/** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
 /**
  * A stored chunk whose keys are decoded on first use: the ingest writer indexes the keys its key store holds from
  * their bytes (visitor-dictionary.ts catchUpVisitors), so loading a large dictionary makes no string for them.
@@ -97,6 +96,7 @@ class StoredVisitorChunk implements VisitorChunk {
   }
 }
 
+/** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
 function chunkKeys(width: number, data: Uint8Array): string[] {
   const b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   if (width <= 0 || b.length % width !== 0) throw new Error(`visitor chunk: ${b.length} bytes are not keys of ${width}`);
