@@ -232,6 +232,56 @@ try {
         .join(', ')} (medians of ${rounds}; answers equal unless said)`,
     );
   }
+  // The daily series over each window: from the raw path-first table (the store's query until now) against the
+  // visitor sets from the states beside the crawler requests from the raw table (two queries), answers compared.
+  const seriesRaw = `SELECT day AS b, uniqExactIf(visitor, qualifying = 1 AND cls = 'human') AS human,
+      uniqExactIf(visitor, qualifying = 1 AND cls != 'human') AS ai, uniqExactIf(visitor, qualifying = 1) AS total,
+      countIf(cls = 'crawler' AND rule IS NOT NULL) AS crawler
+    FROM pf WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND (qualifying = 1 OR (cls = 'crawler' AND rule IS NOT NULL))
+    GROUP BY day`;
+  const seriesStates = async (p: Record<string, unknown>) => {
+    const [v, c] = await Promise.all([
+      ch.query<{ b: number; human: string; ai: string; total: string }>(
+        `SELECT day AS b, bitmapCardinality(groupBitmapOrState(h) AS H) AS human, bitmapCardinality(groupBitmapOrState(a) AS A) AS ai,
+           bitmapCardinality(bitmapOr(H, A)) AS total
+         FROM st_pd WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} GROUP BY day`,
+        p,
+      ),
+      ch.query<{ b: number; crawler: string }>(
+        `SELECT day AS b, count() AS crawler FROM pf
+         WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND cls = 'crawler' AND rule IS NOT NULL GROUP BY day`,
+        p,
+      ),
+    ]);
+    const crawler = new Map(c.map((r) => [Number(r.b), Number(r.crawler)]));
+    const days = new Set([...v.map((r) => Number(r.b)), ...crawler.keys()]);
+    const byDay = new Map(v.map((r) => [Number(r.b), r]));
+    return [...days].map((d) => {
+      const r = byDay.get(d);
+      return { b: d, human: r?.human ?? 0, ai: r?.ai ?? 0, total: r?.total ?? 0, crawler: crawler.get(d) ?? 0 };
+    });
+  };
+  type SRow = { b: number; human: string | number; ai: string | number; total: string | number; crawler: string | number };
+  const sdigest = (rows: SRow[]) =>
+    rows
+      .map((r) => `${Number(r.b)}|${Number(r.human)}|${Number(r.ai)}|${Number(r.total)}|${Number(r.crawler)}`)
+      .sort()
+      .join('\n');
+  for (const [w, len] of Object.entries(windows)) {
+    const p = { p: 'prj_bench', from: lastDay + 1 - len, to: lastDay + 1 };
+    const same = sdigest(await ch.query<SRow>(seriesRaw, p)) === sdigest(await seriesStates(p));
+    const times: Record<string, number[]> = { raw: [], states: [] };
+    for (let r = 0; r < rounds; r++)
+      for (const k of r % 2 === 0 ? ['raw', 'states'] : ['states', 'raw']) {
+        const t0 = performance.now();
+        if (k === 'raw') await ch.query<SRow>(seriesRaw, p);
+        else await seriesStates(p);
+        times[k]?.push(performance.now() - t0);
+      }
+    log(
+      `${w} daily series: raw (path-first) ${Math.round(median(times.raw ?? []))} ms, states + crawler rows ${Math.round(median(times.states ?? []))} ms; answers ${same ? 'equal' : 'DIFFER'}`,
+    );
+  }
 } finally {
   await ch.close();
   await dropChdbDatabase(database);
