@@ -51,6 +51,12 @@ const KEEP_MARKS = 64 * 1024 * 1024;
 
 const BOOT_URL = new URL('./count-worker-boot.cjs', import.meta.url);
 
+/**
+ * The reply when the count thread cannot answer (it failed or could not start): the caller counts in its own thread.
+ * A reply promise carries it instead of rejecting, so none is left unhandled while the caller counts its half.
+ */
+const unavailable = (): CountReply => ({ id: 0, error: 'count thread unavailable' });
+
 export interface WindowCounter {
   /** countWindow's answer (exactly), in two threads when the window is large enough. */
   count(days: readonly DaySet[]): Promise<WindowCounts>;
@@ -174,20 +180,13 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
     const split = splitPath(sets);
     let reply: Promise<CountReply>;
     try {
-      reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: split, pathTo: 0x1_0000_0000 });
+      reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: split, pathTo: 0x1_0000_0000 }).catch(unavailable);
     } catch {
       return countWindow(sets, marks);
     }
-    // The rejection is taken below; until then it must not count as unhandled.
-    reply.catch(() => {});
     const own = marks.take(size);
     const low = countPaths(sets, own, base, 0, split);
-    let r: CountReply;
-    try {
-      r = await reply;
-    } catch {
-      r = { id: 0, error: 'count thread unavailable' };
-    }
+    const r = await reply;
     if ('error' in r) {
       // The upper paths in this thread: its marks already hold the lower ones' site-wide bits.
       stats.threadFailed++;
@@ -217,18 +216,12 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
       const mid = splitPath(sets, from, to);
       let reply: Promise<CountReply>;
       try {
-        reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: mid, pathTo: to, keep: r > 0 });
+        reply = ask({ id: nextId++, sets: sets.map(shared), base, size, pathFrom: mid, pathTo: to, keep: r > 0 }).catch(unavailable);
       } catch {
-        reply = Promise.resolve({ id: 0, error: 'count thread unavailable' });
+        reply = Promise.resolve(unavailable());
       }
-      reply.catch(() => {});
       parts.push(countPaths(sets, own, base, from, mid));
-      let got: CountReply;
-      try {
-        got = await reply;
-      } catch {
-        got = { id: 0, error: 'count thread unavailable' };
-      }
+      const got = await reply;
       if ('error' in got) {
         // The thread's marks of the earlier ranges are lost with it: the whole window again, in this thread.
         stats.threadFailed++;
