@@ -90,19 +90,16 @@ class StoredVisitorChunk implements VisitorChunk {
     if (width <= 0 || data.length % width !== 0) throw new Error(`visitor chunk: ${data.length} bytes are not keys of ${width}`);
     this.count = data.length / width;
   }
+  /** The row's keys, `width` bytes each (visitor-key.ts encoding), decoded once. */
   get keys(): string[] {
-    this.decoded ??= chunkKeys(this.width, this.data);
+    if (this.decoded === undefined) {
+      const { data, width } = this;
+      const b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      this.decoded = [];
+      for (let o = 0; o < b.length; o += width) this.decoded.push(decodeVisitorKey(b.subarray(o, o + width)));
+    }
     return this.decoded;
   }
-}
-
-/** A chunk row's keys: `width` bytes each (visitor-key.ts encoding). */
-function chunkKeys(width: number, data: Uint8Array): string[] {
-  const b = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (width <= 0 || b.length % width !== 0) throw new Error(`visitor chunk: ${b.length} bytes are not keys of ${width}`);
-  const out: string[] = [];
-  for (let o = 0; o < b.length; o += width) out.push(decodeVisitorKey(b.subarray(o, o + width)));
-  return out;
 }
 
 /**
