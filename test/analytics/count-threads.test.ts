@@ -3,29 +3,11 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWindowCounter, splitPath } from '../../src/analytics/export/count-threads.ts';
-import { buildDaySet, countPaths, countWindow, type DaySet, decodeDaySet, encodeDaySet, isShared, windowRange } from '../../src/analytics/export/daysets.ts';
-
-const H = 1;
-const A = 2;
-
-function daySetOf(day: number, rows: readonly [number, number, number][]): DaySet {
-  const uniq = [...new Map(rows.map((r) => [r.join(':'), r])).values()].sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return buildDaySet(
-    day,
-    1,
-    uniq.map((r) => r[0]),
-    uniq.map((r) => r[1]),
-    uniq.map((r) => r[2]),
-    H,
-    A,
-  );
-}
+import { countPaths, countWindow, type DaySet, decodeDaySet, encodeDaySet, isShared, windowRange } from '../../src/analytics/export/daysets.ts';
+import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
 
 /** The same set over plain (unshared) arrays: the counter copies it into shared memory. */
 const unshared = (s: DaySet): DaySet => ({ ...s, pathIds: s.pathIds.slice(), starts: s.starts.slice(), pairs: s.pairs.slice() });
-
-const visitArb = (paths: number, visitors: number) =>
-  fc.tuple(fc.integer({ min: 0, max: paths }), fc.integer({ min: 0, max: visitors }), fc.constantFrom(H, A)) as fc.Arbitrary<[number, number, number]>;
 
 const windowArb = fc.array(fc.array(visitArb(30, 300), { maxLength: 80 }), { maxLength: 10 });
 

@@ -4,7 +4,6 @@ import {
   buildDaySet,
   buildDaySetFromWords,
   countWindow,
-  type DaySet,
   DaySetFormatError,
   DaySetIdRangeError,
   decodeDaySet,
@@ -19,20 +18,7 @@ import {
 } from '../../src/analytics/export/daysets.ts';
 import { PathDictionary } from '../../src/analytics/export/path-order.ts';
 import { compareRows, type PathRow } from '../../src/analytics/export/rows.ts';
-
-const H = 1;
-const A = 2;
-
-/** Visit rows (path, visitor, cls) as the daily-visits table holds them: distinct, sorted. */
-function sortedVisits(rows: readonly [number, number, number][]): { paths: number[]; visitors: number[]; classes: number[] } {
-  const uniq = [...new Map(rows.map((r) => [r.join(':'), r])).values()].sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return { paths: uniq.map((r) => r[0]), visitors: uniq.map((r) => r[1]), classes: uniq.map((r) => r[2]) };
-}
-
-function daySetOf(day: number, rows: readonly [number, number, number][], version = 1): DaySet {
-  const v = sortedVisits(rows);
-  return buildDaySet(day, version, v.paths, v.visitors, v.classes, H, A);
-}
+import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
 
 /** The answer by brute force: sets per path and site-wide. */
 function naiveCounts(days: readonly (readonly [number, number, number][])[]) {
@@ -60,9 +46,6 @@ function naiveCounts(days: readonly (readonly [number, number, number][])[]) {
     }),
   };
 }
-
-const visitArb = (maxPath: number, maxVisitor: number) =>
-  fc.tuple(fc.integer({ min: 0, max: maxPath }), fc.integer({ min: 0, max: maxVisitor }), fc.constantFrom(H, A)) as fc.Arbitrary<[number, number, number]>;
 
 describe('day sets: build, encode, decode', () => {
   it('merges the classes of one (path, visitor) into flags and keeps paths and visitors sorted', () => {

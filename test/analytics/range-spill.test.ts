@@ -4,27 +4,9 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWindowCounter, splitPath } from '../../src/analytics/export/count-threads.ts';
-import { buildDaySet, countWindow, type DaySet, daySetLayout, decodeDaySet, encodeDaySet, MAX_VISITOR } from '../../src/analytics/export/daysets.ts';
+import { countWindow, type DaySet, daySetLayout, decodeDaySet, encodeDaySet, MAX_VISITOR } from '../../src/analytics/export/daysets.ts';
 import { RangeSpill, rangeBounds } from '../../src/analytics/export/range-spill.ts';
-
-const H = 1;
-const A = 2;
-
-function daySetOf(day: number, rows: readonly [number, number, number][]): DaySet {
-  const uniq = [...new Map(rows.map((r) => [r.join(':'), r])).values()].sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
-  return buildDaySet(
-    day,
-    1,
-    uniq.map((r) => r[0]),
-    uniq.map((r) => r[1]),
-    uniq.map((r) => r[2]),
-    H,
-    A,
-  );
-}
-
-const visitArb = (paths: number, visitors: number) =>
-  fc.tuple(fc.integer({ min: 0, max: paths }), fc.integer({ min: 0, max: visitors }), fc.constantFrom(H, A)) as fc.Arbitrary<[number, number, number]>;
+import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
 
 /** Days of visits, each day with whether it is resident (kept whole). */
 const windowArb = fc.array(fc.tuple(fc.array(visitArb(40, 300), { maxLength: 80 }), fc.boolean()), { maxLength: 12 });
