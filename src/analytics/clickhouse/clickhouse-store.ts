@@ -323,11 +323,14 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     return { totals, rows: sortRows(out) };
   }
 
-  /** Whether this database has the per-day visitor states (migration 7 makes them on a single node only). */
+  /**
+   * Whether this database has the per-day visitor states: migration 7 makes them on a single node, the operator on
+   * a cluster (cluster-ddl.ts), where the Distributed `visitor_states` is made last, once the states are whole.
+   */
   let statesMade: Promise<boolean> | null = null;
   const hasStates = () => {
     statesMade ??= ch
-      .query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states_mv'")
+      .query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states'")
       .then((r) => Number(r[0]?.n ?? 0) > 0);
     return statesMade;
   };
@@ -570,7 +573,7 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     // take the raw events), deleted and made again from the rewritten events after, then marked done (with any
     // rebuild a crash left open). Appends meanwhile add states for their own events, which the new states repeat:
     // a union counts a number once. A failed rewrite leaves the mark open: reads stay on the raw events.
-    const states = deps.cluster === undefined && (await hasStates());
+    const states = await hasStates();
     if (states) await ch.insert('visitor_state_rebuilds', [{ project: projectId, id: randomUUID(), done: 0 }]);
     try {
       await ch.command(ddl.createRows);
@@ -589,8 +592,10 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
         { p: projectId },
       );
       if (states) {
-        // The project named through the rows table, as the events' mutation does: no query parameter in a mutation.
-        await ch.command(`ALTER TABLE visitor_states DELETE WHERE project IN (SELECT p FROM ${name(ch.database)}.${ddl.rowsTable})`, {}, { mutations_sync: 2 });
+        // The project named through the rows table, as the events' mutation does: no query parameter in a mutation
+        // (on a cluster, of the shard-local states ON CLUSTER). The new states go through `visitor_states`: on a
+        // cluster, its Distributed table puts them on the project's shard.
+        await ch.command(ddl.clearStates, {}, ddl.mutateSettings);
         await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect('project = {p:String}')}`, { p: projectId });
         const open = await ch.query<{ id: string }>('SELECT id FROM visitor_state_rebuilds WHERE project = {p:String} GROUP BY id HAVING max(done) = 0', {
           p: projectId,

@@ -2,23 +2,36 @@
 // operator runs it once, ON CLUSTER, before the first start (the migrations then find their tables and only
 // record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
 // Distributed `events` change its metadata only, migration 5 finds the visitor numbers of EVENTS_COLUMNS_5,
-// migrations 6 and 7 leave a Distributed table alone: a cluster has no per-day visitor states, and the visitors
-// export reads the raw events there), then points CLICKHOUSE_URL at any node.
+// migrations 6 and 7 leave a Distributed table alone: the per-day visitor states are made here), then points
+// CLICKHOUSE_URL at any node. A cluster made without the states gets them with clusterStatesUpgrade below.
 // The shard-local `events_local` has migration 6's layout plus `seq`, which a single node drops in migration 6:
 // migration 3 alters it on the Distributed table, so the column must be there; the store no longer writes it, so it
 // holds zeros (a few bytes per part) and nothing reads it.
-// The store's reads run unchanged: `events`, `data_days` and `dedup_keys` are Distributed tables over the
-// shard-local, replicated `…_local` tables. Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
+// The store's reads run unchanged: `events`, `data_days`, `dedup_keys`, `visitor_states` and
+// `visitor_state_rebuilds` are Distributed tables over the shard-local, replicated `…_local` tables.
+// Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
 //
 // Why the answers stay exact: a Distributed query has every shard aggregate its own rows and the initiator
-// merge the partial states. The states here are uniqExact's sets (of the visitors' dense numbers, assigned by the
-// one SQL dictionary: a number names the same visitor on every shard) and counts: the union of sets and the sum of counts of disjoint row sets are exactly the single-node answer,
-// whichever shard holds a row. Sharded by project, one project's rows are on one shard; sharded by project and
-// visitor (a project too big for one shard), a visitor's rows are on one shard and the sets union across shards.
+// merge the partial states. The states here are uniqExact's sets and groupBitmap's bitmaps (of the visitors' dense
+// numbers, assigned by the one SQL dictionary: a number names the same visitor on every shard) and counts: the
+// union of sets and the sum of counts of disjoint row sets are exactly the single-node answer, whichever shard
+// holds a row. Sharded by project, one project's rows are on one shard; sharded by project and visitor (a project
+// too big for one shard), a visitor's rows are on one shard and the sets union across shards. A shard's
+// `visitor_states_local` rows are made by its own materialised view from its own events (and by a rebuild's
+// insert through the Distributed table, on whichever shard): the union over every shard's rows of a (project, day,
+// path) is the set of that day's visitors of the path, as on one node.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
 import type { Settings } from './executor.ts';
-import { DATA_DAYS_SELECT, DEDUP_KEYS_SELECT, EVENTS_COLUMNS_6, EVENTS_ORDER_6, EVENTS_PARTITION } from './migrations.ts';
+import {
+  DATA_DAYS_SELECT,
+  DEDUP_KEYS_SELECT,
+  EVENTS_COLUMNS_6,
+  EVENTS_ORDER_6,
+  EVENTS_PARTITION,
+  VISITOR_STATES_COLUMNS,
+  visitorStatesSelect,
+} from './migrations.ts';
 
 export interface ClusterDdlOptions {
   /** The cluster's name (remote_servers in the servers' configuration). */
@@ -40,29 +53,69 @@ const LOCAL_EVENTS_COLUMNS = EVENTS_COLUMNS_6.replace('        ts Int64', '     
 
 export const SHARD_KEYS = { project: 'cityHash64(project)', visitor: 'cityHash64(project, visitor)' } as const;
 
+type LocalOptions = { replicated: boolean; cluster?: string; retentionDays?: number };
+
+const onCluster = (o: { cluster?: string | undefined }) => (o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '');
+const localEngine = (o: LocalOptions, kind: 'MergeTree' | 'ReplacingMergeTree' | 'AggregatingMergeTree', table: string, version?: string) =>
+  o.replicated
+    ? `Replicated${kind}('/clickhouse/tables/{shard}/{database}/${table}', '{replica}'${version ? `, ${version}` : ''})`
+    : `${kind}${version ? `(${version})` : ''}`;
+const retention = (o: LocalOptions) => (o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '');
+
 /**
- * The shard-local tables: `events_local`, `data_days_local` and the materialised view between them. `replicated`
- * picks Replicated* engines (production, with ON CLUSTER); plain engines serve a test's stand-in shards.
+ * The shard-local per-day visitor states (migration 7's tables, cluster-ready): `visitor_states_local`, filled by
+ * `visitor_states_mv` from every insert into the shard's `events_local`, and `visitor_state_rebuilds_local`. The
+ * states expire with the raw events (the same retention TTL).
  */
-export function shardLocalDdl(o: { replicated: boolean; cluster?: string; retentionDays?: number }): string[] {
-  const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
-  const engine = (kind: 'MergeTree' | 'ReplacingMergeTree', table: string) =>
-    o.replicated ? `Replicated${kind}('/clickhouse/tables/{shard}/{database}/${table}', '{replica}')` : kind;
-  const ttl = o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '';
+export function shardLocalStatesDdl(o: LocalOptions): string[] {
+  const on = onCluster(o);
+  return [
+    `CREATE TABLE IF NOT EXISTS visitor_states_local${on} (${VISITOR_STATES_COLUMNS}) ENGINE = ${localEngine(o, 'AggregatingMergeTree', 'visitor_states_local')}
+      PARTITION BY ${EVENTS_PARTITION} ORDER BY (project, path, day)${retention(o)}
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE TABLE IF NOT EXISTS visitor_state_rebuilds_local${on} (project LowCardinality(String), id String, done UInt8)
+      ENGINE = ${localEngine(o, 'ReplacingMergeTree', 'visitor_state_rebuilds_local', 'done')} ORDER BY (project, id)
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_states_mv${on} TO visitor_states_local AS
+      ${visitorStatesSelect().replace('FROM events ', 'FROM events_local ')}`,
+  ];
+}
+
+/**
+ * The shard-local tables: `events_local`, `data_days_local`, `dedup_keys_local`, the visitor states' tables and the
+ * materialised views between them. `replicated` picks Replicated* engines (production, with ON CLUSTER); plain
+ * engines serve a test's stand-in shards.
+ */
+export function shardLocalDdl(o: LocalOptions): string[] {
+  const on = onCluster(o);
   return [
     `CREATE TABLE IF NOT EXISTS events_local${on} (
 ${LOCAL_EVENTS_COLUMNS}
-      ) ENGINE = ${engine('MergeTree', 'events_local')}
+      ) ENGINE = ${localEngine(o, 'MergeTree', 'events_local')}
       PARTITION BY ${EVENTS_PARTITION}
-      ORDER BY ${EVENTS_ORDER_6}${ttl}
+      ORDER BY ${EVENTS_ORDER_6}${retention(o)}
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
-    `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${engine('ReplacingMergeTree', 'data_days_local')}
+    `CREATE TABLE IF NOT EXISTS data_days_local${on} (project LowCardinality(String), day Int32) ENGINE = ${localEngine(o, 'ReplacingMergeTree', 'data_days_local')}
       ORDER BY (project, day) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS data_days_mv${on} TO data_days_local AS
       ${DATA_DAYS_SELECT.replace('FROM events ', 'FROM events_local ')}`,
-    `CREATE TABLE IF NOT EXISTS dedup_keys_local${on} (project LowCardinality(String), key String CODEC(ZSTD(3))) ENGINE = ${engine('ReplacingMergeTree', 'dedup_keys_local')}
+    `CREATE TABLE IF NOT EXISTS dedup_keys_local${on} (project LowCardinality(String), key String CODEC(ZSTD(3))) ENGINE = ${localEngine(o, 'ReplacingMergeTree', 'dedup_keys_local')}
       ORDER BY (project, key) SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS dedup_keys_mv${on} TO dedup_keys_local AS ${DEDUP_KEYS_SELECT.replace('FROM events ', 'FROM events_local ')}`,
+    ...shardLocalStatesDdl(o),
+  ];
+}
+
+/**
+ * The Distributed tables of the states. `visitor_states` goes last: the store reads states once a table of that
+ * name exists (clickhouse-store.ts hasStates), so it must not exist before the states are whole.
+ */
+function distributedStatesDdl(cluster: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS visitor_state_rebuilds ON CLUSTER ${cluster} AS visitor_state_rebuilds_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), visitor_state_rebuilds_local, ${SHARD_KEYS.project})`,
+    `CREATE TABLE IF NOT EXISTS visitor_states ON CLUSTER ${cluster} AS visitor_states_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), visitor_states_local, ${SHARD_KEYS.project})`,
   ];
 }
 
@@ -78,7 +131,24 @@ export function clusteredDdl(o: ClusterDdlOptions): string[] {
       ENGINE = Distributed(${cluster}, currentDatabase(), data_days_local, ${SHARD_KEYS.project})`,
     `CREATE TABLE IF NOT EXISTS dedup_keys ON CLUSTER ${cluster} AS dedup_keys_local
       ENGINE = Distributed(${cluster}, currentDatabase(), dedup_keys_local, ${SHARD_KEYS.project})`,
+    ...distributedStatesDdl(cluster),
   ];
+}
+
+/**
+ * Per-day visitor states for a cluster made without them (docs/scaling.md), in three steps run in order:
+ * `create` (ON CLUSTER: the shard-local tables and the view, which from then on makes the states of every insert);
+ * `perShard`, on one replica of every shard (it waits until that replica holds every part of its shard, then makes
+ * the states of the events stored before the view: rows inserted meanwhile get states twice, which a union counts
+ * once); then `publish` (ON CLUSTER: the Distributed tables; processes started after it read the states).
+ */
+export function clusterStatesUpgrade(o: { cluster: string; retentionDays?: number }) {
+  const cluster = name(o.cluster);
+  return {
+    create: shardLocalStatesDdl({ replicated: true, cluster, ...(o.retentionDays ? { retentionDays: o.retentionDays } : {}) }),
+    perShard: ['SYSTEM SYNC REPLICA events_local', `INSERT INTO visitor_states_local ${visitorStatesSelect().replace('FROM events ', 'FROM events_local ')}`],
+    publish: distributedStatesDdl(cluster),
+  };
 }
 
 /** The classification inputs of an event, hashed: what reclassification groups by (128 bits: no collisions in practice). */
@@ -90,7 +160,8 @@ export const INPUT_KEY =
  * changed classification inputs: project `p`, input key `k`, and the number `n` of their new (class, category,
  * rule, qualifying), whose values every row of that number carries), an insert of them into `rowsTable`,
  * `prepare`, `mutate(targets)` (one mutation of the events table, with `mutateSettings`; `kill` stops it if it
- * fails), `drop`. The statements hold only the store's own names and numbers — no request value, no query
+ * fails), `clearStates` (where the database has visitor states: deletes the project's, with `mutateSettings`, before
+ * the store makes them again from the rewritten events), `drop`. The statements hold only the store's own names and numbers — no request value, no query
  * parameter — so they can go ON CLUSTER (a host runs the text it is sent, without the initiator's parameters).
  *
  * Single node: the rows go into a Join table and the mutation sets each row's classes with joinGet, one pass.
@@ -110,6 +181,7 @@ export function reclassifyDdl(o: { database: string; table: string; cluster?: st
   const t = name(o.table);
   const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
   const events = o.cluster ? 'events_local' : 'events';
+  const states = o.cluster ? 'visitor_states_local' : 'visitor_states';
   const engine = o.cluster ? `ReplicatedMergeTree('/clickhouse/tables/all/{database}/${t}', '{shard}-{replica}')` : 'MergeTree';
   const rows = `${db}.${t}`;
   const join = `${db}.${t}_join`;
@@ -138,6 +210,7 @@ export function reclassifyDdl(o: { database: string; table: string; cluster?: st
       }
       return `ALTER TABLE ${db}.${events}${on}\n      ${updates.join(',\n      ')}`;
     },
+    clearStates: `ALTER TABLE ${db}.${states}${on} DELETE WHERE project IN (SELECT p FROM ${rows})`,
     mutateSettings: (o.cluster
       ? { mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 }
       : { mutations_sync: 2 }) as Settings,
