@@ -3,7 +3,8 @@
 // dataset. Rows are made in SQL from the CSV as in bench/clickhouse-layouts.ts (dense visitor numbers in order
 // of first visit), so compare the variants with each other, not with bench:scale's figures. Bytes per event of
 // each table after OPTIMIZE … FINAL (active parts), then the visitors export's query over the last 30 and 365
-// days from the raw table and from the states, medians of rotating rounds, and a check that they agree.
+// days from the raw table and from the states, medians of rotating rounds, and a check that they agree; then the
+// daily series from the raw path-first table, from the per-(day, path) states and from per-day states (migration 8).
 //
 //   npx tsx bench/clickhouse-states.ts [--events 1M] [--days 365] [--rounds 7]
 import { createChdbExecutor, dropChdbDatabase } from '../src/analytics/clickhouse/chdb-executor.ts';
@@ -164,6 +165,18 @@ try {
   await ch.command('INSERT INTO st_pd SELECT * FROM st_bitmap');
   await bytesOf('st_pd', 'states: sorted by (project, path, day), day Delta + ZSTD(3)');
 
+  // Per-day visitor states (no path): what the series reads if it is not to merge a day's path bitmaps.
+  await ch.command(
+    `CREATE TABLE st_day (project LowCardinality(String), day Int32 CODEC(Delta, ZSTD(3)),
+       h AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3)), a AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3)))
+     ENGINE = AggregatingMergeTree PARTITION BY ${EVENTS_PARTITION} ORDER BY (project, day)`,
+  );
+  await ch.command(
+    `INSERT INTO st_day SELECT project, day, groupBitmapStateIf(visitor, cls = 'human'), groupBitmapStateIf(visitor, cls != 'human')
+     FROM pf WHERE qualifying = 1 GROUP BY project, day`,
+  );
+  await bytesOf('st_day', 'states per day (no path): sorted by (project, day)');
+
   const lastDay = Number((await ch.query<{ d: number }>('SELECT max(day) AS d FROM noseq'))[0]?.d);
   const windows = { '30 days': 30, '365 days': 365 };
   const variants: Record<string, string> = {
@@ -239,12 +252,12 @@ try {
       countIf(cls = 'crawler' AND rule IS NOT NULL) AS crawler
     FROM pf WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND (qualifying = 1 OR (cls = 'crawler' AND rule IS NOT NULL))
     GROUP BY day`;
-  const seriesStates = async (p: Record<string, unknown>) => {
+  const seriesStates = async (p: Record<string, unknown>, table = 'st_pd') => {
     const [v, c] = await Promise.all([
       ch.query<{ b: number; human: string; ai: string; total: string }>(
         `SELECT day AS b, bitmapCardinality(groupBitmapOrState(h) AS H) AS human, bitmapCardinality(groupBitmapOrState(a) AS A) AS ai,
            bitmapCardinality(bitmapOr(H, A)) AS total
-         FROM st_pd WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} GROUP BY day`,
+         FROM ${table} WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} GROUP BY day`,
         p,
       ),
       ch.query<{ b: number; crawler: string }>(
@@ -269,17 +282,19 @@ try {
       .join('\n');
   for (const [w, len] of Object.entries(windows)) {
     const p = { p: 'prj_bench', from: lastDay + 1 - len, to: lastDay + 1 };
-    const same = sdigest(await ch.query<SRow>(seriesRaw, p)) === sdigest(await seriesStates(p));
-    const times: Record<string, number[]> = { raw: [], states: [] };
+    const want = sdigest(await ch.query<SRow>(seriesRaw, p));
+    const same = want === sdigest(await seriesStates(p)) && want === sdigest(await seriesStates(p, 'st_day'));
+    const order = ['raw', 'states', 'days'];
+    const times: Record<string, number[]> = { raw: [], states: [], days: [] };
     for (let r = 0; r < rounds; r++)
-      for (const k of r % 2 === 0 ? ['raw', 'states'] : ['states', 'raw']) {
+      for (const k of [...order.slice(r % 3), ...order.slice(0, r % 3)]) {
         const t0 = performance.now();
         if (k === 'raw') await ch.query<SRow>(seriesRaw, p);
-        else await seriesStates(p);
+        else await seriesStates(p, k === 'days' ? 'st_day' : 'st_pd');
         times[k]?.push(performance.now() - t0);
       }
     log(
-      `${w} daily series: raw (path-first) ${Math.round(median(times.raw ?? []))} ms, states + crawler rows ${Math.round(median(times.states ?? []))} ms; answers ${same ? 'equal' : 'DIFFER'}`,
+      `${w} daily series: raw (path-first) ${Math.round(median(times.raw ?? []))} ms, per-(day, path) states + crawler rows ${Math.round(median(times.states ?? []))} ms, per-day states + crawler rows ${Math.round(median(times.days ?? []))} ms; answers ${same ? 'equal' : 'DIFFER'}`,
     );
   }
 } finally {

@@ -131,7 +131,7 @@ const isDistributed = (sql: string) => sql.includes('ENGINE = Distributed(');
 async function standInCluster(base: string, from: string, shardBy: 'project' | 'visitor', states: boolean) {
   const shards = [0, 1].map((i) => createChdbExecutor(`${base}_shard${i}`));
   const dist = createChdbExecutor(`${base}_dist`);
-  const ddl = clusteredDdl({ cluster: 'inkwell', shardBy }).filter((sql) => states || !sql.includes('visitor_state'));
+  const ddl = clusteredDdl({ cluster: 'inkwell', shardBy }).filter((sql) => states || !/visitor_(state|day)/.test(sql));
   for (const [i, shard] of shards.entries()) {
     for (const sql of ddl.filter((q) => !isDistributed(q))) await shard.command(standIn(sql, base));
     await shard.command(
@@ -144,6 +144,9 @@ async function standInCluster(base: string, from: string, shardBy: 'project' | '
   for (const sql of ddl.filter(isDistributed)) await dist.command(standIn(sql, base));
   return { shards, dist, drop: () => Promise.all([`${base}_dist`, `${base}_shard0`, `${base}_shard1`].map((db) => dropChdbDatabase(db))) };
 }
+
+/** An answer's visitor counts alone: a series without its crawler requests. */
+const visitorCounts = (answer: unknown) => JSON.parse(JSON.stringify(answer), (k, v) => (k === 'crawlerRequests' ? undefined : v)) as unknown;
 
 describe('clustered DDL', () => {
   let single: TestClickHouse;
@@ -158,6 +161,9 @@ describe('clustered DDL', () => {
   afterAll(async () => {
     await single?.cleanup();
   });
+
+  /** The keys of `got` whose answers differ from the single node's. */
+  const changed = (got: Record<string, unknown>) => Object.keys(expected).filter((k) => JSON.stringify(got[k]) !== JSON.stringify(expected[k]));
 
   it('parses (as ClickHouse reads it): replicated shard-local tables, Distributed tables, TTL', async () => {
     for (const ddl of [clusteredDdl({ cluster: 'inkwell' }), clusteredDdl({ cluster: 'inkwell', shardBy: 'visitor', retentionDays: 400 })]) {
@@ -174,7 +180,7 @@ describe('clustered DDL', () => {
 
   it('reclassifies on a cluster through the shard-local tables ON CLUSTER, with no request value in the text', async () => {
     const ddl = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123', cluster: 'inkwell' });
-    const all = [ddl.createRows, ...ddl.prepare, ddl.mutate(3), ddl.clearStates, ddl.kill, ...ddl.drop];
+    const all = [ddl.createRows, ...ddl.prepare, ddl.mutate(3), ddl.clearStates('visitor_states'), ddl.clearStates('visitor_days'), ddl.kill, ...ddl.drop];
     for (const sql of all) {
       expect(sql).toContain(' ON CLUSTER inkwell');
       const [row] = await single.ch.query<{ f: string }>('SELECT formatQuery({q:String}) AS f', { q: sql });
@@ -183,7 +189,9 @@ describe('clustered DDL', () => {
     expect(ddl.mutate(3)).toMatch(/^ALTER TABLE inkwell\.events_local ON CLUSTER inkwell\s+UPDATE /);
     expect(ddl.mutate(3).match(/UPDATE cls = /g)).toHaveLength(3);
     expect(ddl.kill).toContain("table = 'events_local'");
-    expect(ddl.clearStates).toBe('ALTER TABLE inkwell.visitor_states_local ON CLUSTER inkwell DELETE WHERE project IN (SELECT p FROM inkwell.reclass_0123)');
+    expect(ddl.clearStates('visitor_states')).toBe(
+      'ALTER TABLE inkwell.visitor_states_local ON CLUSTER inkwell DELETE WHERE project IN (SELECT p FROM inkwell.reclass_0123)',
+    );
     // One rows table for every host of the cluster (no {shard} in its path), synced everywhere before the mutation reads it.
     expect(ddl.createRows).toContain("ReplicatedMergeTree('/clickhouse/tables/all/{database}/reclass_0123', '{shard}-{replica}')");
     expect(ddl.prepare).toEqual(['SYSTEM SYNC REPLICA ON CLUSTER inkwell inkwell.reclass_0123']);
@@ -192,8 +200,10 @@ describe('clustered DDL', () => {
     expect(all.join('\n')).not.toMatch(/AS SELECT|joinGet|dictGet/); // nothing a host would have to fill for itself
     const local = reclassifyDdl({ database: 'inkwell', table: 'reclass_0123' });
     expect(local.mutate(1)).toMatch(/^ALTER TABLE inkwell\.events\s+UPDATE /);
-    expect([local.createRows, ...local.prepare, local.mutate(2), local.clearStates, local.kill, ...local.drop].join('\n')).not.toContain('ON CLUSTER');
-    expect(local.clearStates).toMatch(/^ALTER TABLE inkwell\.visitor_states DELETE /);
+    expect([local.createRows, ...local.prepare, local.mutate(2), local.clearStates('visitor_days'), local.kill, ...local.drop].join('\n')).not.toContain(
+      'ON CLUSTER',
+    );
+    expect(local.clearStates('visitor_states')).toMatch(/^ALTER TABLE inkwell\.visitor_states DELETE /);
     expect(() => reclassifyDdl({ database: 'inkwell', table: 'r', cluster: "x'; DROP" })).toThrow(/identifier/);
   });
 
@@ -214,7 +224,7 @@ describe('clustered DDL', () => {
         const onCluster: ClickHouseExecutor = {
           ...dist,
           async command(sql, params, settings) {
-            for (const table of ['data_days', 'visitor_states'])
+            for (const table of ['data_days', 'visitor_states', 'visitor_days'])
               if (sql.startsWith(`INSERT INTO ${table} `)) return shards[0]!.command(toShard0(table)(sql), params, settings);
             if (!sql.includes(' ON CLUSTER inkwell')) return dist.command(sql, params, settings);
             const local = standIn(sql, base);
@@ -248,7 +258,7 @@ describe('clustered DDL', () => {
         expect(got).toEqual(await answers(refStore));
         expect(got).not.toEqual(expected);
         // And both equal the answers of the rewritten raw events (a store that finds no states reads them).
-        await reference.ch.command('RENAME TABLE visitor_states TO visitor_states_aside');
+        await reference.ch.command('RENAME TABLE visitor_states TO visitor_states_aside, visitor_days TO visitor_days_aside');
         expect(got).toEqual(await answers(createClickHouseAnalyticsStore({ ch: reference.ch, numbering: reference.numbering, now: Date.now })));
         await refStore.close();
       } finally {
@@ -282,14 +292,14 @@ describe('clustered DDL', () => {
           });
           expect(merged?.n).toBe(whole?.n);
         }
-        // The visitors export read the states: without one shard's, its answers change (the views' do not).
+        // The visitors export and the series read the states: without one shard's, their answers change (the others' do not).
         await shards[1]!.command('TRUNCATE TABLE visitor_states_local');
         const without = await answers(createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now }));
-        expect(
-          Object.keys(without)
-            .filter((k) => JSON.stringify(without[k]) !== JSON.stringify(expected[k]))
-            .every((k) => k.includes(' visitors ')),
-        ).toBe(true);
+        expect(changed(without).every((k) => k.includes(' visitors '))).toBe(true);
+        await shards[1]!.command('TRUNCATE TABLE visitor_days_local');
+        const withoutDays = changed(await answers(createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now })));
+        expect(withoutDays.every((k) => k.includes(' visitors ') || k.includes(' series '))).toBe(true);
+        expect(withoutDays.some((k) => k.includes(' series '))).toBe(true);
         expect(without).not.toEqual(expected);
       } finally {
         await drop();
@@ -317,11 +327,13 @@ describe('clustered DDL', () => {
       for (const sql of upgrade.publish) await dist.command(standIn(sql, base));
       const after = createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now });
       const got = await answers(after);
-      // The 200 repeated rows add views, never visitors.
-      for (const k of Object.keys(expected)) if (k.includes(' visitors ')) expect(got[k]).toEqual(expected[k]);
-      await shards[0]!.command('TRUNCATE TABLE visitor_states_local');
-      const without = await answers(createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now }));
-      expect(Object.keys(expected).some((k) => k.includes(' visitors ') && JSON.stringify(without[k]) !== JSON.stringify(expected[k]))).toBe(true);
+      // The 200 repeated rows add views and crawler requests, never visitors.
+      for (const k of Object.keys(expected))
+        if (k.includes(' visitors ') || k.includes(' series ')) expect(visitorCounts(got[k])).toEqual(visitorCounts(expected[k]));
+      for (const table of ['visitor_states_local', 'visitor_days_local']) await shards[0]!.command(`TRUNCATE TABLE ${table}`);
+      const without = changed(await answers(createClickHouseAnalyticsStore({ ch: dist, numbering: single.numbering, now: Date.now })));
+      expect(without.some((k) => k.includes(' visitors '))).toBe(true);
+      expect(without.some((k) => k.includes(' series '))).toBe(true);
     } finally {
       await drop();
     }

@@ -101,7 +101,7 @@ for (const [engine, open] of ENGINES) {
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v1', cls: 'human', qualifying: 1, dedup_key: 'line-1' },
           { project: 'prj_a', day: 20_454, path: '/a', visitor: 'v2', cls: 'human', qualifying: 1, dedup_key: null },
         ]);
-        expect(await migrateClickHouse(ch, undefined, t)).toEqual([2, 3, 4, 5, 6, 7]);
+        expect(await migrateClickHouse(ch, undefined, t)).toEqual([2, 3, 4, 5, 6, 7, 8]);
         expect(await ch.query('SELECT project, key FROM dedup_keys')).toEqual([{ project: 'prj_a', key: 'line-1' }]);
         const store = createClickHouseAnalyticsStore({ ch, numbering: t.numbering, now: Date.now });
         const event = (key: string): WriteEvent => [20_454 * 86_400_000, 20_454, '/b', '/b', 'v3', null, null, null, null, null, 'human', null, null, 1, key];

@@ -14,8 +14,9 @@ import {
   migrateClickHouse,
 } from '../../src/analytics/clickhouse/migrations.ts';
 import type { VisitorNumbering } from '../../src/analytics/clickhouse/visitor-numbers.ts';
+import { INTERVALS } from '../../src/analytics/export/series.ts';
 import { type EventClass, packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
-import type { AnalyticsStore } from '../../src/analytics/store/analytics-store.ts';
+import type { AnalyticsStore, SeriesResult } from '../../src/analytics/store/analytics-store.ts';
 import { createSqlAnalyticsStore } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore as sqlStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';
@@ -26,14 +27,16 @@ import { DIALECTS, openTestDb } from '../helpers/db.ts';
 import { createReferenceStore } from './reference-store.ts';
 import { describeAnalyticsStoreConformance, type StoreUnderTest } from './store-conformance.ts';
 
-/** Every table of a single node's database since migration 7: a migration's copy leaves nothing else behind. */
-const TABLES_SINCE_7 = [
+/** Every table of a single node's database since migration 8: a migration's copy leaves nothing else behind. */
+const TABLES_SINCE_8 = [
   'data_days',
   'data_days_mv',
   'dedup_keys',
   'dedup_keys_mv',
   'events',
   'schema_migrations',
+  'visitor_days',
+  'visitor_days_mv',
   'visitor_state_rebuilds',
   'visitor_states',
   'visitor_states_mv',
@@ -241,7 +244,7 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
           "SELECT type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'visitor'",
         );
         expect(old?.type).toBe('String');
-        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([4, 5, 6, 7]);
+        expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([4, 5, 6, 7, 8]);
         expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([]);
         const cols = await t.ch.query<{ name: string; type: string }>(
           "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name IN ('user_agent', 'visitor') ORDER BY name",
@@ -255,7 +258,7 @@ describe('ClickHouse store, migrations 4 (user agents dictionary-encoded) and 5 
         );
         expect(Number(left?.n)).toBe(0);
         // Nothing left of the copy.
-        expect(await tableNames(t)).toEqual(TABLES_SINCE_7);
+        expect(await tableNames(t)).toEqual(TABLES_SINCE_8);
         // 23 visitors per project, numbered 1..23 each (dense), every key once in the SQL dictionary.
         const [nums] = await t.ch.query<{ lo: number; hi: number; n: string }>(
           "SELECT min(visitor) AS lo, max(visitor) AS hi, uniqExact(visitor) AS n FROM events WHERE project = 'prj_m4'",
@@ -364,13 +367,13 @@ describe('ClickHouse store, migration 6 (sorted by path, compressed, no insertio
       const column = async () =>
         (await t.ch.query<{ name: string }>("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'seq'")).length;
       expect(await column()).toBe(1);
-      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([6, 7]);
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([6, 7, 8]);
       expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([]);
       expect(await column()).toBe(0);
       const [table] = await t.ch.query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'events'");
       expect(table?.key).toBe('project, path, day, visitor');
       // Nothing left of the copy; the views fill the new table's companions.
-      expect(await tableNames(t)).toEqual(TABLES_SINCE_7);
+      expect(await tableNames(t)).toEqual(TABLES_SINCE_8);
       const [left] = await t.ch.query<{ n: string }>(
         "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'events' AND NOT is_done",
       );
@@ -429,7 +432,7 @@ describe('ClickHouse store, per-day visitor states (migration 7)', () => {
       const store = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
       await store.append('prj_s', 'api', packEvents(events(200)));
       await reference.append('prj_s', 'api', packEvents(events(200)));
-      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([7]);
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([7, 8]);
       await store.append('prj_s', 'api', packEvents(events(150, 170)));
       await reference.append('prj_s', 'api', packEvents(events(150, 170)));
       for (const from of [null, day + 2]) expect(await visitorsOf(store, 'prj_s', from)).toEqual(await visitorsOf(reference, 'prj_s', from));
@@ -450,6 +453,70 @@ describe('ClickHouse store, per-day visitor states (migration 7)', () => {
       expect((await visitorsOf(store, 'prj_s')).totals.ai).toBeGreaterThan(0);
       const [n] = await t.ch.query<{ n: string }>("SELECT count() AS n FROM visitor_states WHERE project = 'prj_s'");
       expect(Number(n?.n)).toBeGreaterThan(0);
+      await store.close();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe('ClickHouse store, per-day visitor states without paths (migration 8)', () => {
+  const day = 20_454;
+  const ua = (i: number) =>
+    i % 3 === 0
+      ? 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot'
+      : i % 7 === 0
+        ? 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
+        : 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0';
+  // Stored as people's (as older rules would have): reclassification makes ChatGPT-User's AI views and Googlebot's
+  // crawler requests, which leave the human sets.
+  const events = (n: number, offset = 0) =>
+    Array.from({ length: n }, (_, j): WriteEvent => {
+      const i = j + offset;
+      const d = day + (i % 20);
+      const visitor = `${i % 3 === 0 ? 'c' : i % 7 === 0 ? 'g' : 'f'}${i % 13}`; // one kind of user agent each
+      return [d * 86_400_000 + i, d, `/p${i % 5}`, `/p${i % 5}`, visitor, ua(i), null, 'GET', 200, null, 'human', null, null, 1, null];
+    });
+  const seriesOf = async (store: AnalyticsStore, fromDay: number | null = null) => {
+    const out: unknown[] = [];
+    for (const interval of INTERVALS) out.push(await store.series('prj_d', { fromDay, toDay: null, interval }));
+    return out;
+  };
+
+  it('are filled for stored events and by every insert; the series reads them, and the raw events while a rebuild is open', async () => {
+    const t = await openChdb();
+    const reference = createReferenceStore();
+    try {
+      expect(
+        await migrateClickHouse(
+          t.ch,
+          CLICKHOUSE_MIGRATIONS.filter((m) => m.version < 8),
+          t,
+        ),
+      ).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      const store = createClickHouseAnalyticsStore({ ch: t.ch, numbering: t.numbering, now: Date.now });
+      for (const s of [store, reference]) await s.append('prj_d', 'api', packEvents(events(300)));
+      expect(await migrateClickHouse(t.ch, undefined, t)).toEqual([8]);
+      for (const s of [store, reference]) await s.append('prj_d', 'api', packEvents(events(200, 250)));
+      for (const from of [null, day + 7]) expect(await seriesOf(store, from)).toEqual(await seriesOf(reference, from));
+      // The series reads the states: without them it finds no visitor (the crawler requests come from the raw rows)…
+      await t.ch.command('RENAME TABLE visitor_days TO visitor_days_aside');
+      await t.ch.command('CREATE TABLE visitor_days AS visitor_days_aside');
+      const [empty] = (await seriesOf(store)) as SeriesResult[];
+      expect(empty?.totals).toMatchObject({ human: 0, ai: 0, total: 0 });
+      // …and while a rebuild of the project is open, the raw events.
+      await t.ch.insert('visitor_state_rebuilds', [{ project: 'prj_d', id: 'crashed', done: 0 }]);
+      expect(await seriesOf(store)).toEqual(await seriesOf(reference));
+      await t.ch.command('DROP TABLE visitor_days');
+      await t.ch.command('RENAME TABLE visitor_days_aside TO visitor_days');
+      // Reclassification rebuilds the project's per-day states (people become AI visitors and crawlers).
+      const before = (await seriesOf(store)) as SeriesResult[];
+      expect(await store.reclassify('prj_d')).toEqual(await reference.reclassify('prj_d'));
+      expect(await t.ch.query('SELECT id FROM visitor_state_rebuilds GROUP BY id HAVING max(done) = 0')).toEqual([]);
+      for (const from of [null, day + 7]) expect(await seriesOf(store, from)).toEqual(await seriesOf(reference, from));
+      const after = (await seriesOf(store)) as SeriesResult[];
+      expect(after[0]?.totals.human).toBeLessThan(before[0]?.totals.human as number);
+      expect(after[0]?.totals.crawlerRequests).toBeGreaterThan(0);
       await store.close();
     } finally {
       await t.cleanup();

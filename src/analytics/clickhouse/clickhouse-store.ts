@@ -49,7 +49,7 @@ import { Lru } from '../lru.ts';
 import type { AnalyticsStore, ExportQuery, Page, RangeQuery, ReclassifyResult, SeriesResult } from '../store/analytics-store.ts';
 import { INPUT_KEY, name, reclassifyDdl } from './cluster-ddl.ts';
 import type { ClickHouseExecutor } from './executor.ts';
-import { migrateClickHouse, visitorStatesSelect } from './migrations.ts';
+import { migrateClickHouse, STATE_TABLES, STATES_SELECT, type StateTable } from './migrations.ts';
 import { ClickHouseStartError, checkClickHouseServer } from './server-check.ts';
 import type { VisitorNumbering } from './visitor-numbers.ts';
 
@@ -324,15 +324,20 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
   }
 
   /**
-   * Whether this database has the per-day visitor states: migration 7 makes them on a single node, the operator on
-   * a cluster (cluster-ddl.ts), where the Distributed `visitor_states` is made last, once the states are whole.
+   * Whether this database has a table of visitor states (`visitor_states`, `visitor_days`): migrations 7 and 8 make
+   * them on a single node, the operator on a cluster (cluster-ddl.ts), where their Distributed tables are made last,
+   * once the states are whole.
    */
-  let statesMade: Promise<boolean> | null = null;
-  const hasStates = () => {
-    statesMade ??= ch
-      .query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states'")
-      .then((r) => Number(r[0]?.n ?? 0) > 0);
-    return statesMade;
+  const tablesMade = new Map<StateTable, Promise<boolean>>();
+  const hasStates = (table: StateTable) => {
+    let made = tablesMade.get(table);
+    if (!made) {
+      made = ch
+        .query<{ n: string }>('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { t: table })
+        .then((r) => Number(r[0]?.n ?? 0) > 0);
+      tablesMade.set(table, made);
+    }
+    return made;
   };
 
   /** The project's state rebuilds: how many ever started, and how many have not finished. */
@@ -345,26 +350,33 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     return { started: Number(r?.started ?? 0), open: Number(r?.open ?? 0) };
   }
 
+  /**
+   * `read` of the project's states in `table`, or null (the caller reads the raw events) where the table is not
+   * there or a rebuild of the project's states (reclassification) was under way: checked before and after the read,
+   * so a rebuild that started or was running meanwhile sends the caller to the raw events.
+   */
+  async function fromStates<T>(table: StateTable, projectId: string, read: () => Promise<T>): Promise<T | null> {
+    if (!(await hasStates(table))) return null;
+    const before = await rebuilds(projectId);
+    if (before.open !== 0) return null;
+    const result = await read();
+    const after = await rebuilds(projectId);
+    return after.started === before.started && after.open === 0 ? result : null;
+  }
+
   async function visitorsResult(q: ExportQuery): Promise<ExportResult> {
-    // From the per-(day, path) states when no rebuild of the project's states (reclassification) is under way,
-    // checked before and after the read: a rebuild that started or was running meanwhile sends the read to the
-    // raw events below. Per path, the union of its days' bitmaps of human and of other visitors; their union for
-    // `total`; the totals row (g = 1) the unions over every path: the same sets as the query below counts.
-    if (await hasStates()) {
-      const before = await rebuilds(q.projectId);
-      if (before.open === 0) {
-        const rows = await ch.query<CountRow>(
-          `SELECT grouping(path) AS g, path, bitmapCardinality(groupBitmapOrState(humans) AS h) AS human,
-             bitmapCardinality(groupBitmapOrState(others) AS o) AS ai, bitmapCardinality(bitmapOr(h, o)) AS total
-           FROM visitor_states WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32}
-           GROUP BY GROUPING SETS ((path), ())`,
-          bounds(q, q.projectId),
-        );
-        const after = await rebuilds(q.projectId);
-        if (after.started === before.started && after.open === 0) return resultOf(rows);
-      }
-    }
-    return visitorsFromEvents(q);
+    // From the per-(day, path) states: per path, the union of its days' bitmaps of human and of other visitors; their
+    // union for `total`; the totals row (g = 1) the unions over every path: the same sets as the query below counts.
+    const rows = await fromStates('visitor_states', q.projectId, () =>
+      ch.query<CountRow>(
+        `SELECT grouping(path) AS g, path, bitmapCardinality(groupBitmapOrState(humans) AS h) AS human,
+           bitmapCardinality(groupBitmapOrState(others) AS o) AS ai, bitmapCardinality(bitmapOr(h, o)) AS total
+         FROM visitor_states WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32}
+         GROUP BY GROUPING SETS ((path), ())`,
+        bounds(q, q.projectId),
+      ),
+    );
+    return rows ? resultOf(rows) : visitorsFromEvents(q);
   }
 
   async function visitorsFromEvents(q: ExportQuery): Promise<ExportResult> {
@@ -433,17 +445,48 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     if (bucketCount(range.fromDay, range.toDay, q.interval, MAX_BUCKETS) > MAX_BUCKETS) throw new SeriesTooLongError(q.interval);
     // A bucket is named by its first day, clipped to the range (export/series.ts): ISO weeks start on Monday
     // ((day + 3) mod 7 = 0; day 0 was a Thursday), months on the 1st (UTC).
-    const rows = await ch.query<{ g: number | string; b: number; human: string; ai: string; total: string; crawler: string }>(
-      `SELECT grouping(b) AS g,
-         greatest(multiIf({interval:String} = 'day', day, {interval:String} = 'week', day - (((day + 3) % 7) + 7) % 7,
-           toInt32(toStartOfMonth(toDate(greatest(day, 0))))), {from:Int32}) AS b,
-         uniqExactIf(visitor, qualifying = 1 AND cls = 'human') AS human, uniqExactIf(visitor, qualifying = 1 AND cls != 'human') AS ai,
-         uniqExactIf(visitor, qualifying = 1) AS total, countIf(cls = 'crawler' AND rule IS NOT NULL) AS crawler
-       FROM events
-       WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND (qualifying = 1 OR (cls = 'crawler' AND rule IS NOT NULL))
-       GROUP BY GROUPING SETS ((b), ())`,
-      { p: projectId, from: range.fromDay, to: range.toDay, interval: q.interval },
-    );
+    const bucket = `greatest(multiIf({interval:String} = 'day', day, {interval:String} = 'week', day - (((day + 3) % 7) + 7) % 7,
+           toInt32(toStartOfMonth(toDate(greatest(day, 0))))), {from:Int32}) AS b`;
+    const params = { p: projectId, from: range.fromDay, to: range.toDay, interval: q.interval };
+    type Row = { g: number | string; b: number; human: string; ai: string; total: string; crawler: string };
+    // From the per-day states: a bucket's (and the range's, g = 1) union of its days' bitmaps, beside its crawler
+    // requests counted from the raw rows (a count is not a state a retried or rebuilt row may repeat). The same sets
+    // and rows as the raw query below.
+    const rows =
+      (await fromStates('visitor_days', projectId, async () => {
+        const [visitors, crawlers] = await Promise.all([
+          ch.query<Omit<Row, 'crawler'>>(
+            `SELECT grouping(b) AS g, ${bucket}, bitmapCardinality(groupBitmapOrState(humans) AS h) AS human,
+               bitmapCardinality(groupBitmapOrState(others) AS o) AS ai, bitmapCardinality(bitmapOr(h, o)) AS total
+             FROM visitor_days WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32}
+             GROUP BY GROUPING SETS ((b), ())`,
+            params,
+          ),
+          ch.query<{ g: number | string; b: number; crawler: string }>(
+            `SELECT grouping(b) AS g, ${bucket}, count() AS crawler
+             FROM events WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND cls = 'crawler' AND rule IS NOT NULL
+             GROUP BY GROUPING SETS ((b), ())`,
+            params,
+          ),
+        ]);
+        const key = (r: { g: number | string; b: number }) => (Number(r.g) === 1 ? 'all' : String(Number(r.b)));
+        const merged = new Map<string, Row>(visitors.map((r) => [key(r), { ...r, crawler: '0' }]));
+        for (const c of crawlers) {
+          const r = merged.get(key(c));
+          if (r) r.crawler = c.crawler;
+          else merged.set(key(c), { g: c.g, b: c.b, human: '0', ai: '0', total: '0', crawler: c.crawler });
+        }
+        return [...merged.values()];
+      })) ??
+      (await ch.query<Row>(
+        `SELECT grouping(b) AS g, ${bucket},
+           uniqExactIf(visitor, qualifying = 1 AND cls = 'human') AS human, uniqExactIf(visitor, qualifying = 1 AND cls != 'human') AS ai,
+           uniqExactIf(visitor, qualifying = 1) AS total, countIf(cls = 'crawler' AND rule IS NOT NULL) AS crawler
+         FROM events
+         WHERE project = {p:String} AND day >= {from:Int32} AND day < {to:Int32} AND (qualifying = 1 OR (cls = 'crawler' AND rule IS NOT NULL))
+         GROUP BY GROUPING SETS ((b), ())`,
+        params,
+      ));
     const byStart = new Map<number, (typeof rows)[number]>();
     let totals = empty.totals;
     for (const r of rows) {
@@ -573,8 +616,9 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
     // take the raw events), deleted and made again from the rewritten events after, then marked done (with any
     // rebuild a crash left open). Appends meanwhile add states for their own events, which the new states repeat:
     // a union counts a number once. A failed rewrite leaves the mark open: reads stay on the raw events.
-    const states = await hasStates();
-    if (states) await ch.insert('visitor_state_rebuilds', [{ project: projectId, id: randomUUID(), done: 0 }]);
+    const states: StateTable[] = [];
+    for (const table of STATE_TABLES) if (await hasStates(table)) states.push(table);
+    if (states.length > 0) await ch.insert('visitor_state_rebuilds', [{ project: projectId, id: randomUUID(), done: 0 }]);
     try {
       await ch.command(ddl.createRows);
       await ch.insert(ddl.rowsTable, rows);
@@ -591,12 +635,14 @@ export function createClickHouseAnalyticsStore(deps: ClickHouseStoreDeps) {
          WHERE project = {p:String} AND (qualifying = 1 OR (cls IN ('ai', 'crawler') AND rule IS NOT NULL))`,
         { p: projectId },
       );
-      if (states) {
+      if (states.length > 0) {
         // The project named through the rows table, as the events' mutation does: no query parameter in a mutation
-        // (on a cluster, of the shard-local states ON CLUSTER). The new states go through `visitor_states`: on a
-        // cluster, its Distributed table puts them on the project's shard.
-        await ch.command(ddl.clearStates, {}, ddl.mutateSettings);
-        await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect('project = {p:String}')}`, { p: projectId });
+        // (on a cluster, of the shard-local states ON CLUSTER). The new states go through the table of the reads: on
+        // a cluster, its Distributed table puts them on the project's shard.
+        for (const table of states) {
+          await ch.command(ddl.clearStates(table), {}, ddl.mutateSettings);
+          await ch.command(`INSERT INTO ${table} ${STATES_SELECT[table]('project = {p:String}')}`, { p: projectId });
+        }
         const open = await ch.query<{ id: string }>('SELECT id FROM visitor_state_rebuilds WHERE project = {p:String} GROUP BY id HAVING max(done) = 0', {
           p: projectId,
         });

@@ -29,7 +29,10 @@ import {
   EVENTS_COLUMNS_6,
   EVENTS_ORDER_6,
   EVENTS_PARTITION,
+  type StateTable,
+  VISITOR_DAYS_COLUMNS,
   VISITOR_STATES_COLUMNS,
+  visitorDaysSelect,
   visitorStatesSelect,
 } from './migrations.ts';
 
@@ -63,9 +66,9 @@ const localEngine = (o: LocalOptions, kind: 'MergeTree' | 'ReplacingMergeTree' |
 const retention = (o: LocalOptions) => (o.retentionDays ? `\n      TTL toDate(greatest(day, 0)) + INTERVAL ${Math.trunc(o.retentionDays)} DAY DELETE` : '');
 
 /**
- * The shard-local per-day visitor states (migration 7's tables, cluster-ready): `visitor_states_local`, filled by
- * `visitor_states_mv` from every insert into the shard's `events_local`, and `visitor_state_rebuilds_local`. The
- * states expire with the raw events (the same retention TTL).
+ * The shard-local per-day visitor states (migrations 7 and 8's tables, cluster-ready): `visitor_states_local` and
+ * `visitor_days_local`, filled by their views from every insert into the shard's `events_local`, and
+ * `visitor_state_rebuilds_local`. The states expire with the raw events (the same retention TTL).
  */
 export function shardLocalStatesDdl(o: LocalOptions): string[] {
   const on = onCluster(o);
@@ -78,6 +81,11 @@ export function shardLocalStatesDdl(o: LocalOptions): string[] {
       SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
     `CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_states_mv${on} TO visitor_states_local AS
       ${visitorStatesSelect().replace('FROM events ', 'FROM events_local ')}`,
+    `CREATE TABLE IF NOT EXISTS visitor_days_local${on} (${VISITOR_DAYS_COLUMNS}) ENGINE = ${localEngine(o, 'AggregatingMergeTree', 'visitor_days_local')}
+      PARTITION BY ${EVENTS_PARTITION} ORDER BY (project, day)${retention(o)}
+      SETTINGS fsync_after_insert = 1, fsync_part_directory = 1`,
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_days_mv${on} TO visitor_days_local AS
+      ${visitorDaysSelect().replace('FROM events ', 'FROM events_local ')}`,
   ];
 }
 
@@ -107,16 +115,14 @@ ${LOCAL_EVENTS_COLUMNS}
 }
 
 /**
- * The Distributed tables of the states. `visitor_states` goes last: the store reads states once a table of that
- * name exists (clickhouse-store.ts hasStates), so it must not exist before the states are whole.
+ * The Distributed tables of the states, the marks' first: the store reads a table of states once a table of its
+ * name exists (clickhouse-store.ts hasStates), so it must not exist before its states are whole.
  */
 function distributedStatesDdl(cluster: string): string[] {
-  return [
-    `CREATE TABLE IF NOT EXISTS visitor_state_rebuilds ON CLUSTER ${cluster} AS visitor_state_rebuilds_local
-      ENGINE = Distributed(${cluster}, currentDatabase(), visitor_state_rebuilds_local, ${SHARD_KEYS.project})`,
-    `CREATE TABLE IF NOT EXISTS visitor_states ON CLUSTER ${cluster} AS visitor_states_local
-      ENGINE = Distributed(${cluster}, currentDatabase(), visitor_states_local, ${SHARD_KEYS.project})`,
-  ];
+  return ['visitor_state_rebuilds', 'visitor_days', 'visitor_states'].map(
+    (t) => `CREATE TABLE IF NOT EXISTS ${t} ON CLUSTER ${cluster} AS ${t}_local
+      ENGINE = Distributed(${cluster}, currentDatabase(), ${t}_local, ${SHARD_KEYS.project})`,
+  );
 }
 
 /** Every statement, in order, for a cluster: the replicated shard-local tables, then the Distributed ones. */
@@ -146,7 +152,11 @@ export function clusterStatesUpgrade(o: { cluster: string; retentionDays?: numbe
   const cluster = name(o.cluster);
   return {
     create: shardLocalStatesDdl({ replicated: true, cluster, ...(o.retentionDays ? { retentionDays: o.retentionDays } : {}) }),
-    perShard: ['SYSTEM SYNC REPLICA events_local', `INSERT INTO visitor_states_local ${visitorStatesSelect().replace('FROM events ', 'FROM events_local ')}`],
+    perShard: [
+      'SYSTEM SYNC REPLICA events_local',
+      `INSERT INTO visitor_states_local ${visitorStatesSelect().replace('FROM events ', 'FROM events_local ')}`,
+      `INSERT INTO visitor_days_local ${visitorDaysSelect().replace('FROM events ', 'FROM events_local ')}`,
+    ],
     publish: distributedStatesDdl(cluster),
   };
 }
@@ -160,8 +170,8 @@ export const INPUT_KEY =
  * changed classification inputs: project `p`, input key `k`, and the number `n` of their new (class, category,
  * rule, qualifying), whose values every row of that number carries), an insert of them into `rowsTable`,
  * `prepare`, `mutate(targets)` (one mutation of the events table, with `mutateSettings`; `kill` stops it if it
- * fails), `clearStates` (where the database has visitor states: deletes the project's, with `mutateSettings`, before
- * the store makes them again from the rewritten events), `drop`. The statements hold only the store's own names and numbers — no request value, no query
+ * fails), `clearStates(table)` (for each table of visitor states the database has: deletes the project's, with
+ * `mutateSettings`, before the store makes them again from the rewritten events), `drop`. The statements hold only the store's own names and numbers — no request value, no query
  * parameter — so they can go ON CLUSTER (a host runs the text it is sent, without the initiator's parameters).
  *
  * Single node: the rows go into a Join table and the mutation sets each row's classes with joinGet, one pass.
@@ -181,7 +191,6 @@ export function reclassifyDdl(o: { database: string; table: string; cluster?: st
   const t = name(o.table);
   const on = o.cluster ? ` ON CLUSTER ${name(o.cluster)}` : '';
   const events = o.cluster ? 'events_local' : 'events';
-  const states = o.cluster ? 'visitor_states_local' : 'visitor_states';
   const engine = o.cluster ? `ReplicatedMergeTree('/clickhouse/tables/all/{database}/${t}', '{shard}-{replica}')` : 'MergeTree';
   const rows = `${db}.${t}`;
   const join = `${db}.${t}_join`;
@@ -210,7 +219,7 @@ export function reclassifyDdl(o: { database: string; table: string; cluster?: st
       }
       return `ALTER TABLE ${db}.${events}${on}\n      ${updates.join(',\n      ')}`;
     },
-    clearStates: `ALTER TABLE ${db}.${states}${on} DELETE WHERE project IN (SELECT p FROM ${rows})`,
+    clearStates: (states: StateTable) => `ALTER TABLE ${db}.${name(states)}${o.cluster ? '_local' : ''}${on} DELETE WHERE project IN (SELECT p FROM ${rows})`,
     mutateSettings: (o.cluster
       ? { mutations_sync: 2, allow_nondeterministic_mutations: 1, distributed_ddl_task_timeout: -1 }
       : { mutations_sync: 2 }) as Settings,

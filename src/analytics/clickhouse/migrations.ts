@@ -37,7 +37,7 @@
 // (series, agents, referrers), which for a UInt32 keeps the numbers themselves: a set, not a sketch, no hashing.
 // Where partial results are merged (several parts, several shards: docs/scaling.md), they are such sets and their
 // union is exact.
-// The one pre-aggregate (migration 7, single node): `visitor_states` holds, per (project, day, path), the bitmaps
+// The pre-aggregates (migrations 7 and 8): `visitor_states` holds, per (project, day, path), the bitmaps
 // (groupBitmap: the numbers themselves, roaring-compressed; no hashing) of the visitors of that day's qualifying
 // views of the path, human and not, made from `events` rows by a materialised view in the same insert (and from
 // the stored rows once, by the migration). A (project, day, path) may have several rows (one per insert, until
@@ -47,6 +47,8 @@
 // the project's states as being rebuilt (`visitor_state_rebuilds`) before its mutation, then deletes and remakes
 // them from the rewritten events and marks them done; a visitors read uses the states only when no rebuild of
 // the project was open or started between its check before and after the read, otherwise the raw events.
+// `visitor_days` (migration 8) is the same per (project, day), without the path, for the time series, under the
+// same rebuilds and the same rule.
 import { randomBytes } from 'node:crypto';
 import type { ClickHouseExecutor } from './executor.ts';
 import type { VisitorNumbering } from './visitor-numbers.ts';
@@ -314,6 +316,23 @@ export const visitorStatesSelect = (where = '') =>
    FROM events WHERE qualifying = 1${where ? ` AND ${where}` : ''} GROUP BY project, day, path`;
 
 /**
+ * Per-(project, day) visitor states (migration 8): the same bitmaps without the path, what the time series reads
+ * (a bucket's union of its days'), unless a rebuild is under way. Merging a day's ~20k path bitmaps of
+ * `visitor_states` cost more than counting the raw rows (bench/README.md, Decisions); one row a day does not.
+ */
+export const VISITOR_DAYS_COLUMNS = `project LowCardinality(String), day Int32 CODEC(Delta, ZSTD(3)),
+        humans AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3)), others AggregateFunction(groupBitmap, UInt32) CODEC(ZSTD(3))`;
+/** The per-day states of `events` rows (of the ones matching `where`, when given). */
+export const visitorDaysSelect = (where = '') =>
+  `SELECT project, day, groupBitmapStateIf(visitor, cls = 'human') AS humans, groupBitmapStateIf(visitor, cls != 'human') AS others
+   FROM events WHERE qualifying = 1${where ? ` AND ${where}` : ''} GROUP BY project, day`;
+
+/** The tables of visitor states, and what makes a project's states from `events`. */
+export const STATE_TABLES = ['visitor_states', 'visitor_days'] as const;
+export type StateTable = (typeof STATE_TABLES)[number];
+export const STATES_SELECT: Record<StateTable, (where?: string) => string> = { visitor_states: visitorStatesSelect, visitor_days: visitorDaysSelect };
+
+/**
  * Migration 7: `visitor_states`, filled by `visitor_states_mv` in every insert into `events` and, for the events
  * already stored, by one INSERT … SELECT after the view exists (rows inserted meanwhile may land in both: a union
  * of bitmaps counts each number once). Single node only: on a cluster (`events` not a MergeTree) nothing is made
@@ -334,6 +353,23 @@ async function visitorStates(ch: ClickHouseExecutor): Promise<void> {
   await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_states_mv TO visitor_states AS ${visitorStatesSelect()}`);
   // A start that stopped after this but before recording the migration fills again: harmless (a union).
   await ch.command(`INSERT INTO visitor_states ${visitorStatesSelect()}`);
+}
+
+/**
+ * Migration 8: `visitor_days`, filled as migration 7 fills `visitor_states` (the view, then the stored events once;
+ * a row made twice changes no union). It shares `visitor_state_rebuilds`: a rebuild remakes both. Single node only,
+ * as migration 7.
+ */
+async function visitorDays(ch: ClickHouseExecutor): Promise<void> {
+  const [t] = await ch.query<{ engine: string }>("SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = 'events'");
+  if (t?.engine !== 'MergeTree') return;
+  await ch.command(
+    `CREATE TABLE IF NOT EXISTS visitor_days (${VISITOR_DAYS_COLUMNS}) ENGINE = AggregatingMergeTree
+     PARTITION BY ${EVENTS_PARTITION} ORDER BY (project, day)
+     SETTINGS fsync_after_insert = 1, fsync_part_directory = 1, non_replicated_deduplication_window = 10000`,
+  );
+  await ch.command(`CREATE MATERIALIZED VIEW IF NOT EXISTS visitor_days_mv TO visitor_days AS ${visitorDaysSelect()}`);
+  await ch.command(`INSERT INTO visitor_days ${visitorDaysSelect()}`);
 }
 
 export const CLICKHOUSE_MIGRATIONS: readonly ClickHouseMigration[] = [
@@ -407,6 +443,13 @@ ${EVENTS_COLUMNS}
     name: 'per-day visitor states',
     statements: [],
     run: visitorStates,
+  },
+  {
+    // The time series from per-day states rather than raw rows (bench/clickhouse-states.ts; bench/README.md, Decisions).
+    version: 8,
+    name: 'per-day visitor states without paths',
+    statements: [],
+    run: visitorDays,
   },
 ];
 
