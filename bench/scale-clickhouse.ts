@@ -8,6 +8,7 @@ import { createChdbExecutor, dropChdbDatabase } from '../src/analytics/clickhous
 import { openClickHouseAnalyticsStore } from '../src/analytics/clickhouse/clickhouse-store.ts';
 import type { ClickHouseExecutor } from '../src/analytics/clickhouse/executor.ts';
 import { createHttpExecutor, ensureServerDatabase } from '../src/analytics/clickhouse/http-executor.ts';
+import { STATE_TABLES } from '../src/analytics/clickhouse/migrations.ts';
 import { createSqlVisitorNumbering } from '../src/analytics/clickhouse/visitor-numbers.ts';
 import { createAnalyticsService } from '../src/analytics/service.ts';
 import { testConfig } from '../src/config.ts';
@@ -96,10 +97,14 @@ export async function runClickHouse(o: {
     const ch = executor();
     try {
       // Merges settle the parts first (what a server does in the background over time): the events', and the
-      // visitor states' (migration 7), which each insert adds a part of.
+      // visitor states' (migrations 7 and 8), which each insert adds a part of.
       await ch.command('OPTIMIZE TABLE events FINAL');
-      const [states] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'visitor_states'");
-      if (Number(states?.n ?? 0) > 0) await ch.command('OPTIMIZE TABLE visitor_states FINAL');
+      for (const table of STATE_TABLES) {
+        const [made] = await ch.query<{ n: string }>('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', {
+          t: table,
+        });
+        if (Number(made?.n ?? 0) > 0) await ch.command(`OPTIMIZE TABLE ${table} FINAL`);
+      }
       const [bytes] = await ch.query<{ b: string }>('SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE database = currentDatabase() AND active');
       const columns = await ch.query<{ name: string; b: string }>(
         "SELECT name, sum(data_compressed_bytes) AS b FROM system.columns WHERE database = currentDatabase() AND table = 'events' GROUP BY name ORDER BY sum(data_compressed_bytes) DESC",
