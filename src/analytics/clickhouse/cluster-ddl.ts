@@ -2,12 +2,12 @@
 // operator runs it once, ON CLUSTER, before the first start (the migrations then find their tables and only
 // record themselves; migration 2's backfill reads the empty `events`, the ALTERs of migrations 3 and 4 on the
 // Distributed `events` change its metadata only, migration 5 finds the visitor numbers of EVENTS_COLUMNS_5,
-// migrations 6 and 7 leave a Distributed table alone: the per-day visitor states are made here), then points
+// migrations 6, 7 and 8 leave a Distributed table alone: the per-day visitor states are made here), then points
 // CLICKHOUSE_URL at any node. A cluster made without the states gets them with clusterStatesUpgrade below.
 // The shard-local `events_local` has migration 6's layout plus `seq`, which a single node drops in migration 6:
 // migration 3 alters it on the Distributed table, so the column must be there; the store no longer writes it, so it
 // holds zeros (a few bytes per part) and nothing reads it.
-// The store's reads run unchanged: `events`, `data_days`, `dedup_keys`, `visitor_states` and
+// The store's reads run unchanged: `events`, `data_days`, `dedup_keys`, `visitor_states`, `visitor_days` and
 // `visitor_state_rebuilds` are Distributed tables over the shard-local, replicated `…_local` tables.
 // Reclassification needs CLICKHOUSE_CLUSTER (reclassifyDdl below).
 //
@@ -16,10 +16,10 @@
 // numbers, assigned by the one SQL dictionary: a number names the same visitor on every shard) and counts: the
 // union of sets and the sum of counts of disjoint row sets are exactly the single-node answer, whichever shard
 // holds a row. Sharded by project, one project's rows are on one shard; sharded by project and visitor (a project
-// too big for one shard), a visitor's rows are on one shard and the sets union across shards. A shard's
-// `visitor_states_local` rows are made by its own materialised view from its own events (and by a rebuild's
-// insert through the Distributed table, on whichever shard): the union over every shard's rows of a (project, day,
-// path) is the set of that day's visitors of the path, as on one node.
+// too big for one shard), a visitor's rows are on one shard and the sets union across shards. A shard's rows of
+// visitor states are made by its own materialised views from its own events (and by a rebuild's insert through the
+// Distributed tables, on whichever shard): the union over every shard's rows of a (project, day, path) or a
+// (project, day) is the set of that day's visitors (of the path), as on one node.
 // test/analytics/clickhouse-cluster.test.ts checks both against the single-node tables (through chdb: plain
 // engines for the shards, a Merge table for the Distributed one; the replicated DDL is checked to parse).
 import type { Settings } from './executor.ts';
@@ -171,8 +171,9 @@ export const INPUT_KEY =
  * rule, qualifying), whose values every row of that number carries), an insert of them into `rowsTable`,
  * `prepare`, `mutate(targets)` (one mutation of the events table, with `mutateSettings`; `kill` stops it if it
  * fails), `clearStates(table)` (for each table of visitor states the database has: deletes the project's, with
- * `mutateSettings`, before the store makes them again from the rewritten events), `drop`. The statements hold only the store's own names and numbers — no request value, no query
- * parameter — so they can go ON CLUSTER (a host runs the text it is sent, without the initiator's parameters).
+ * `mutateSettings`, before the store makes them again from the rewritten events), `drop`. The statements hold only
+ * the store's own names and numbers — no request value, no query parameter — so they can go ON CLUSTER (a host
+ * runs the text it is sent, without the initiator's parameters).
  *
  * Single node: the rows go into a Join table and the mutation sets each row's classes with joinGet, one pass.
  * On a cluster the mutation targets the shard-local `events_local` ON CLUSTER (a Distributed table takes no
