@@ -17,6 +17,7 @@ import {
 import type pg from 'pg';
 import { type DialectCaps, postgresCaps, sqliteCaps } from './dialect.ts';
 import { MIGRATIONS } from './migrations/index.ts';
+import { binaryCopyRequest, runBinaryCopy } from './pg-copy.ts';
 import { type RowShape, runLookup } from './pg-lookup.ts';
 import { type BatchRunner, preparedName, registerBatchRunner, registerDirectReader } from './reusable.ts';
 import type { DB } from './schema.ts';
@@ -95,7 +96,8 @@ const pgTypes = {
  * The pool Kysely runs on: pg's pool, whose clients run a reusable query's compiled text (src/db/reusable.ts)
  * as that query's named prepared statement (`{ name, text, values }`), so each connection parses and plans
  * it once. Every other query runs unnamed, so the per-connection set of prepared statements stays small and
- * fixed. The name comes from `preparedName`, which gives one name to exactly one text (pg refuses a name
+ * fixed; a query whose one parameter is a BinaryCopyRequest runs as a binary COPY (src/db/pg-copy.ts,
+ * DialectCaps.selectBinary). The name comes from `preparedName`, which gives one name to exactly one text (pg refuses a name
  * reused for another text on a connection). Kysely calls only `query(text, values)` (no cursor is configured)
  * and `release()`; one wrapper per pg client, so Kysely's per-client connection objects are reused.
  */
@@ -106,6 +108,8 @@ function namingPool(pool: pg.Pool): PostgresPool {
     function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
     function query(text: string | PostgresCursor<unknown>, values?: readonly unknown[]): unknown {
       if (typeof text !== 'string') throw new Error('no cursor is configured for streaming queries');
+      const copy = binaryCopyRequest(values);
+      if (copy) return runBinaryCopy(client, text, copy);
       const name = preparedName(text);
       return client.query(name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] });
     }

@@ -85,18 +85,23 @@ export const summaryStore = {
     return rows.map((r) => ({ day: Number(r.day), version: Number(r.version), rewritten: Number(r.rewritten), hasData: Number(r.has_data) === 1 }));
   },
 
-  /** Persisted summaries of these days (whatever their version). */
-  /** `blob`: how the dialect reads large blobs fastest (DialectCaps.blobRead; without it, the column as it is). */
-  async selectSummaries(db: Q, projectOrd: number, days: readonly number[], blob?: Pick<DialectCaps, 'blobRead' | 'blobBytes'>): Promise<StoredSummary[]> {
+  /**
+   * Persisted summaries of these days (whatever their version). `blob`: how the dialect reads large blobs fastest
+   * (DialectCaps.selectBinary; without it, the plain select).
+   */
+  async selectSummaries(db: Q, projectOrd: number, days: readonly number[], blob?: Pick<DialectCaps, 'selectBinary'>): Promise<StoredSummary[]> {
     const out: StoredSummary[] = [];
     for (let i = 0; i < days.length; i += 1000) {
-      const rows = await db
+      const q = db
         .selectFrom('analytics_day_summaries')
-        .select(['day', 'version', blob ? blob.blobRead('data').as('data') : 'data'])
+        .select(['day', 'version', 'data'])
         .where('project_ord', '=', projectOrd)
-        .where('day', 'in', days.slice(i, i + 1000) as number[])
-        .execute();
-      for (const r of rows) out.push({ day: Number(r.day), version: Number(r.version), data: blob ? blob.blobBytes(r.data) : (r.data as Uint8Array) });
+        .where('day', 'in', days.slice(i, i + 1000) as number[]);
+      if (blob) {
+        for (const r of await blob.selectBinary(db, q.compile(), { day: 'int', version: 'int', data: 'bytes' })) out.push(r);
+        continue;
+      }
+      for (const r of await q.execute()) out.push({ day: Number(r.day), version: Number(r.version), data: r.data as Uint8Array });
     }
     return out;
   },
