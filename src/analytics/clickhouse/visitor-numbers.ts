@@ -76,7 +76,7 @@ export function createSqlVisitorNumbering(db: Database, opts: { cacheEntries?: n
     if (!s) {
       // The whole dictionary once, outside the transaction (it should not hold the write lock).
       s = { exact: new GenerationCache(opts.cacheEntries ?? 100_000), ...newVisitorIndexState(Math.floor(maxBytes / 2)) };
-      await catchUpVisitors(db.kysely, ord, s);
+      await catchUpVisitors(db.kysely, ord, s, db.caps);
       states.set(ord, s);
     }
     return s;

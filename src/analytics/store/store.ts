@@ -1,6 +1,7 @@
 // SQL for analytics: one function per query. Callers pass a Kysely instance or a transaction.
 import { type Kysely, sql } from 'kysely';
 import type { BulkLookup, BulkRow, BulkTable, BulkWriter } from '../../db/bulk.ts';
+import type { DialectCaps } from '../../db/dialect.ts';
 import type { DB } from '../../db/schema.ts';
 import { decodeVisitorKey, encodeVisitorKey } from './visitor-key.ts';
 
@@ -218,8 +219,14 @@ export const analyticsStore = {
    * A project's visitor chunks that start above `afterOrd`, in ordinal order, at most `limit` of them (loading and
    * catching up an in-memory index, whose watermark is always the last ordinal of a chunk).
    */
-  async selectVisitorChunksAfter(db: Q, projectOrd: number, afterOrd: number, limit: number): Promise<VisitorChunk[]> {
-    const rows = await db
+  async selectVisitorChunksAfter(
+    db: Q,
+    projectOrd: number,
+    afterOrd: number,
+    limit: number,
+    blob?: Pick<DialectCaps, 'selectBinary'>,
+  ): Promise<VisitorChunk[]> {
+    const q = db
       .selectFrom('analytics_visitor_chunks')
       .select(['first_ord', 'width', 'keys'])
       .where('project_ord', '=', projectOrd)
@@ -228,9 +235,14 @@ export const analyticsStore = {
       // insert-only table made it estimate `> $1` at a third of the rows and scan the whole dictionary).
       .where('first_ord', '<=', Number.MAX_SAFE_INTEGER)
       .orderBy('first_ord')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => new StoredVisitorChunk(Number(r.first_ord), Number(r.width), r.keys));
+      .limit(limit);
+    // A whole dictionary's load reads its keys as the dialect reads large binary values fastest (PostgreSQL: a binary
+    // COPY rather than bytea's hex text); a catch-up of a few chunks the plain select.
+    if (blob)
+      return (await blob.selectBinary(db, q.compile(), { first_ord: 'int', width: 'int', keys: 'bytes' })).map(
+        (r) => new StoredVisitorChunk(r.first_ord, r.width, r.keys),
+      );
+    return (await q.execute()).map((r) => new StoredVisitorChunk(Number(r.first_ord), Number(r.width), r.keys));
   },
 
   /** The first ordinal of a project's last visitor chunk (0: none): about how many visitors it has, from the primary key. */

@@ -387,7 +387,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (!p) {
       p = (async () => {
         const vi = newVisitorIndexState(keyBytes);
-        await catchUpVisitors(db.kysely, ord, vi);
+        await catchUpVisitors(db.kysely, ord, vi, db.caps);
         const cache = cacheFor(ord);
         cache.visitorIndex ??= vi;
         caches.resize(ord);

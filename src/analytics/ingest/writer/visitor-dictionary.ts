@@ -14,6 +14,7 @@
 // be used or indexed.
 import type { Kysely } from 'kysely';
 import type { BulkWriter } from '../../../db/bulk.ts';
+import type { DialectCaps } from '../../../db/dialect.ts';
 import type { DB } from '../../../db/schema.ts';
 import { analyticsStore as store } from '../../store/store.ts';
 import { encodeVisitorKey } from '../../store/visitor-key.ts';
@@ -87,15 +88,18 @@ export function chunkStartOf(starts: readonly number[], ord: number): number {
   return starts[lo] ?? 0;
 }
 
-/** Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). */
-export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorIndexState): Promise<void> {
+/**
+ * Adds a project's visitors above `vi.upTo` to its index (all of them for a new index). `blob`: how the dialect reads
+ * large binary values fastest, for a whole load (store.ts selectVisitorChunksAfter).
+ */
+export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorIndexState, blob?: Pick<DialectCaps, 'selectBinary'>): Promise<void> {
   if (vi.upTo === 0 && vi.index.size === 0) {
     // A whole dictionary: the held entries' shards sized at once (the key store holds ~18 bytes a key).
     const last = await store.selectLastVisitorChunkStart(q, ord);
     if (last > 0) vi.index.reserveHeld(Math.min(last, Math.floor(vi.keys.maxBytes / 18)));
   }
   for (;;) {
-    const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS);
+    const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS, blob);
     for (const c of chunks) {
       vi.starts.push(c.firstOrd);
       // A chunk the key store takes is indexed from its stored bytes (no key string made: a 20M-visitor load spent a
