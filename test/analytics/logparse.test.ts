@@ -162,6 +162,42 @@ describe('parseCombinedBytes', () => {
     expect(bytes(VALID.replace('01/Jan', '32/Jan'), state)).toBeNull();
   });
 
+  it('agrees with parseCombinedLine on runs of lines read through one state (times on the same day, offset or not)', () => {
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    const MONTHS = ['Jan', 'Feb', 'Mar', 'Dec', 'jAN', 'Foo'];
+    // Few dates and offsets, so that successive lines often share them; the time of day and its bounds vary.
+    const time = fc
+      .record({
+        d: fc.constantFrom(0, 1, 28, 29, 31, 32),
+        mon: fc.constantFrom(...MONTHS),
+        y: fc.constantFrom(1969, 2024, 2025),
+        hh: fc.constantFrom(0, 12, 23, 24),
+        mm: fc.constantFrom(0, 59, 60),
+        ss: fc.constantFrom(0, 1, 59, 60, 61),
+        sign: fc.constantFrom('+', '-'),
+        oh: fc.constantFrom(0, 1, 23, 24),
+        om: fc.constantFrom(0, 30, 60),
+      })
+      .map((t) => `${pad(t.d, 2)}/${t.mon}/${pad(t.y, 4)}:${pad(t.hh, 2)}:${pad(t.mm, 2)}:${pad(t.ss, 2)} ${t.sign}${pad(t.oh, 2)}${pad(t.om, 2)}`);
+    const line = fc.oneof(
+      { weight: 8, arbitrary: time.map((t) => `10.0.0.1 - - [${t}] "GET /a HTTP/1.1" 200 5 "-" "ua"`) },
+      { weight: 1, arbitrary: time.map((t) => `10.0.0.1 - - [${t.slice(0, 25)}] "GET /a HTTP/1.1" 200 5`) },
+      { weight: 1, arbitrary: time.map((t) => `10.0.0.1 - - [${t.replace(':', '/')}] "GET /a HTTP/1.1" 200 5`) },
+    );
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 30 }), (lines) => {
+        const state = combinedBytesState();
+        for (const l of lines) {
+          const got = bytes(l, state);
+          const want = parseCombinedLine(l);
+          expect(got).toEqual(want);
+          if (want?.timestamp !== undefined) expect(state.ms).toBe(Date.parse(want.timestamp));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it.each([
     '',
     ' ',
