@@ -1,6 +1,7 @@
 // The memoised event preparation (prepare.ts) and its caches: the result must always equal what the pure
 // functions compute — with tiny caches (constant eviction), across visitor-id rotation and secret changes,
 // and in two independent instances.
+import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/analytics/classify/classify.ts';
@@ -10,6 +11,7 @@ import { utcDay } from '../../src/analytics/dates.ts';
 import { combinedBytesState, parseCombinedBytes } from '../../src/analytics/import/logparse.ts';
 import { EVENT_LIMITS, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
 import { createEventPreparer, MAX_FUTURE_MS } from '../../src/analytics/ingest/prepare.ts';
+import { BatchBuilder, R_PATH, R_RAW_PATH, REF_WIDTH, textOf, type WriteBatch } from '../../src/analytics/ingest/write-batch.ts';
 import type { WriteEvent } from '../../src/analytics/ingest/writer/ingest-writer.ts';
 import { GenerationCache } from '../../src/analytics/lru.ts';
 import { generate, prng } from './dataset.ts';
@@ -204,6 +206,73 @@ describe("the import's shortcut (prepareParsed)", () => {
     // The generators reach both outcomes often.
     expect(stored).toBeGreaterThan(300);
     expect(parsed - stored).toBeGreaterThan(300);
+  });
+
+  /** Event i of a batch as the writer reads it: every field by its text, the numbers and the line key. */
+  const eventOf = (b: WriteBatch, i: number) => ({
+    fields: Array.from({ length: REF_WIDTH }, (_, f) => textOf(b, i, f)),
+    ts: b.ts[i],
+    day: b.day[i],
+    status: b.status[i],
+    qualifying: b.qualifying[i],
+    digest: [...(b.lineKeys?.digests.subarray(i * 32, i * 32 + 32) ?? [])],
+    occ: b.lineKeys?.occ[i],
+    ms: b.lineKeys?.ms[i],
+  });
+
+  it('prepareParsedInto puts in a batch what add(prepareParsed(…)) puts, over runs of lines across batches', () => {
+    const project = { id: 'p', visitorSecret: 's', rotation: 'daily' as VisitorIdRotation };
+    let added = 0;
+    fc.assert(
+      fc.property(
+        // A few lines, repeated in any order (entries reused within a batch and across batches), cut into batches.
+        fc.array(line, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 5 })), { minLength: 1, maxLength: 40 }),
+        fc.constantFrom(1, 3, 7, 64),
+        fc.constantFrom(2, 4, 1000),
+        (pool, picks, batchSize, cache) => {
+          const generic = createEventPreparer();
+          const direct = createEventPreparer({ paths: cache, classes: cache, visitors: cache });
+          const want = new BatchBuilder(4);
+          const got = new BatchBuilder(4);
+          const wantBatches: WriteBatch[] = [];
+          const gotBatches: WriteBatch[] = [];
+          const state = combinedBytesState();
+          for (const [k, occ] of picks) {
+            const b = Buffer.from(pool[k % pool.length] as string, 'latin1');
+            const ev = parseCombinedBytes(b, 0, b.length, state);
+            if (ev === undefined || ev === null) continue;
+            const digest = crypto.hash('sha256', b, 'binary');
+            const prepared = generic.prepareParsed({ ...ev }, state.ms, project, generic.beginBatch(project), NOW, null);
+            if (typeof prepared !== 'string') want.add(prepared, digest, occ, state.ms);
+            const error = direct.prepareParsedInto(got, { ...ev }, state.ms, project, direct.beginBatch(project), NOW, digest, occ, state.ms);
+            expect(error).toEqual(typeof prepared === 'string' ? prepared : null);
+            if (want.n >= batchSize) {
+              wantBatches.push(want.take() as WriteBatch);
+              gotBatches.push(got.take() as WriteBatch);
+            }
+          }
+          const w = want.take();
+          const g = got.take();
+          if (w !== null) wantBatches.push(w);
+          if (g !== null) gotBatches.push(g);
+          expect(gotBatches.map((b) => b.n)).toEqual(wantBatches.map((b) => b.n));
+          for (let j = 0; j < wantBatches.length; j++) {
+            const wb = wantBatches[j] as WriteBatch;
+            const gb = gotBatches[j] as WriteBatch;
+            for (let i = 0; i < wb.n; i++) expect(eventOf(gb, i)).toEqual(eventOf(wb, i));
+            // The raw path is the normalised one's index exactly when add() made it so (what the writer stores as null).
+            for (let i = 0; i < wb.n; i++)
+              expect(gb.refs[i * REF_WIDTH + R_PATH] === gb.refs[i * REF_WIDTH + R_RAW_PATH]).toBe(
+                wb.refs[i * REF_WIDTH + R_PATH] === wb.refs[i * REF_WIDTH + R_RAW_PATH],
+              );
+            added += wb.n;
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
+    expect(added).toBeGreaterThan(2000);
   });
 });
 

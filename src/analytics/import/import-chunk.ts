@@ -7,7 +7,7 @@
 // `refused`, so the occurrence counter sees the same sequence as the serial import's).
 
 import { createEventPreparer, type PrepareProject } from '../ingest/prepare.ts';
-import { BatchBuilder, type WriteBatch } from '../ingest/write-batch.ts';
+import { BatchBuilder, type WriteBatch, type WriteEvent } from '../ingest/write-batch.ts';
 import { type KeepLine, type LineCounts, LineHandler } from './import-lines.ts';
 import { LineSplitter } from './line-splitter.ts';
 
@@ -71,13 +71,17 @@ export class ChunkImporter {
     // A line's occurrence is the ordered stage's (LineKeys.occ 0 until then); a refused line's digest is sent in
     // `refused`, so that stage counts it too.
     this.keep = (ev, ms, digest, keyMs) => {
-      const prepared = Number.isNaN(ms) ? preparer.prepare(ev, project, gen, now, null) : preparer.prepareParsed(ev, ms, project, gen, now, null);
-      if (typeof prepared === 'string') {
+      let error: string | null;
+      if (Number.isNaN(ms)) {
+        const prepared = preparer.prepare(ev, project, gen, now, null);
+        error = typeof prepared === 'string' ? prepared : null;
+        if (error === null) builder.add(prepared as WriteEvent, digest, 0, keyMs);
+      } else error = preparer.prepareParsedInto(builder, ev, ms, project, gen, now, digest, 0, keyMs);
+      if (error !== null) {
         refused.push(typeof digest === 'string' ? Buffer.from(digest, 'latin1') : Buffer.from(digest));
         refusedAt.push(accepted);
-        return prepared;
+        return error;
       }
-      builder.add(prepared, digest, 0, keyMs);
       accepted++;
       if (builder.n >= batchSize) {
         r.batches.push(builder.take() as WriteBatch);

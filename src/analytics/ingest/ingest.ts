@@ -125,9 +125,8 @@ export function createIngestService(deps: IngestDeps) {
           return now;
         },
         add(ev, ms, digest, occurrence, keyMs) {
-          const r = Number.isNaN(ms)
-            ? preparer.prepare(ev, pp as PrepareProject, gen, now, null)
-            : preparer.prepareParsed(ev, ms, pp as PrepareProject, gen, now, null);
+          if (!Number.isNaN(ms)) return preparer.prepareParsedInto(builder, ev, ms, pp as PrepareProject, gen, now, digest, occurrence, keyMs);
+          const r = preparer.prepare(ev, pp as PrepareProject, gen, now, null);
           if (typeof r === 'string') return r;
           builder.add(r, digest, occurrence, keyMs);
           return null;

@@ -20,7 +20,7 @@ import { utcDay } from '../dates.ts';
 import { GenerationCache } from '../lru.ts';
 import type { RawEvent } from './event.ts';
 import { EVENT_LIMITS, type IngestEvent, validateIngestEvent } from './event.ts';
-import type { WriteEvent } from './write-batch.ts';
+import type { BatchBuilder, RefSlot, WriteEvent } from './write-batch.ts';
 
 /** How far in the future a timestamp may be (clock skew between edge servers and us). */
 export const MAX_FUTURE_MS = 24 * 3_600_000;
@@ -39,10 +39,18 @@ export interface PrepareCacheSizes {
   visitors?: number;
 }
 
-interface PathInfo {
+/** A raw path's normalisation; its RefSlot is the raw path's index in the batch being built (prepareParsedInto). */
+interface PathInfo extends RefSlot {
   path: string | null;
   markdown: boolean;
   asset: boolean;
+  /** The normalised path is the raw one. */
+  same: boolean;
+}
+
+/** A visitor's key; its RefSlot is the key's index in the batch being built (prepareParsedInto). */
+interface VisitorEntry extends RefSlot {
+  key: string;
 }
 
 /** Inputs longer than this are computed without caching. */
@@ -52,7 +60,7 @@ const CACHE_MAX_ACCEPT = 256;
 
 function pathInfoOf(raw: string): PathInfo {
   const path = normalizePath(raw);
-  return { path, markdown: isMarkdownPath(raw), asset: path !== null && isStaticAsset(path) };
+  return { path, markdown: isMarkdownPath(raw), asset: path !== null && isStaticAsset(path), same: path === raw, batch: 0, ref: 0 };
 }
 
 /** The memoising preparer (see above). A factory, long only as a module is: its bounded caches and the short functions over them. */
@@ -67,7 +75,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
    * 280,000 of its 480,000 HMACs (200,000 distinct pairs), but its peak RSS reached 300 MB at 2M lines
    * (`npm run bench:import -- --lines 2M --rounds 1`), the import's bound.
    */
-  const visitors = new Map<number, Map<string, Map<string, Map<string, string>>>>();
+  const visitors = new Map<number, Map<string, Map<string, Map<string, VisitorEntry>>>>();
   const visitorMax = sizes.visitors ?? 100_000;
   let visitorEntries = 0;
   /** Per project: its secret and rotation setting, and the generation number they get in visitor keys. */
@@ -121,8 +129,22 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     return gen;
   }
 
+  /** The last period asked for (an import's lines come day after day): no key string, no lookup. */
+  let lastRotation: VisitorIdRotation | null = null;
+  let lastDay = Number.NaN;
+  let lastPeriod = '';
+
   function period(rotation: VisitorIdRotation, ts: number, day: number): string {
     if (rotation === 'none') return '';
+    if (rotation === lastRotation && day === lastDay) return lastPeriod;
+    const p = periodOf(rotation, ts, day);
+    lastRotation = rotation;
+    lastDay = day;
+    lastPeriod = p;
+    return p;
+  }
+
+  function periodOf(rotation: VisitorIdRotation, ts: number, day: number): string {
     const k = `${rotation}${day}`;
     let p = periods.get(k);
     if (p === undefined) {
@@ -133,15 +155,15 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     return p;
   }
 
-  function visitor(project: PrepareProject, gen: number, ev: IngestEvent, ts: number, day: number): string {
+  function visitor(project: PrepareProject, gen: number, ev: IngestEvent, ts: number, day: number): VisitorEntry {
     const id = ev.visitorId;
     if (id !== undefined) {
       const trimmed = id.trim();
-      if (trimmed !== '') return `v:${trimmed}`;
+      if (trimmed !== '') return { key: `v:${trimmed}`, batch: 0, ref: 0 };
     }
     const ip = ev.ip ?? '';
     const ua = ev.userAgent ?? '';
-    if (ua.length > CACHE_MAX_UA) return keyOf(project, ip, ua, ts);
+    if (ua.length > CACHE_MAX_UA) return { key: keyOf(project, ip, ua, ts), batch: 0, ref: 0 };
     if (visitorEntries >= visitorMax) {
       visitors.clear();
       visitorEntries = 0;
@@ -164,7 +186,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     }
     let v = byIp.get(ip);
     if (v === undefined) {
-      v = keyOf(project, ip, ua, ts);
+      v = { key: keyOf(project, ip, ua, ts), batch: 0, ref: 0 };
       byIp.set(ip, v);
       visitorEntries++;
     }
@@ -231,6 +253,80 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       return derive(ev as IngestEvent, rawPath, info.path, info, ms, project, gen, dedupKey);
     },
 
+    /**
+     * prepareParsed, the event then added to `builder` (BatchBuilder.addParsed, with its line key: `digest`,
+     * `occurrence`, `keyMs`): null, or the reason it was refused (nothing added). Invariant: the batch holds what
+     * `builder.add(prepareParsed(…), digest, occurrence, keyMs)` would put in it (checked against it in
+     * test/analytics/prepare.test.ts). Why: no WriteEvent per line, and the raw path's and the visitor key's
+     * indexes in the batch come from their cache entries (RefSlot) instead of the batch's Map.
+     */
+    prepareParsedInto(
+      builder: BatchBuilder,
+      ev: RawEvent,
+      ms: number,
+      project: PrepareProject,
+      gen: number,
+      now: number,
+      digest: Uint8Array | string,
+      occurrence: number,
+      keyMs: number,
+    ): string | null {
+      const rawPath = ev.path;
+      let info: PathInfo | null = null;
+      if (
+        !(
+          rawPath === undefined ||
+          rawPath.length === 0 ||
+          rawPath.length > EVENT_LIMITS.path ||
+          !(ms >= 0 && ms <= now + MAX_FUTURE_MS) ||
+          (ev.method !== undefined && ev.method.length > EVENT_LIMITS.method) ||
+          !fits(ev.ip, EVENT_LIMITS.ip) ||
+          !fits(ev.userAgent, EVENT_LIMITS.userAgent) ||
+          !fits(ev.referrer, EVENT_LIMITS.referrer) ||
+          rawPath.includes('\u0000')
+        )
+      )
+        info = pathInfo(rawPath);
+      if (info === null || info.path === null) {
+        const r = preparer.prepare(ev, project, gen, now, null);
+        if (typeof r === 'string') return r;
+        builder.add(r, digest, occurrence, keyMs);
+        return null;
+      }
+      const e = ev as IngestEvent;
+      const ua = e.userAgent ?? null;
+      const accept = e.accept ?? null;
+      const method = e.method ?? null;
+      const status = e.status ?? null;
+      const cls = classification(ua, accept, info.markdown);
+      const qualifying = isQualifyingParts(method, status, cls.class, info.asset);
+      const day = utcDay(ms);
+      const v = visitor(project, gen, e, ms, day);
+      builder.addParsed(
+        ms,
+        day,
+        rawPath as string,
+        info,
+        info.same,
+        info.path,
+        v.key,
+        v,
+        ua,
+        accept,
+        method,
+        status,
+        e.referrer ?? null,
+        cls.class,
+        cls.category,
+        cls.rule,
+        qualifying ? 1 : 0,
+        digest,
+        occurrence,
+        keyMs,
+      );
+      return null;
+    },
+
     /** The visitor-key generation of a project for this batch (call once per batch). */
     beginBatch(project: PrepareProject): number {
       return generation(project);
@@ -243,6 +339,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       visitorEntries = 0;
       generations.clear();
       periods.clear();
+      lastRotation = null;
     },
   };
   return preparer;
@@ -261,7 +358,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     const cls = classification(ev.userAgent ?? null, ev.accept ?? null, info.markdown);
     const qualifying = isQualifyingParts(ev.method, ev.status, cls.class, info.asset);
     const day = utcDay(ts);
-    const vkey = visitor(project, gen, ev, ts, day);
+    const vkey = visitor(project, gen, ev, ts, day).key;
     return [
       ts,
       day,

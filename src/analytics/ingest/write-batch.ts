@@ -137,6 +137,19 @@ export function packEvents(events: readonly WriteEvent[]): WriteBatch {
 }
 
 /**
+ * A string's index in the batch being built, kept on an object that stands for the string in the caller's caches
+ * (prepare.ts: a path's PathInfo, a visitor's key): `batch` is the BatchBuilder batch (`batchId`) it was given in,
+ * `ref` its index there. BatchBuilder.addParsed reads a string's index from it, no Map lookup.
+ */
+export interface RefSlot {
+  batch: number;
+  ref: number;
+}
+
+/** Batch ids (BatchBuilder.batchId), unique in the process: a RefSlot of another batch never matches. */
+let nextBatchId = 1;
+
+/**
  * A WriteBatch built one prepared event at a time (packEvents is one `add` per event, then `take`). The import
  * prepares each line as it is read and adds it here at once, so what a batch holds until it is handed on is its
  * packed columns and distinct strings, not a parsed event and a tuple per line: those die young, where before
@@ -146,6 +159,8 @@ export function packEvents(events: readonly WriteEvent[]): WriteBatch {
  */
 export class BatchBuilder {
   n = 0;
+  /** The batch being built (RefSlot.batch); a new one after each take(). */
+  private batchId = nextBatchId++;
   private strings: string[] = [];
   private index = new Map<string, number>();
   // Empty until the first event (shared: nothing is ever written to an empty array; grow replaces them).
@@ -197,6 +212,87 @@ export class BatchBuilder {
   }
 
   /**
+   * The index of `s`, which `slot` stands for, in this batch: the slot's when it was given in this batch, else a new
+   * one (recorded in the slot). Not looked up in the Map: a string added through slots and also by `ref` (another
+   * field, or a slot made again for it after its cache dropped the first) may then hold two indexes in one batch,
+   * which the writer treats as two strings of the same text (it resolves and stores by text).
+   */
+  private refSlot(slot: RefSlot, s: string): number {
+    if (slot.batch === this.batchId) return slot.ref;
+    const i = this.strings.length;
+    this.strings.push(s);
+    slot.batch = this.batchId;
+    slot.ref = i;
+    return i;
+  }
+
+  /**
+   * add() for an event of the import's shortcut (prepare.ts prepareParsedInto), its fields given one by one rather
+   * than as a WriteEvent: the raw path through `rawSlot` (with `samePath`, the normalised path is the same text; else
+   * `path` is looked up as add() does) and the visitor key through `vkeySlot`, the event's dedup key its line key.
+   * Stores what add() stores for the same event, but that a string may hold two indexes (refSlot). Why: add()
+   * looked up the raw path and the visitor key in the batch's Map for every event (BatchBuilder.add and its Map
+   * were a tenth of the import thread, `npm run bench:import -- --profile`), and its tuple was garbage per line.
+   */
+  addParsed(
+    ts: number,
+    day: number,
+    rawPath: string,
+    rawSlot: RefSlot,
+    samePath: boolean,
+    path: string,
+    vkey: string,
+    vkeySlot: RefSlot,
+    userAgent: string | null,
+    accept: string | null,
+    method: string | null,
+    status: number | null,
+    referrer: string | null,
+    cls: EventClass,
+    category: string | null,
+    rule: string | null,
+    qualifying: 0 | 1,
+    digest: Uint8Array | string,
+    occurrence: number,
+    ms: number,
+  ): void {
+    if (this.n === this.ts.length) this.grow();
+    const i = this.n++;
+    const o = i * REF_WIDTH;
+    const refs = this.refs;
+    const raw = this.refSlot(rawSlot, rawPath);
+    refs[o + R_RAW_PATH] = raw;
+    refs[o + R_PATH] = samePath ? raw : this.ref(path);
+    refs[o + R_VKEY] = this.refSlot(vkeySlot, vkey);
+    refs[o + R_UA] = this.refAt(R_UA, userAgent);
+    refs[o + R_ACCEPT] = this.refAt(R_ACCEPT, accept);
+    refs[o + R_METHOD] = this.refAt(R_METHOD, method);
+    refs[o + R_REFERRER] = this.refAt(R_REFERRER, referrer);
+    refs[o + R_CLASS] = this.refAt(R_CLASS, cls);
+    refs[o + R_CATEGORY] = this.refAt(R_CATEGORY, category);
+    refs[o + R_RULE] = this.refAt(R_RULE, rule);
+    refs[o + R_DEDUP] = NO_STRING;
+    this.ts[i] = ts;
+    this.day[i] = day;
+    this.status[i] = status ?? NO_STATUS;
+    this.qualifying[i] = qualifying;
+    this.lineKey(i, digest, occurrence, ms);
+  }
+
+  /** Event i's line key (LineKeys). */
+  private lineKey(i: number, digest: Uint8Array | string, occurrence: number, ms: number): void {
+    if (this.lineKeys === null) {
+      const c = this.ts.length;
+      this.lineKeys = { digests: new Uint8Array(c * 32), occ: new Int32Array(c).fill(-1), ms: new Float64Array(c) };
+    }
+    const d = this.lineKeys.digests;
+    if (typeof digest === 'string') for (let k = 0, at = i * 32; k < 32; k++) d[at + k] = digest.charCodeAt(k);
+    else d.set(digest.subarray(0, 32), i * 32);
+    this.lineKeys.occ[i] = occurrence;
+    this.lineKeys.ms[i] = ms;
+  }
+
+  /**
    * Adds one event; `digest` (32 bytes, or a string of 32 latin1 characters, one per byte: crypto.hash's
    * 'latin1' output), `occurrence` and `ms` give it a line key (LineKeys) instead of its tuple's dedup key string.
    */
@@ -222,17 +318,7 @@ export class BatchBuilder {
     this.day[i] = e[1];
     this.status[i] = e[8] ?? NO_STATUS;
     this.qualifying[i] = e[13];
-    if (digest !== undefined) {
-      if (this.lineKeys === null) {
-        const c = this.ts.length;
-        this.lineKeys = { digests: new Uint8Array(c * 32), occ: new Int32Array(c).fill(-1), ms: new Float64Array(c) };
-      }
-      const d = this.lineKeys.digests;
-      if (typeof digest === 'string') for (let k = 0, at = i * 32; k < 32; k++) d[at + k] = digest.charCodeAt(k);
-      else d.set(digest.subarray(0, 32), i * 32);
-      this.lineKeys.occ[i] = occurrence as number;
-      this.lineKeys.ms[i] = ms as number;
-    }
+    if (digest !== undefined) this.lineKey(i, digest, occurrence as number, ms as number);
   }
 
   /** The batch of the events added (null when none), and a fresh start. */
@@ -252,6 +338,7 @@ export class BatchBuilder {
     const lk = this.lineKeys;
     if (lk !== null) b.lineKeys = { digests: sized(lk.digests, n * 32), occ: sized(lk.occ, n), ms: sized(lk.ms, n) };
     this.n = 0;
+    this.batchId = nextBatchId++;
     this.strings = [];
     this.index = new Map();
     this.lastStr.fill(null);
