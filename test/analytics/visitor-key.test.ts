@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
 import { decodeVisitorKey, decodeVisitorKeyCodes, encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
@@ -64,5 +65,39 @@ describe('visitor keys as stored bytes', () => {
       expect(String.fromCharCode(...codes.subarray(0, n))).toBe(k);
     }
     expect(decodeVisitorKeyCodes(encodeVisitorKey(`v:${crypto.randomUUID()}`), new Uint16Array(10))).toBe(-38);
+  });
+
+  it('encode hash keys as the regex and base64url decoding did, and every near miss as another form', () => {
+    /** encodeVisitorKey's hash form as it was written before its decoder (regex, then Buffer.from base64url). */
+    const previous = (key: string): Buffer | null => {
+      if (!/^h:[A-Za-z0-9_-]{22}$/.test(key)) return null;
+      const bytes = Buffer.from(`${key.slice(2)}AA`, 'base64url');
+      const out = Buffer.alloc(18);
+      out[0] = 1;
+      bytes.copy(out, 1, 0, 17);
+      return out;
+    };
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const unit = fc.oneof(
+      { weight: 12, arbitrary: fc.constantFrom(...b64) },
+      { weight: 1, arbitrary: fc.constantFrom('=', '+', '/', '.', ' ', 'é', '\u0000', '\u{1F600}', '\u0080', '\u00ff') },
+    );
+    const key = fc.tuple(
+      fc.constantFrom('h:', 'h:', 'h:', 'H:', 'h;', 'v:', ''),
+      fc.array(unit, { minLength: 20, maxLength: 24 }).map((u) => u.join('')),
+    );
+    fc.assert(
+      fc.property(key, ([prefix, rest]) => {
+        const k = prefix + rest;
+        const want = previous(k);
+        const got = encodeVisitorKey(k);
+        if (want !== null) expect([...got]).toEqual([...want]);
+        else expect(got[0]).not.toBe(1);
+        expect(decodeVisitorKey(got)).toBe(k);
+      }),
+      { numRuns: 5000 },
+    );
+    const edges = ['_', 'A', '-', 'z'].map((c) => `h:${c.repeat(22)}`);
+    for (const k of edges) expect([...encodeVisitorKey(k)]).toEqual([...(previous(k) as Buffer)]);
   });
 });
