@@ -7,7 +7,7 @@
 // `refused`, so the occurrence counter sees the same sequence as the serial import's).
 
 import { createEventPreparer, type PrepareProject } from '../ingest/prepare.ts';
-import { BatchBuilder, type WriteBatch, type WriteEvent } from '../ingest/write-batch.ts';
+import { BatchBuilder, joinStrings, type WriteBatch, type WriteEvent } from '../ingest/write-batch.ts';
 import { type KeepLine, type LineCounts, LineHandler } from './import-lines.ts';
 import { LineSplitter } from './line-splitter.ts';
 
@@ -101,6 +101,8 @@ export class ChunkImporter {
     r.lineCount = lines.lineNo;
     const last = builder.take();
     if (last !== null) r.batches.push(last);
+    // Their strings cross to the writer as one string each (the main thread only numbers their lines).
+    for (const b of r.batches) joinStrings(b);
     if (refused.length > 0) {
       r.refused = new Uint8Array(Buffer.concat(refused));
       r.refusedAt = Int32Array.from(refusedAt);

@@ -53,6 +53,7 @@ import {
   R_UA,
   R_VKEY,
   REF_WIDTH,
+  splitStrings,
   USER_AGENT_CACHE,
   type WriteBatch,
 } from '../write-batch.ts';
@@ -686,6 +687,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
 
     async write(projectId, source, batch) {
       if (batch.n === 0) return 0;
+      splitStrings(batch);
       const ord = await projectOrd(projectId);
       await loadVisitorIndex(ord);
       return new Promise<number>((resolve, reject) => {
