@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256, rotationPeriod, type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
+import { hashedVisitorKey, hmacSha256, rotationPeriod, type VisitorIdRotation, visitorKey } from '../../src/analytics/classify/identity.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const T = Date.UTC(2025, 0, 15, 12, 0, 0);
@@ -69,6 +69,33 @@ describe('visitorKey', () => {
       ['daily', '2001:db8::1', 'h:RG2OHCwo-_ifM8hULj201D'],
     ];
     for (const [rotation, ip, key] of before) expect(visitorKey({ ...base, rotation, ip }), `${rotation} ${ip}`).toBe(key);
+  });
+
+  it('hashedVisitorKey is the HMAC of its key text whichever secrets and periods came before (the kept key text)', () => {
+    const keyOf = (secret: string, period: string, ip: string, ua: string) => {
+      const key = period === '' ? secret : `${secret}\n${period}`;
+      return `h:${crypto.createHmac('sha256', key).update(`${ip}\n${ua}`).digest('base64url').slice(0, 22)}`;
+    };
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.constantFrom('s', 's\nd:1', '', 'other'),
+            fc.constantFrom('', 'd:1', 'd:2', 'm:2025-01'),
+            fc.constantFrom('10.0.0.1', ''),
+            fc.constantFrom('UA', ''),
+          ),
+          {
+            minLength: 1,
+            maxLength: 12,
+          },
+        ),
+        (calls) => {
+          for (const [secret, period, ip, ua] of calls) expect(hashedVisitorKey(secret, period, ip, ua)).toBe(keyOf(secret, period, ip, ua));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('rotation none: stable across time', () => {
