@@ -272,7 +272,8 @@ describe("the import's shortcut (prepareParsed)", () => {
       ),
       { numRuns: 1500 },
     );
-    expect(added).toBeGreaterThan(2000);
+    // Enough events compared: about 1,900-2,150 over 1,500 runs (seeds vary), so half that.
+    expect(added).toBeGreaterThan(1000);
   });
 });
 
