@@ -250,18 +250,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
      */
     prepareParsed(ev: RawEvent, ms: number, project: PrepareProject, gen: number, now: number, dedupKey: string | null): WriteEvent | string {
       const rawPath = ev.path;
-      if (
-        rawPath === undefined ||
-        rawPath.length === 0 ||
-        rawPath.length > EVENT_LIMITS.path ||
-        !(ms >= 0 && ms <= now + MAX_FUTURE_MS) ||
-        (ev.method !== undefined && ev.method.length > EVENT_LIMITS.method) ||
-        !fits(ev.ip, EVENT_LIMITS.ip) ||
-        !fits(ev.userAgent, EVENT_LIMITS.userAgent) ||
-        !fits(ev.referrer, EVENT_LIMITS.referrer) ||
-        rawPath.includes('\u0000')
-      )
-        return preparer.prepare(ev, project, gen, now, dedupKey);
+      if (rawPath === undefined || !shortcutFits(ev, rawPath, ms, now)) return preparer.prepare(ev, project, gen, now, dedupKey);
       const info = pathInfo(rawPath);
       if (info.path === null) return preparer.prepare(ev, project, gen, now, dedupKey);
       return derive(ev as IngestEvent, rawPath, info.path, info, ms, project, gen, dedupKey);
@@ -287,20 +276,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     ): string | null {
       const rawPath = ev.path;
       let info: PathInfo | null = null;
-      if (
-        !(
-          rawPath === undefined ||
-          rawPath.length === 0 ||
-          rawPath.length > EVENT_LIMITS.path ||
-          !(ms >= 0 && ms <= now + MAX_FUTURE_MS) ||
-          (ev.method !== undefined && ev.method.length > EVENT_LIMITS.method) ||
-          !fits(ev.ip, EVENT_LIMITS.ip) ||
-          !fits(ev.userAgent, EVENT_LIMITS.userAgent) ||
-          !fits(ev.referrer, EVENT_LIMITS.referrer) ||
-          rawPath.includes('\u0000')
-        )
-      )
-        info = pathInfo(rawPath);
+      if (rawPath !== undefined && shortcutFits(ev, rawPath, ms, now)) info = pathInfo(rawPath);
       if (info === null || info.path === null) {
         const r = preparer.prepare(ev, project, gen, now, null);
         if (typeof r === 'string') return r;
@@ -400,6 +376,24 @@ function keyOf(project: PrepareProject, ip: string, ua: string, ts: number): str
 }
 
 /** An optional ASCII field within its limit and without NUL. */
+/**
+ * Whether a parsed line can take the import's shortcut (prepareParsed, prepareParsedInto): its path and fields are
+ * within EVENT_LIMITS, hold no NUL, and its time is from 1970 to MAX_FUTURE_MS ahead of `now`.
+ */
+function shortcutFits(ev: RawEvent, rawPath: string, ms: number, now: number): boolean {
+  return (
+    rawPath.length > 0 &&
+    rawPath.length <= EVENT_LIMITS.path &&
+    ms >= 0 &&
+    ms <= now + MAX_FUTURE_MS &&
+    (ev.method === undefined || ev.method.length <= EVENT_LIMITS.method) &&
+    fits(ev.ip, EVENT_LIMITS.ip) &&
+    fits(ev.userAgent, EVENT_LIMITS.userAgent) &&
+    fits(ev.referrer, EVENT_LIMITS.referrer) &&
+    !rawPath.includes('\u0000')
+  );
+}
+
 const fits = (value: string | undefined, max: number): boolean => value === undefined || (value.length <= max && !value.includes('\u0000'));
 
 export type EventPreparer = ReturnType<typeof createEventPreparer>;
