@@ -101,6 +101,13 @@ export const ConfigSchema = Type.Object({
     secret: true,
     description: 'postgres://… switches the store to PostgreSQL; unset means embedded SQLite.',
   }),
+  sqliteCacheMb: Int(
+    'INKWELL_SQLITE_CACHE_MB',
+    16,
+    1,
+    65_536,
+    "Page cache of the process's own SQLite connection, in MiB (the ingest writer thread's connection has its own, 64 MiB; with INKWELL_ANALYTICS_INGEST_WORKER=0 this one also takes the ingest's writes).",
+  ),
   logLevel: Type.Enum(LOG_LEVELS, { env: 'LOG_LEVEL', parse: 'choice', default: 'info' }),
   logPretty: Flag('INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY), 'Pretty logs (for a terminal) instead of JSON lines; default: whether stdout is one.'),
   bodyLimitBytes: Int('INKWELL_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024, 'Largest request body accepted (413 above).'),

@@ -1,6 +1,7 @@
 // Regex search over files, in a worker thread with a time limit: a pathological pattern from the
 // model (catastrophic backtracking) cannot block the process; it ends as a readable tool error.
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_THREAD_LIMITS } from '../lib/thread-heaps.ts';
 import { OPEN_NO_FOLLOW_SYNC_SOURCE } from './confined-fs.ts';
 
 export interface SearchRequest {
@@ -57,7 +58,11 @@ parentPort.postMessage({ ok: true, matches, capped });
 
 export function searchFiles(req: SearchRequest, timeoutMs: number, signal?: AbortSignal): Promise<SearchOutcome> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(`(() => {${WORKER_SOURCE}})()`, { eval: true, workerData: req, resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(`(() => {${WORKER_SOURCE}})()`, {
+      eval: true,
+      workerData: req,
+      resourceLimits: { ...BACKGROUND_THREAD_LIMITS, maxOldGenerationSizeMb: 256 },
+    });
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;

@@ -33,6 +33,8 @@ program
   .action(async (opts: { role: string }) => {
     if (!['all', 'api', 'worker'].includes(opts.role)) fail(`--role must be all, api or worker (got ${JSON.stringify(opts.role)})`);
     reexecWithNodeFlags(SERVE_NODE_FLAGS, 'INKWELL_SERVE_NODE_FLAGS');
+    // The flags above size this (the serving) thread; the service's own threads take their own limits.
+    (await import('../lib/thread-heaps.ts')).letThreadsSizeTheirHeaps();
     const [{ loadConfig }, { serveForever }] = await Promise.all([import('../config.ts'), import('../http/server.ts')]);
     await serveForever(loadConfig(), opts.role as Role);
   });

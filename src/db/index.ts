@@ -406,8 +406,12 @@ export async function ping(db: Database): Promise<void> {
 }
 
 /** Opens the configured database and migrates it. */
-export async function openFromConfig(cfg: { databaseUrl: string | undefined; dataDir: string }): Promise<Database> {
-  const db = openDatabase({ databaseUrl: cfg.databaseUrl, sqlitePath: path.join(cfg.dataDir, 'inkwell.db') });
+export async function openFromConfig(cfg: { databaseUrl: string | undefined; dataDir: string; sqliteCacheMb?: number }): Promise<Database> {
+  const db = openDatabase({
+    databaseUrl: cfg.databaseUrl,
+    sqlitePath: path.join(cfg.dataDir, 'inkwell.db'),
+    ...(cfg.sqliteCacheMb !== undefined ? { sqliteCacheKib: cfg.sqliteCacheMb * 1024 } : {}),
+  });
   try {
     await migrate(db);
   } catch (err) {

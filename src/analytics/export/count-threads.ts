@@ -10,6 +10,7 @@
 // cannot be had (it failed: the next count starts another).
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_THREAD_LIMITS } from '../../lib/thread-heaps.ts';
 import {
   countPaths,
   countWindow,
@@ -141,7 +142,7 @@ export function createWindowCounter(opts: { threads?: number; minPairs?: number 
   const stats = { threaded: 0, threadFailed: 0 };
 
   function start(): Worker {
-    const w = new Worker(BOOT_URL);
+    const w = new Worker(BOOT_URL, { resourceLimits: BACKGROUND_THREAD_LIMITS });
     w.on('message', (r: CountReply) => {
       const p = pending;
       if (!p || p.id !== r.id) return;

@@ -3,6 +3,7 @@
 // thread starts on the first merge and holds the process open only while merges are outstanding; one that died
 // fails the merges it had, and the next merge starts a new one.
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_THREAD_LIMITS } from '../../lib/thread-heaps.ts';
 
 export interface MergeRequest {
   id: number;
@@ -32,7 +33,7 @@ export function createSegmentMerger(): SegmentMerger {
   }
 
   function start(): Worker {
-    const w = new Worker(BOOT_URL);
+    const w = new Worker(BOOT_URL, { resourceLimits: BACKGROUND_THREAD_LIMITS });
     w.on('message', (r: MergeReply) => {
       const p = pending.get(r.id);
       if (!p) return;

@@ -5,6 +5,7 @@
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/index.ts';
 import { ping } from '../../db/index.ts';
+import { BACKGROUND_THREAD_LIMITS } from '../../lib/thread-heaps.ts';
 import { createExportService } from '../export/export.ts';
 import { createInsightsService } from '../export/insights.ts';
 import { createSummaryService } from '../export/summary-service.ts';
@@ -50,12 +51,8 @@ export function reclaimDue(s: { replaced: number; replacedAtLast: number; now: n
   return s.replaced !== s.replacedAtLast && s.now - s.last >= RECLAIM_INTERVAL_MS;
 }
 
-/**
- * The service writer thread's V8 young generation, in MiB (V8's default is several times this). Its garbage is
- * per batch, so a small young generation is collected often and cheaply, and the heap it reserves stays small:
- * bench/README.md (Decisions, "young generation capped") has the peak RSS and bench:ingest in the same rounds before and after.
- */
-export const SERVICE_WRITER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 16 };
+/** The service writer thread's V8 heap limits: those of every background thread (src/lib/thread-heaps.ts). */
+export const SERVICE_WRITER_RESOURCE_LIMITS = BACKGROUND_THREAD_LIMITS;
 
 /**
  * The writer thread's settings: the service's own (config) unless the caller gives its own (an import).

@@ -6,6 +6,7 @@
 // writes outstanding when it died are rejected (nothing was acknowledged that was not committed).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { BACKGROUND_THREAD_LIMITS } from '../../../lib/thread-heaps.ts';
 import type { SwapOutcome, SwapPlan } from '../../store/segment-days.ts';
 import type { SummaryRow } from '../../store/summary-store.ts';
 import { type Learned, toWire, type WireBatch, type WriteBatch } from '../write-batch.ts';
@@ -111,7 +112,11 @@ interface Checkpointer {
 
 function startCheckpointer(file: string): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const w = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { driver, file, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  const w = new Worker(CHECKPOINTER_SOURCE, {
+    eval: true,
+    workerData: { driver, file, intervalMs: CHECKPOINT_INTERVAL_MS },
+    resourceLimits: BACKGROUND_THREAD_LIMITS,
+  });
   w.on('error', () => {
     // Checkpoints are an optimisation: without them the writers' automatic checkpoints still run.
   });
