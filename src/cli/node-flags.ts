@@ -3,8 +3,11 @@
 // variable records that it did (and the flags); set to anything beforehand (e.g. 0), it keeps the defaults. Where
 // process.execve is missing (Windows, Node.js before 23.11) the command runs with the defaults.
 
-/** Replaces this process by one started with `flags` before its own, unless `marker` is set. */
-export function reexecWithNodeFlags(flags: readonly string[], marker: string): void {
+/**
+ * Replaces this process by one started with `flags` before its own, unless `marker` is set; `env` is added to its
+ * environment where the variable is not set already (the operator's value wins).
+ */
+export function reexecWithNodeFlags(flags: readonly string[], marker: string, env: Readonly<Record<string, string>> = {}): void {
   // (process.execve: Node.js 23.11+, not yet in the type definitions this project uses.)
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
   if (process.env[marker] !== undefined || typeof execve !== 'function' || process.platform === 'win32') return;
@@ -13,6 +16,7 @@ export function reexecWithNodeFlags(flags: readonly string[], marker: string): v
   const added = flags.filter((f) => !given.includes(f.replace(/^--/, '').split('=')[0] as string));
   if (added.length === 0) return;
   execve.call(process, process.execPath, [process.execPath, ...added, ...process.execArgv, ...process.argv.slice(1)], {
+    ...env,
     ...process.env,
     [marker]: added.join(' '),
   });

@@ -49,12 +49,16 @@ it('an import killed mid-file keeps every line it reported imported; importing a
     const args = ['analytics', 'import', '--project', project.id, '--format', 'combined', log];
     // The first progress line comes after the first batch was acknowledged: what it counts as new is durable.
     const child = spawn(process.execPath, ['bin/inkwell.js', ...args], { cwd: ROOT, env: baseEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
+    let environ: string[] | null = null;
     const reported = await new Promise<number>((resolve, reject) => {
       let err = '';
       child.stderr.on('data', (d) => {
         err += d;
         const m = /(\d+) new/.exec(err);
         if (m && Number(m[1]) > 0) {
+          // Re-executed (process.execve, where there is one) with the import's environment (src/cli/analytics.ts IMPORT_ENV).
+          if (process.platform === 'linux' && typeof (process as { execve?: unknown }).execve === 'function')
+            environ = fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
           child.kill('SIGKILL');
           resolve(Number(m[1]));
         }
@@ -64,6 +68,7 @@ it('an import killed mid-file keeps every line it reported imported; importing a
     await new Promise((resolve) => child.once('close', resolve));
     expect(child.signalCode).toBe('SIGKILL');
     expect(reported).toBeLessThan(total);
+    if (environ !== null) expect(environ).toContain('MALLOC_ARENA_MAX=2');
     const again = (await runJson(args, env)).files[0].stats;
     // Stored before this run: the lines it found already imported.
     expect(again.accepted).toBe(total);
