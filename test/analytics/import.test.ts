@@ -14,6 +14,7 @@ import {
   dedupKeyDigestText,
   dedupKeyOf,
   digestTextWord,
+  hashOfWords,
   type LineKeys,
   packEvents,
   R_CATEGORY,
@@ -501,11 +502,24 @@ it('a batch keyed by line digests gives each event the digest and day of the key
           expect(dedupKeyDigest(b, i)).toEqual(key === null ? null : dedupDigest(key));
           const text = dedupKeyDigestText(b, i);
           expect(text === null ? null : Buffer.from(text, 'latin1')).toEqual(key === null ? null : dedupDigest(key));
-          if (text !== null)
+          if (text !== null) {
             expect((BigInt(digestTextWord(text, 0)) << 32n) | BigInt(digestTextWord(text, 4))).toBe(dedupDigest(key as string).readBigUInt64BE(0));
+            // The writer's one-BigInt form (hashOfWords) of the same words.
+            expect(hashOfWords(digestTextWord(text, 0), digestTextWord(text, 4))).toBe(dedupDigest(key as string).readBigUInt64BE(0));
+          }
           expect(dedupKeyDayOf(b, i)).toBe(key === null ? null : dedupKeyDay(key));
         });
       },
     ),
+  );
+});
+
+it('hashOfWords is (BigInt(hi) << 32n) | BigInt(lo) for any two 32-bit words', () => {
+  const word = fc.oneof(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.constantFrom(0, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1));
+  fc.assert(
+    fc.property(word, word, (hi, lo) => {
+      expect(hashOfWords(hi, lo)).toBe((BigInt(hi) << 32n) | BigInt(lo));
+    }),
+    { numRuns: 2000 },
   );
 });

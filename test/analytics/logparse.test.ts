@@ -187,11 +187,21 @@ describe('parseCombinedBytes', () => {
     fc.assert(
       fc.property(fc.array(line, { minLength: 1, maxLength: 30 }), (lines) => {
         const state = combinedBytesState();
+        // Without timestamps (the import's state): the same events less their timestamp, the same ms.
+        const bare = combinedBytesState(false);
         for (const l of lines) {
           const got = bytes(l, state);
           const want = parseCombinedLine(l);
           expect(got).toEqual(want);
           if (want?.timestamp !== undefined) expect(state.ms).toBe(Date.parse(want.timestamp));
+          const noIso = bytes(l, bare);
+          if (want === null || want === undefined) expect(noIso).toBe(want);
+          else {
+            const { timestamp, ...rest } = want;
+            expect(noIso).toEqual(rest);
+            expect(Object.keys(noIso ?? {})).toEqual(Object.keys(rest));
+            expect(bare.ms).toBe(state.ms);
+          }
         }
       }),
       { numRuns: 2000 },

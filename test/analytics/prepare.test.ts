@@ -9,7 +9,7 @@ import { type VisitorIdRotation, visitorKey } from '../../src/analytics/classify
 import { isQualifyingView } from '../../src/analytics/classify/qualify.ts';
 import { utcDay } from '../../src/analytics/dates.ts';
 import { combinedBytesState, parseCombinedBytes } from '../../src/analytics/import/logparse.ts';
-import { EVENT_LIMITS, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
+import { EVENT_LIMITS, type RawEvent, validateIngestEvent } from '../../src/analytics/ingest/event.ts';
 import { createEventPreparer, MAX_FUTURE_MS } from '../../src/analytics/ingest/prepare.ts';
 import { BatchBuilder, R_PATH, R_RAW_PATH, REF_WIDTH, textOf, type WriteBatch } from '../../src/analytics/ingest/write-batch.ts';
 import type { WriteEvent } from '../../src/analytics/ingest/writer/ingest-writer.ts';
@@ -199,6 +199,10 @@ describe("the import's shortcut (prepareParsed)", () => {
         const want = generic.prepare({ ...ev }, project, generic.beginBatch(project), NOW, 'k');
         const got = shortcut.prepareParsed({ ...ev }, state.ms, project, shortcut.beginBatch(project), NOW, 'k');
         expect(got).toEqual(want);
+        // The import's events have no timestamp (combinedBytesState(false)): the same result, errors included.
+        const bare = combinedBytesState(false);
+        const noIso = parseCombinedBytes(b, 0, b.length, bare) as RawEvent;
+        expect(shortcut.prepareParsed(noIso, bare.ms, project, shortcut.beginBatch(project), NOW, 'k')).toEqual(want);
         if (typeof want !== 'string') stored++;
       }),
       { numRuns: 3000 },
@@ -238,14 +242,18 @@ describe("the import's shortcut (prepareParsed)", () => {
           const wantBatches: WriteBatch[] = [];
           const gotBatches: WriteBatch[] = [];
           const state = combinedBytesState();
+          // The import's parser state: events without their timestamp, which prepareParsedInto makes when it needs it.
+          const bare = combinedBytesState(false);
           for (const [k, occ] of picks) {
             const b = Buffer.from(pool[k % pool.length] as string, 'latin1');
             const ev = parseCombinedBytes(b, 0, b.length, state);
             if (ev === undefined || ev === null) continue;
+            const noIso = parseCombinedBytes(b, 0, b.length, bare) as RawEvent;
+            expect(bare.ms).toBe(state.ms);
             const digest = crypto.hash('sha256', b, 'binary');
             const prepared = generic.prepareParsed({ ...ev }, state.ms, project, generic.beginBatch(project), NOW, null);
             if (typeof prepared !== 'string') want.add(prepared, digest, occ, state.ms);
-            const error = direct.prepareParsedInto(got, { ...ev }, state.ms, project, direct.beginBatch(project), NOW, digest, occ, state.ms);
+            const error = direct.prepareParsedInto(got, noIso, bare.ms, project, direct.beginBatch(project), NOW, digest, occ, bare.ms);
             expect(error).toEqual(typeof prepared === 'string' ? prepared : null);
             if (want.n >= batchSize) {
               wantBatches.push(want.take() as WriteBatch);

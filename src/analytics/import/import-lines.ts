@@ -47,7 +47,8 @@ export class LineHandler {
   ) {
     const combined = format === 'combined';
     const parse: (line: string) => RawEvent | null = combined ? parseCombinedLine : parseJsonLine;
-    const bytesState = combinedBytesState();
+    // Events without their ISO timestamp: `keep` gets their time as `ms` (prepare.ts makes the text when it needs it).
+    const bytesState = combinedBytesState(false);
     const notInFormat = `not a ${combined ? 'combined-format' : 'JSON event'} line`;
     const sample = (error: string) => {
       const { samples } = this.counts;

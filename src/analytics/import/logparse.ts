@@ -114,7 +114,8 @@ export function parseJsonLine(line: string): RawEvent | null {
 // parseCombinedLine returns for its text (checked against it on generated and hostile lines in
 // test/analytics/logparse.test.ts); for any other line it returns undefined and the caller decodes the line and
 // uses parseCombinedLine. It makes one string per field it keeps (none of the line itself) and reuses the previous
-// line's timestamp when the time field is the same. Why: the regex, the escapes pass, split and the Date work
+// line's timestamp when the time field is the same; with a state made by combinedBytesState(false) (the import's) the
+// event has no timestamp at all, its time being `state.ms` (the same event otherwise, keys in the same order). Why: the regex, the escapes pass, split and the Date work
 // were half the import's main-thread time (bench/import.ts, npm run bench:import).
 //
 // How the regex reads such a line: fields are maximal runs of non-whitespace (space, tab, VT, FF: CR and LF end a
@@ -136,6 +137,11 @@ const isLetter = (c: number) => (c | 32) >= 97 && (c | 32) <= 122;
 export interface CombinedBytesState {
   /** The event time of the last line parsed (epoch ms). */
   ms: number;
+  /**
+   * Whether events carry their `timestamp` (new Date(ms).toISOString()); false: they have none, and their time is
+   * `ms` alone (prepare.ts prepareParsedInto, which makes the text only for an event it hands to prepare).
+   */
+  iso: boolean;
   prevTime: Buffer;
   prevTimeLength: number;
   prevIso: string;
@@ -155,9 +161,11 @@ export interface CombinedBytesState {
   bsPos: number;
 }
 
-export function combinedBytesState(): CombinedBytesState {
+/** A parser state; `iso` false: events without their `timestamp` (see CombinedBytesState.iso). */
+export function combinedBytesState(iso = true): CombinedBytesState {
   return {
     ms: 0,
+    iso,
     prevTime: Buffer.alloc(32),
     prevTimeLength: -1,
     prevIso: '',
@@ -314,26 +322,28 @@ export function parseCombinedBytes(b: Buffer, start: number, end: number, state:
   if (status < 100 || status > 599) return null;
 
   let ms: number;
-  let timestamp: string;
   const timeLength = timeEnd - timeStart;
   // Compared from the end: the seconds, which change from line to line, are the first bytes that differ.
   let sameTime = timeLength === state.prevTimeLength;
   for (let k = timeLength - 1; sameTime && k >= 0; k--) sameTime = state.prevTime[k] === b[timeStart + k];
-  if (sameTime) {
-    ms = state.prevMs;
-    timestamp = state.prevIso;
-  } else {
+  if (sameTime) ms = state.prevMs;
+  else {
     const t = clfBytesMsOnDay(b, timeStart, timeEnd, state);
     if (t === null) return null;
     ms = t;
-    timestamp = new Date(ms).toISOString();
     b.copy(state.prevTime, 0, timeStart, timeEnd);
     state.prevTimeLength = timeLength;
     state.prevMs = ms;
-    state.prevIso = timestamp;
+    state.prevIso = '';
   }
   state.ms = ms;
-  const event: RawEvent = { path: b.toString('latin1', p1 + 1, p2), timestamp, method: methodOf(b, reqStart, p1), status };
+  const path = b.toString('latin1', p1 + 1, p2);
+  const method = methodOf(b, reqStart, p1);
+  let event: RawEvent;
+  if (state.iso) {
+    if (state.prevIso === '') state.prevIso = new Date(ms).toISOString();
+    event = { path, timestamp: state.prevIso, method, status };
+  } else event = { path, method, status };
   if (!(ipEnd - ipStart === 1 && b[ipStart] === DASH)) event.ip = b.toString('latin1', ipStart, ipEnd);
   if (refStart !== -1) {
     if (refEnd > refStart && !(refEnd - refStart === 1 && b[refStart] === DASH)) event.referrer = b.toString('latin1', refStart, refEnd);

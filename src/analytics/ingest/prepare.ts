@@ -240,7 +240,8 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
     /**
      * prepare for an event of the import's byte parser (logparse.ts parseCombinedBytes) whose time is `ms`:
      * exactly prepare's result, without the generic checks the parser already guarantees. Invariant: such an event
-     * has only the keys path, timestamp (new Date(ms).toISOString()), method (ASCII letters), status (100–599), ip,
+     * has only the keys path, timestamp (new Date(ms).toISOString(), or absent: the parser's `iso` false, and then
+     * made here for an event handed to prepare, withTimestamp), method (ASCII letters), status (100–599), ip,
      * referrer and userAgent, all strings of ASCII bytes (so no lone surrogate, and length = characters). When its
      * fields are within EVENT_LIMITS, hold no NUL and ms is from 1970 to MAX_FUTURE_MS ahead, the schema, the
      * timestamp re-parse and the text checks all pass, so only the path normalisation (needed for the result)
@@ -250,9 +251,9 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
      */
     prepareParsed(ev: RawEvent, ms: number, project: PrepareProject, gen: number, now: number, dedupKey: string | null): WriteEvent | string {
       const rawPath = ev.path;
-      if (rawPath === undefined || !shortcutFits(ev, rawPath, ms, now)) return preparer.prepare(ev, project, gen, now, dedupKey);
+      if (rawPath === undefined || !shortcutFits(ev, rawPath, ms, now)) return preparer.prepare(withTimestamp(ev, ms), project, gen, now, dedupKey);
       const info = pathInfo(rawPath);
-      if (info.path === null) return preparer.prepare(ev, project, gen, now, dedupKey);
+      if (info.path === null) return preparer.prepare(withTimestamp(ev, ms), project, gen, now, dedupKey);
       return derive(ev as IngestEvent, rawPath, info.path, info, ms, project, gen, dedupKey);
     },
 
@@ -278,7 +279,7 @@ export function createEventPreparer(sizes: PrepareCacheSizes = {}) {
       let info: PathInfo | null = null;
       if (rawPath !== undefined && shortcutFits(ev, rawPath, ms, now)) info = pathInfo(rawPath);
       if (info === null || info.path === null) {
-        const r = preparer.prepare(ev, project, gen, now, null);
+        const r = preparer.prepare(withTimestamp(ev, ms), project, gen, now, null);
         if (typeof r === 'string') return r;
         builder.add(r, digest, occurrence, keyMs);
         return null;
@@ -375,7 +376,23 @@ function keyOf(project: PrepareProject, ip: string, ua: string, ts: number): str
   return visitorKey({ secret: project.visitorSecret, rotation: project.rotation, visitorId: null, ip, userAgent: ua, timestampMs: ts });
 }
 
-/** An optional ASCII field within its limit and without NUL. */
+/**
+ * A byte-parsed event with its `timestamp` (new Date(ms).toISOString(), its keys in the parser's order), for prepare:
+ * the import's parser leaves it out (logparse.ts CombinedBytesState.iso), since the shortcut reads `ms` alone. Why:
+ * a Date and a 24-character string per line for the few lines the shortcut hands to prepare.
+ */
+function withTimestamp(ev: RawEvent, ms: number): RawEvent {
+  if (ev.timestamp !== undefined) return ev;
+  // The parser's order (path, timestamp, method, status, ip, referrer, userAgent); any other key after them.
+  const { path, method, status, ...rest } = ev;
+  const full: RawEvent = {};
+  if (path !== undefined) full.path = path;
+  full.timestamp = new Date(ms).toISOString();
+  if (method !== undefined) full.method = method;
+  if (status !== undefined) full.status = status;
+  return Object.assign(full, rest);
+}
+
 /**
  * Whether a parsed line can take the import's shortcut (prepareParsed, prepareParsedInto): its path and fields are
  * within EVENT_LIMITS, hold no NUL, and its time is from 1970 to MAX_FUTURE_MS ahead of `now`.

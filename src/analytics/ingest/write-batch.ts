@@ -442,6 +442,18 @@ export function dedupKeyDigestText(b: WriteBatch, i: number): string | null {
 export const digestTextWord = (d: string, at: number): number =>
   ((d.charCodeAt(at) << 24) | (d.charCodeAt(at + 1) << 16) | (d.charCodeAt(at + 2) << 8) | d.charCodeAt(at + 3)) >>> 0;
 
+const wordsView = new DataView(new ArrayBuffer(8));
+
+/**
+ * The 64-bit hash whose big-endian words are `hi` and `lo`: exactly `(BigInt(hi) << 32n) | BigInt(lo)`, as one
+ * BigInt made (read from 8 bytes) instead of four. Why: the import's writer makes one per imported line.
+ */
+export function hashOfWords(hi: number, lo: number): bigint {
+  wordsView.setUint32(0, hi);
+  wordsView.setUint32(4, lo);
+  return wordsView.getBigUint64(0);
+}
+
 /** The UTC day event `i`'s dedup key names (dedupKeyDay), null when it names none or has no key. */
 export function dedupKeyDayOf(b: WriteBatch, i: number): number | null {
   const lk = b.lineKeys;

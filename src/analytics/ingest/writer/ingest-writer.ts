@@ -37,6 +37,7 @@ import {
   dedupKeyDigestText,
   digestTextWord,
   type EventClass,
+  hashOfWords,
   type IngestSource,
   type Learned,
   type LearnedIds,
@@ -434,7 +435,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         const hi = digestTextWord(digest, 0);
         const lo = digestTextWord(digest, 4);
         // The first 8 bytes big-endian, as readBigUInt64BE reads them.
-        const h = (BigInt(hi) << 32n) | BigInt(lo);
+        const h = hashOfWords(hi, lo);
         t.hashes[i] = h;
         t.words[2 * i] = hi;
         t.words[2 * i + 1] = lo;
