@@ -38,6 +38,9 @@ const QUEUED_PER_THREAD = 2;
  * a V8 heap of its own (about 40 MB with its modules and caches), and the import's peak RSS must stay under 300 MB
  * (bench:import measured 277 MB at 1M lines with one thread, 321–340 MB with two).
  */
+// (Its young generation is in fact 24 MiB, not 4: the import's process-wide --max-semi-space-size=8, cli/analytics.ts,
+// wins over resourceLimits. Letting threads size their own heaps (lib/thread-heaps.ts), at 24 MiB, was measured and
+// not taken: bench/README.md, Decisions.)
 const THREAD_CACHE = 20_000;
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
 

@@ -98,6 +98,8 @@ export const IMPORT_WRITER = {
   dedupCacheBytes: 8 * 1024 * 1024,
   sqliteCacheKib: 8 * 1024,
   sqliteStatementCache: 16,
+  // The young generation is in fact 24 MiB: the import's process-wide --max-semi-space-size=8 (cli/analytics.ts) wins
+  // over a thread's resourceLimits (bench/README.md, Decisions: threads sizing their own heaps, not taken).
   resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 256 },
 };
 /**
