@@ -23,6 +23,15 @@ import { registerWebhookCommands } from './webhook.ts';
  */
 const SERVE_NODE_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=50'];
 
+/**
+ * The environment `inkwell serve` is re-executed with (unless set already), as an import's (cli/analytics.ts
+ * IMPORT_ENV): glibc's malloc keeps at most two arenas instead of one per allocating thread (up to 8 per core: the
+ * serving thread, the ingest writer, the merger, the count thread, the checkpointer, V8's and libuv's helpers), so
+ * memory one thread frees is reused by the others. Allocation is the same, only where freed memory waits for reuse
+ * changes. bench/README.md (Decisions, "Two malloc arenas") has the peak RSS with and without.
+ */
+const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 const program = new Command();
 program.name('inkwell').description('Agent jobs and visitor analytics for documentation sites').version('0.1.0').showHelpAfterError();
 
@@ -32,7 +41,7 @@ program
   .option('--role <role>', 'all (API and worker), api, or worker', 'all')
   .action(async (opts: { role: string }) => {
     if (!['all', 'api', 'worker'].includes(opts.role)) fail(`--role must be all, api or worker (got ${JSON.stringify(opts.role)})`);
-    reexecWithNodeFlags(SERVE_NODE_FLAGS, 'INKWELL_SERVE_NODE_FLAGS');
+    reexecWithNodeFlags(SERVE_NODE_FLAGS, 'INKWELL_SERVE_NODE_FLAGS', SERVE_ENV);
     // The flags above size this (the serving) thread; the service's own threads take their own limits.
     (await import('../lib/thread-heaps.ts')).letThreadsSizeTheirHeaps();
     const [{ loadConfig }, { serveForever }] = await Promise.all([import('../config.ts'), import('../http/server.ts')]);

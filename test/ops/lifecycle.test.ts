@@ -99,6 +99,8 @@ describeEachDialect('inkwell serve process', (dialect) => {
     const execs = process.platform === 'linux' && typeof (process as { execve?: unknown }).execve === 'function';
     const cmdline = (pid: number | undefined) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (execs) expect(cmdline(first.child.pid)).toContain('--max-semi-space-size=32');
+    // …and with two malloc arenas (src/cli/main.ts SERVE_ENV).
+    if (execs) expect(fs.readFileSync(`/proc/${first.child.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const ok = await httpRequest(first.baseUrl, 'GET', `/v1/projects/${project.id}`, { key: key.key });
     expect(ok.status).toBe(200);
     expect(ok.body.id).toBe(project.id);
