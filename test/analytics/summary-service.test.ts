@@ -636,6 +636,26 @@ describeEachDialect('sealing changed days promptly (a database of its own: the s
     expect((await b.svc.store.visitors(whole(p.id, 'fin'))).totals.total).toBe(13);
     await b.svc.close();
   });
+
+  it('nor a day it sealed for changing fast that no read asked for: its next read comes from the blob', async () => {
+    const p = await a.projects.createProject({ name: 'replayed', repository: 'r' });
+    const ingestOne = (i: number) => a.svc.ingest.ingest(p.id, [wire({ day: 0, page: i % 3, visitor: i, ua: 0 })], { source: 'api' });
+    await ingestOne(0);
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    const b = serviceOn(t.reopen());
+    const sealer = b.svc.store.summaries;
+    expect(await sealer.sealOnce()).toBe(1);
+    // SEAL_BEHIND versions more: sealed at once, as a day still changing fast (extended from its blob).
+    for (let i = 1; i <= SEAL_BEHIND; i++) await ingestOne(i);
+    const extended = sealer.stats.extended;
+    expect(await sealer.sealOnce()).toBe(1);
+    expect(sealer.stats.extended).toBe(extended + 1);
+    expect(await staleOf(ord)).toEqual([]);
+    const day = await sealer.loadWindow(ord, { fromDay: DAY0, toDay: DAY0 + 1 });
+    expect(day.stats).toMatchObject({ days: 1, fromMemory: 0, fromBlob: 1, extended: 0, rebuilt: 0 });
+    expect((await b.svc.store.visitors(whole(p.id, 'replayed'))).totals.total).toBe(SEAL_BEHIND + 1);
+    await b.svc.close();
+  });
 });
 
 describeEachDialect('migration 0017 (day summaries)', (dialect) => {

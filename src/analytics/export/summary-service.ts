@@ -553,16 +553,17 @@ export function createSummaryService(deps: SummaryServiceDeps) {
       // writer's replies, waited for all of it: bench:compaction --work seal).
       await new Promise<void>((resolve) => setImmediate(resolve));
       let s: DaySummary | undefined;
-      // Kept in memory only if it was there or the day is still changing fast (sealed for being SEAL_BEHIND
-      // versions behind: the next seal extends it): a finished day the sealer builds is read again, if ever, from
-      // its blob. Invariant: memory is a cache (exact at its version), so leaving a summary out changes no answer.
-      // Why: a year ingested in time order seals each day as it ends, which filled the cache (128 MiB) with days
-      // nobody read: at 10M events over a year (bench:scale --memory, SQLite) the serving thread's buffers at the
-      // ingest's peak were 112 MB with it, 19 without (bench/README.md, Decisions, "does not cache the finished days").
-      const changing = !opts.all && d.storedVersion !== null && d.version - d.storedVersion >= sealBehind;
+      // Kept in memory only if it was there (a read asked for it): a day the sealer builds is read again, if ever,
+      // from its blob, and the next seal of a day still changing extends the blob it wrote. Invariant: memory is a
+      // cache (exact at its version), so leaving a summary out changes no answer.
+      // Why: a year ingested in time order seals each day as it ends. Finished days kept filled the cache (128 MiB)
+      // with days nobody read (10M events over a year, bench:scale --memory, SQLite: the serving thread's buffers
+      // at the ingest's peak 112 MB with them, 19 without); so did days kept for still changing fast, which a replay
+      // seals as they end and no later seal replaces: at 30M events over 110 days, the cache held ~30 such days
+      // (bench/README.md, Decisions, "does not cache the finished days" and "nor the changing ones").
       try {
         // Through loadWindow: memory, else extended or rebuilt in one snapshot.
-        s = (await loadWindow(d.projectOrd, { fromDay: d.day, toDay: d.day + 1 }, changing)).days[0];
+        s = (await loadWindow(d.projectOrd, { fromDay: d.day, toDay: d.day + 1 }, false)).days[0];
       } catch (err) {
         // Visitors beyond a day set's range: answers for this day fail; do not retry it until it changes.
         if (!(err instanceof DaySetIdRangeError)) throw err;
