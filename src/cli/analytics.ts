@@ -7,7 +7,7 @@ import type { ImportStats, LogFormat } from '../analytics/import/import.ts';
 import { createAnalyticsClient, type PathCounts } from '../client/analytics.ts';
 import { type ConnectionOptions, connection, explainApiError, withConnectionOptions } from './api-connection.ts';
 import { withContext } from './db.ts';
-import { reexecWithNodeFlags } from './node-flags.ts';
+import { reexecWithNodeFlags, TWO_MALLOC_ARENAS } from './node-flags.ts';
 import { fail, printJson, printTable } from './output.ts';
 import { createProgress, MIN_LIVE_COLUMNS } from './progress.ts';
 import { registerProjectSettingsCommands } from './project-settings.ts';
@@ -200,13 +200,11 @@ function registerInsightCommands(analytics: Command): void {
 const IMPORT_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=30'];
 
 /**
- * The environment an import's process is re-executed with (unless set already): glibc's malloc keeps at most two
- * arenas. By default each thread that allocates gets an arena of its own (up to 8 per core), and an import has
- * several: its main thread, import thread, writer and checkpointer, and V8's and libuv's helpers. Peak RSS of the
- * 1M-line import (bench:import's log, one process, 2-core machine): 305–314 MB without, 283–291 MB with two (CPU
- * within the runs' noise). Allocation is the same, only where freed memory waits for reuse changes.
+ * The environment an import's process is re-executed with (unless set already): two malloc arenas (node-flags.ts).
+ * Peak RSS of the 1M-line import (bench:import's log, one process, 2-core machine): 305–314 MB without, 283–291 MB
+ * with two (CPU within the runs' noise).
  */
-const IMPORT_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+const IMPORT_ENV = TWO_MALLOC_ARENAS;
 
 /** `inkwell analytics import` runs with IMPORT_NODE_FLAGS and IMPORT_ENV (node-flags.ts; INKWELL_IMPORT_NODE_FLAGS=0 keeps the defaults). */
 function reexecWithImportHeap(): void {

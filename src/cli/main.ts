@@ -5,7 +5,7 @@ import type { Role } from '../http/server.ts';
 import { registerAnalyticsCommands } from './analytics.ts';
 import { registerDashboardCommand } from './dashboard.ts';
 import { registerJobCommands } from './job.ts';
-import { reexecWithNodeFlags } from './node-flags.ts';
+import { reexecWithNodeFlags, TWO_MALLOC_ARENAS } from './node-flags.ts';
 import { fail } from './output.ts';
 import { registerProjectCommands } from './projects.ts';
 import { registerWebhookCommands } from './webhook.ts';
@@ -24,13 +24,10 @@ import { registerWebhookCommands } from './webhook.ts';
 const SERVE_NODE_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=50'];
 
 /**
- * The environment `inkwell serve` is re-executed with (unless set already), as an import's (cli/analytics.ts
- * IMPORT_ENV): glibc's malloc keeps at most two arenas instead of one per allocating thread (up to 8 per core: the
- * serving thread, the ingest writer, the merger, the count thread, the checkpointer, V8's and libuv's helpers), so
- * memory one thread frees is reused by the others. Allocation is the same, only where freed memory waits for reuse
- * changes. bench/README.md (Decisions, "Two malloc arenas") has the peak RSS with and without.
+ * The environment `inkwell serve` is re-executed with (unless set already): two malloc arenas (node-flags.ts).
+ * bench/README.md (Decisions, "Two malloc arenas") has the peak RSS with and without.
  */
-const SERVE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+const SERVE_ENV = TWO_MALLOC_ARENAS;
 
 const program = new Command();
 program.name('inkwell').description('Agent jobs and visitor analytics for documentation sites').version('0.1.0').showHelpAfterError();

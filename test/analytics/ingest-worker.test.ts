@@ -10,10 +10,11 @@ import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-ba
 import { DictionaryMirror } from '../../src/analytics/ingest/writer/dictionary-mirror.ts';
 import { createWorkerWriter } from '../../src/analytics/ingest/writer/ingest-worker-client.ts';
 import { createGroupWriter } from '../../src/analytics/ingest/writer/ingest-writer.ts';
-import { SERVICE_WRITER_RESOURCE_LIMITS, writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
+import { writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
 import { testConfig } from '../../src/config.ts';
 import type { Database } from '../../src/db/index.ts';
+import { BACKGROUND_THREAD_LIMITS } from '../../src/lib/thread-heaps.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
@@ -251,7 +252,7 @@ describe('analytics ingest worker (SQLite file)', () => {
     const config = testConfig();
     expect(config.analytics.writerStatementCache).toBe(32);
     expect(testConfig({}, { INKWELL_ANALYTICS_WRITER_STATEMENT_CACHE: '64' }).analytics.writerStatementCache).toBe(64);
-    expect(writerSetup({ config }, 'a.db', 10)).toMatchObject({ sqliteStatementCache: 32, resourceLimits: SERVICE_WRITER_RESOURCE_LIMITS });
+    expect(writerSetup({ config }, 'a.db', 10)).toMatchObject({ sqliteStatementCache: 32, resourceLimits: BACKGROUND_THREAD_LIMITS });
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).resourceLimits).toEqual(IMPORT_WRITER.resourceLimits);
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteStatementCache).toBe(IMPORT_WRITER.sqliteStatementCache);
   });

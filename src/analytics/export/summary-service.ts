@@ -297,7 +297,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
 
   /**
    * The day summaries of a window (days with segments only), consistent with one snapshot of the data.
-   * `keepNew` false: a day not already in memory is not put there (the sealer's finished days; see sealOnce).
+   * `keepNew` false: a day not already in memory is not put there (the sealer's days; see sealOnce).
    */
   async function loadWindow(projectOrd: number, range: DayRange, keepNew = true): Promise<Window> {
     const st: LoadStats = { days: 0, fromMemory: 0, fromBlob: 0, extended: 0, rebuilt: 0 };

@@ -51,9 +51,6 @@ export function reclaimDue(s: { replaced: number; replacedAtLast: number; now: n
   return s.replaced !== s.replacedAtLast && s.now - s.last >= RECLAIM_INTERVAL_MS;
 }
 
-/** The service writer thread's V8 heap limits: those of every background thread (src/lib/thread-heaps.ts). */
-export const SERVICE_WRITER_RESOURCE_LIMITS = BACKGROUND_THREAD_LIMITS;
-
 /**
  * The writer thread's settings: the service's own (config) unless the caller gives its own (an import).
  * The statement cache is small because the writer's dictionary lookups are `in (…)` lists whose every length is
@@ -67,7 +64,7 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
     cacheEntries,
     projectStateBytes: deps.config.analytics.projectStateMb * 2 ** 20,
     sqliteStatementCache: deps.config.analytics.writerStatementCache,
-    resourceLimits: SERVICE_WRITER_RESOURCE_LIMITS,
+    resourceLimits: BACKGROUND_THREAD_LIMITS,
     ...deps.writerThread,
   };
 }
