@@ -106,7 +106,7 @@ export const ConfigSchema = Type.Object({
     16,
     1,
     65_536,
-    "Page cache of the process's own SQLite connection, in MiB (the ingest writer thread's connection has its own, 64 MiB; with INKWELL_ANALYTICS_INGEST_WORKER=0 this one also takes the ingest's writes).",
+    "Page cache of each of the process's SQLite connections, in MiB: its own and the ingest writer thread's (with INKWELL_ANALYTICS_INGEST_WORKER=0 the process's own connection also takes the ingest's writes).",
   ),
   logLevel: Type.Enum(LOG_LEVELS, { env: 'LOG_LEVEL', parse: 'choice', default: 'info' }),
   logPretty: Flag('INKWELL_LOG_PRETTY', Boolean(process.stdout.isTTY), 'Pretty logs (for a terminal) instead of JSON lines; default: whether stdout is one.'),
@@ -284,6 +284,13 @@ export const ConfigSchema = Type.Object({
       1,
       65_536,
       "Ingest's per-project state (visitor hash indexes, dictionary caches) kept in memory, in MiB; least recently written projects are dropped first (their index is read again on their next write).",
+    ),
+    visitorKeysMb: Int(
+      'INKWELL_ANALYTICS_VISITOR_KEYS_MB',
+      64,
+      0,
+      65_536,
+      "A project's visitor keys the ingest writer holds in memory, in MiB (at most half of INKWELL_ANALYTICS_PROJECT_STATE_MB); the others are kept in an unlinked file beside the SQLite database (the system's temporary directory on PostgreSQL) and read from it to confirm a returning visitor.",
     ),
     daySetCacheMb: Int(
       'INKWELL_ANALYTICS_DAYSET_CACHE_MB',

@@ -90,7 +90,11 @@ export class GenerationCache<K, V> {
 abstract class WeighedLru<K, V> {
   protected readonly map = new Map<K, { value: V; bytes: number }>();
   protected total = 0;
-  constructor(readonly maxBytes: number) {}
+  /** `dispose`: told of every value that leaves (evicted, deleted, replaced or cleared), e.g. to close its file. */
+  constructor(
+    readonly maxBytes: number,
+    private readonly dispose?: (value: V) => void,
+  ) {}
 
   /** Entries held. */
   get size(): number {
@@ -115,12 +119,15 @@ abstract class WeighedLru<K, V> {
     if (e) {
       this.map.delete(key);
       this.total -= e.bytes;
+      this.dispose?.(e.value);
     }
   }
 
   clear(): void {
+    const values = this.dispose ? [...this.map.values()] : [];
     this.map.clear();
     this.total = 0;
+    for (const e of values) this.dispose?.(e.value);
   }
 
   /** Evicts least recently used entries but `keep` until the sum is within the bound. */
@@ -130,6 +137,7 @@ abstract class WeighedLru<K, V> {
       if (k === keep) continue;
       this.map.delete(k);
       this.total -= e.bytes;
+      this.dispose?.(e.value);
     }
   }
 }
@@ -155,13 +163,21 @@ export class SizedLru<K, V> extends WeighedLru<K, V> {
   constructor(
     maxBytes: number,
     private readonly sizeOf: (value: V) => number,
+    dispose?: (value: V) => void,
   ) {
-    super(maxBytes);
+    super(maxBytes, dispose);
   }
 
   set(key: K, value: V): void {
-    this.delete(key);
-    this.map.set(key, { value, bytes: 0 });
+    const e = this.map.get(key);
+    if (e !== undefined && e.value === value) {
+      // The same value again: most recently used, not disposed.
+      this.map.delete(key);
+      this.map.set(key, e);
+    } else {
+      this.delete(key);
+      this.map.set(key, { value, bytes: 0 });
+    }
     this.resize(key);
   }
 

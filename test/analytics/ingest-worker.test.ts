@@ -18,6 +18,7 @@ import { BACKGROUND_THREAD_LIMITS } from '../../src/lib/thread-heaps.ts';
 import { createProjectService } from '../../src/projects/service.ts';
 import { createProjectsStore } from '../../src/projects/store.ts';
 import { openTestDb, type TestDb, tempDir } from '../helpers/db.ts';
+import { openDeletedFiles } from '../helpers/fds.ts';
 import { sqlAnalyticsService } from './services.ts';
 import { storedRows } from './stored-events.ts';
 
@@ -65,6 +66,32 @@ describe('analytics ingest worker (SQLite file)', () => {
     }
     expect(expected).toBe(1000);
     await svc.close();
+  });
+
+  it('keeps the visitor keys past its memory bound in an unlinked file beside the database, and closes it', async () => {
+    const projects = createProjectService(createProjectsStore(t.db.kysely));
+    // No key in memory and the smallest exact cache: returning visitors are confirmed from the key file.
+    const analytics = { ...testConfig().analytics, dictionaryCacheEntries: 100, visitorKeysMb: 0 };
+    const svc = sqlAnalyticsService({ config: { analytics }, db: t.db, projects, now: Date.now });
+    expect(svc.store.writerMode).toBe('worker');
+    const p = await projects.createProject({ name: 'd', repository: 'r' });
+    const events = (pass: number) =>
+      Array.from({ length: 2000 }, (_, i) => ({
+        path: `/p/${i % 37}`,
+        timestamp: new Date(Date.UTC(2026, 4, 1) + (pass * 2000 + i) * 1000).toISOString(),
+        userAgent: 'Mozilla/5.0 Firefox/125.0',
+        visitorId: `k${i}`,
+      }));
+    for (const pass of [0, 1, 2]) for (let i = 0; i < 2000; i += 500) await svc.ingest.ingest(p.id, events(pass).slice(i, i + 500), { source: 'api' });
+    const prefix = path.join(path.dirname(t.db.file as string), '.inkwell-visitor-keys-');
+    expect(openDeletedFiles(prefix)).toBe(1);
+    expect(fs.readdirSync(path.dirname(t.db.file as string)).filter((f) => f.startsWith('.inkwell-visitor-keys-'))).toEqual([]);
+    await svc.close();
+    expect(openDeletedFiles(prefix)).toBe(0);
+    // Every returning visitor found its ordinal: 2,000 visitors stored, not 6,000.
+    const ord = (await analyticsStore.selectProjectOrd(t.db.kysely, p.id)) as number;
+    expect((await analyticsStore.selectVisitorsAfter(t.db.kysely, ord, 0)).length).toBe(2000);
+    expect(await countEvents(t.reopen())).toBe(6000);
   });
 
   it('close waits for the writes it was handed, then refuses new ones', async () => {
@@ -255,6 +282,14 @@ describe('analytics ingest worker (SQLite file)', () => {
     expect(writerSetup({ config }, 'a.db', 10)).toMatchObject({ sqliteStatementCache: 32, resourceLimits: BACKGROUND_THREAD_LIMITS });
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).resourceLimits).toEqual(IMPORT_WRITER.resourceLimits);
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteStatementCache).toBe(IMPORT_WRITER.sqliteStatementCache);
+  });
+
+  it("the writer's connection keeps INKWELL_SQLITE_CACHE_MB of pages (16 MiB) and a project's visitor keys INKWELL_ANALYTICS_VISITOR_KEYS_MB in memory (64 MiB); an import's own cache wins", () => {
+    const config = testConfig();
+    expect(writerSetup({ config }, 'a.db', 10)).toMatchObject({ sqliteCacheKib: 16 * 1024, visitorKeyBytes: 64 * 2 ** 20 });
+    const set = testConfig({}, { INKWELL_SQLITE_CACHE_MB: '48', INKWELL_ANALYTICS_VISITOR_KEYS_MB: '0' });
+    expect(writerSetup({ config: set }, 'a.db', 10)).toMatchObject({ sqliteCacheKib: 48 * 1024, visitorKeyBytes: 0 });
+    expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteCacheKib).toBe(IMPORT_WRITER.sqliteCacheKib);
   });
 
   it('a writer keeping the fewest statements (8) evicts and compiles again, with the same results', async () => {

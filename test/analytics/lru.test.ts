@@ -36,6 +36,31 @@ describe('SizedLru', () => {
     expect(lru.bytes).toBe(1);
   });
 
+  it('tells its dispose callback of every value that leaves: evicted, deleted, replaced or cleared, never one set again', () => {
+    const gone: number[] = [];
+    const lru = new SizedLru<string, { n: number; id: number }>(
+      100,
+      (v) => v.n,
+      (v) => gone.push(v.id),
+    );
+    const a = { n: 40, id: 1 };
+    lru.set('a', a);
+    lru.set('b', { n: 40, id: 2 });
+    lru.set('a', a);
+    expect(gone).toEqual([]);
+    lru.set('c', { n: 40, id: 3 }); // b is the least recently used (a was set again)
+    expect(gone).toEqual([2]);
+    lru.set('a', { n: 10, id: 4 });
+    expect(gone).toEqual([2, 1]);
+    lru.delete('c');
+    lru.delete('c');
+    expect(gone).toEqual([2, 1, 3]);
+    lru.set('d', { n: 10, id: 5 });
+    lru.clear();
+    expect(gone.sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(lru.size).toBe(0);
+  });
+
   it('delete and clear keep the sum right; resizing a missing key only trims', () => {
     const lru = sized(100);
     lru.set('a', { n: 40 });

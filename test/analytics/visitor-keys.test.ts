@@ -1,10 +1,14 @@
-// The visitors' stored keys in memory (src/analytics/ingest/writer/visitor-keys.ts), and the dictionary's resolution
-// (visitor-dictionary.ts resolveVisitorKeys) confirming index candidates against them: the same ordinals whether
-// the key store holds every visitor, some or none, and no confirming read for the visitors it holds.
+// The visitors' stored keys in memory and in the key file (src/analytics/ingest/writer/visitor-keys.ts), and the
+// dictionary's resolution (visitor-dictionary.ts resolveVisitorKeys) confirming index candidates against them: the
+// same ordinals whether the key store holds every visitor, some or none, and no confirming read for those it holds.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AddedChunk,
   catchUpVisitors,
+  closeVisitorIndex,
   indexAdded,
   newVisitorIndexState,
   resolveVisitorKeys,
@@ -17,6 +21,7 @@ import { analyticsStore as store } from '../../src/analytics/store/store.ts';
 import { encodeVisitorKey } from '../../src/analytics/store/visitor-key.ts';
 import { type BulkWriter, createBulkWriter } from '../../src/db/bulk.ts';
 import { describeEachDialect, openTestDb, type TestDb } from '../helpers/db.ts';
+import { openDeletedFiles } from '../helpers/fds.ts';
 
 const hashKey = (i: number) => `h:${String(i).padStart(22, 'A')}`;
 const uuidKey = (i: number) => `v:00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -77,6 +82,80 @@ describe('VisitorKeyStore', () => {
     expect(ordered.add(11, x.width, x.data)).toBe(false);
     expect(ordered.full).toBe(true);
     expect(ordered.matches(11, encodeVisitorKey(hashKey(11)))).toBe(true);
+  });
+});
+
+describe('VisitorKeyStore: the key file', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inkwell-keys-'));
+  });
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the chunks past its memory bound in an unlinked file, read back to confirm; closing it lets them go', () => {
+    const ks = new VisitorKeyStore(1.1 * 2 ** 20, dir);
+    // 200,000 keys of 18 bytes (3.6 MB): one block in memory, the rest in the file (flushed) and its tail.
+    let ord = 1;
+    let lastInMemory = 0;
+    for (let n = 0; n < 2000; n++) {
+      const { width, data } = chunk(Array.from({ length: 100 }, (_, i) => hashKey(ord + i)));
+      if (ks.add(ord, width, data)) lastInMemory = ord + 99;
+      ord += 100;
+    }
+    // A chunk longer than the tail (one text key of 1.5 MiB) is written past it.
+    const long = `v:${'y'.repeat(1.5 * 2 ** 20)}`;
+    const c = chunk([long]);
+    expect(ks.add(ord, c.width, c.data)).toBe(false);
+    const last = chunk([hashKey(ord + 1)]);
+    expect(ks.add(ord + 1, last.width, last.data)).toBe(false);
+
+    expect(ks.full).toBe(true);
+    expect(lastInMemory).toBeGreaterThan(50_000);
+    expect(ks.chunks).toBe(2002);
+    expect(ks.fileBytes).toBeGreaterThan(3.5 * 2 ** 20);
+    // Memory: the blocks and the tail, not the file.
+    expect(ks.bytes).toBeLessThan(2 * 2 ** 20 + 2002 * 40 + 1);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(openDeletedFiles(path.join(dir, '.inkwell-visitor-keys-'))).toBe(1);
+
+    const inFile = [lastInMemory + 1, 100_000, 199_999, ord + 1];
+    for (const o of [1, lastInMemory, ...inFile]) expect(ks.matches(o, encodeVisitorKey(hashKey(o)))).toBe(true);
+    expect(ks.matches(ord, encodeVisitorKey(long))).toBe(true);
+    expect(ks.matches(100_000, encodeVisitorKey(hashKey(100_001)))).toBe(false);
+    expect(ks.matches(ord, encodeVisitorKey(`v:${'y'.repeat(1.5 * 2 ** 20 - 1)}z`))).toBe(false);
+    expect(ks.matches(ord + 2, encodeVisitorKey(hashKey(ord + 2)))).toBeUndefined();
+    // Held in memory (its index entry needs no hash) only below the bound.
+    expect(ks.holds(lastInMemory)).toBe(true);
+    expect(ks.holds(lastInMemory + 1)).toBe(false);
+    expect(ks.keyCodesOf(lastInMemory + 1)).toBe(-1);
+    expect(ks.keyCodesOf(1)).toBe(24);
+
+    ks.close();
+    expect(openDeletedFiles(path.join(dir, '.inkwell-visitor-keys-'))).toBe(0);
+    for (const o of inFile) expect(ks.matches(o, encodeVisitorKey(hashKey(o)))).toBeUndefined();
+    expect(ks.matches(1, encodeVisitorKey(hashKey(1)))).toBe(true);
+    // Nothing later is held once the file is gone.
+    const after = chunk([hashKey(ord + 5)]);
+    expect(ks.add(ord + 5, after.width, after.data)).toBe(false);
+    expect(ks.matches(ord + 5, encodeVisitorKey(hashKey(ord + 5)))).toBeUndefined();
+  });
+
+  it('without a usable directory, the chunks past its bound are not held: their candidates are read from their rows', () => {
+    const missing = path.join(dir, 'gone');
+    const ks = new VisitorKeyStore(1.1 * 2 ** 20, missing);
+    let ord = 1;
+    for (let n = 0; n < 700; n++) {
+      const { width, data } = chunk(Array.from({ length: 100 }, (_, i) => hashKey(ord + i)));
+      ks.add(ord, width, data);
+      ord += 100;
+    }
+    expect(ks.full).toBe(true);
+    expect(ks.fileBytes).toBe(0);
+    expect(ks.matches(1, encodeVisitorKey(hashKey(1)))).toBe(true);
+    expect(ks.matches(69_999, encodeVisitorKey(hashKey(69_999)))).toBeUndefined();
+    expect(fs.existsSync(missing)).toBe(false);
   });
 });
 
@@ -201,6 +280,41 @@ describeEachDialect('visitor dictionary: candidates confirmed in memory', (diale
     for (const k of keys) expect(again.get(k)).toBe(fromAll.get(k) ?? first.get(k));
     expect(new Set(again.values()).size).toBe(900);
     expect((await store.selectVisitorsAfter(t.db.kysely, ord, 0)).length).toBe(900);
+  });
+
+  it('confirms from the key file the candidates past the memory bound, with no reads; once closed, by reads', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'inkwell-keys-'));
+    try {
+      const keys = Array.from({ length: 900 }, (_, i) => (i % 2 === 0 ? hashKey(i) : i % 3 === 0 ? uuidKey(i) : `v:text-${i}`));
+      // No key in memory: every chunk in the file, every index entry with its hash.
+      const writer = newVisitorIndexState(0, dir);
+      const first = await resolve(writer, keys.slice(0, 600));
+      const other = newVisitorIndexState(0, dir);
+      await catchUpVisitors(t.db.kysely, ord, other, t.db.caps);
+      expect(other.keys.chunks).toBe(other.starts.length);
+      expect(other.keys.holds(1)).toBe(false);
+      expect(other.keys.fileBytes).toBeGreaterThan(600 * 8);
+
+      reads = 0;
+      const fromOther = await resolve(other, keys);
+      expect(reads).toBe(0);
+      for (const k of keys.slice(0, 600)) expect(fromOther.get(k)).toBe(first.get(k));
+      reads = 0;
+      const again = await resolve(writer, keys);
+      expect(reads).toBe(0);
+      for (const k of keys) expect(again.get(k)).toBe(fromOther.get(k));
+      expect(new Set(again.values()).size).toBe(900);
+
+      closeVisitorIndex(other);
+      reads = 0;
+      const afterClose = await resolve(other, keys);
+      expect(reads).toBeGreaterThanOrEqual(900);
+      for (const k of keys) expect(afterClose.get(k)).toBe(again.get(k));
+      closeVisitorIndex(writer);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a hash collision with a held key is no match: the key gets its own ordinal', async () => {

@@ -2,6 +2,8 @@
 // events as day segments and their dictionaries written by the group-committing ingest writer; every answer
 // (exports, series, agents, referrers) from day summaries derived from the segments. See analytics-store.ts for
 // the contract.
+import os from 'node:os';
+import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/index.ts';
 import { ping } from '../../db/index.ts';
@@ -20,7 +22,7 @@ import { analyticsStore as store } from './store.ts';
 import { summaryStore } from './summary-store.ts';
 
 export interface SqlAnalyticsStoreDeps {
-  config: Pick<Config, 'analytics'>;
+  config: Pick<Config, 'analytics'> & Partial<Pick<Config, 'sqliteCacheMb'>>;
   db: Database;
   now: () => number;
   /** Errors of background work (summary sealing, a writer thread that cannot start), which never throws. */
@@ -63,6 +65,8 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
     sqlitePath,
     cacheEntries,
     projectStateBytes: deps.config.analytics.projectStateMb * 2 ** 20,
+    visitorKeyBytes: deps.config.analytics.visitorKeysMb * 2 ** 20,
+    ...(deps.config.sqliteCacheMb !== undefined ? { sqliteCacheKib: deps.config.sqliteCacheMb * 1024 } : {}),
     sqliteStatementCache: deps.config.analytics.writerStatementCache,
     resourceLimits: BACKGROUND_THREAD_LIMITS,
     ...deps.writerThread,
@@ -78,7 +82,15 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
   const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
   const dedupCacheBytes = deps.writerThread?.dedupCacheBytes;
   const projectStateBytes = deps.config.analytics.projectStateMb * 2 ** 20;
-  const inThread = () => createGroupWriter(deps.db, { cacheEntries, projectStateBytes, ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}) });
+  const inThread = () =>
+    createGroupWriter(deps.db, {
+      cacheEntries,
+      projectStateBytes,
+      visitorKeyBytes: deps.config.analytics.visitorKeysMb * 2 ** 20,
+      // Beside the SQLite file, as the export's spill (summary-service.ts); PostgreSQL: the temporary directory.
+      visitorKeyFileDir: deps.db.file ? path.dirname(deps.db.file) : os.tmpdir(),
+      ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}),
+    });
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);

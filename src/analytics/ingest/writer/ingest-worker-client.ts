@@ -17,6 +17,8 @@ export interface WorkerSetup {
   cacheEntries: number;
   /** Bound of the writer's per-project state (GroupWriterOptions.projectStateBytes). */
   projectStateBytes?: number;
+  /** A project's visitor keys in memory at most (GroupWriterOptions.visitorKeyBytes); the others in a file beside the database. */
+  visitorKeyBytes?: number;
   /** The writer's bound of import dedup hashes in memory (GroupWriterOptions.dedupCacheBytes). */
   dedupCacheBytes?: number;
   /** The writer connection's SQLite page cache (OpenOptions.sqliteCacheKib). */

@@ -5,6 +5,7 @@
 // WAL sync (wal-sync.ts, in the thread pool) and WAL checkpoints happen off the main thread, which keeps
 // parsing and validating requests. A batch is acknowledged only after its transaction committed and the WAL
 // holding it was synced.
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../../db/index.ts';
 import { fromWire, type Learned } from '../write-batch.ts';
@@ -84,6 +85,8 @@ const durable = db.sqliteHandle ? deferWalSync(db.sqliteHandle, setup.sqlitePath
 const writer = createGroupWriter(db, {
   cacheEntries: setup.cacheEntries,
   ...(setup.projectStateBytes !== undefined ? { projectStateBytes: setup.projectStateBytes } : {}),
+  ...(setup.visitorKeyBytes !== undefined ? { visitorKeyBytes: setup.visitorKeyBytes } : {}),
+  visitorKeyFileDir: path.dirname(setup.sqlitePath),
   ...(durable ? { durable } : {}),
   ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).

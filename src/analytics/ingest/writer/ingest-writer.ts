@@ -63,6 +63,7 @@ import {
   type AddedChunk,
   CACHED_KEY_BYTES,
   catchUpVisitors,
+  closeVisitorIndex,
   indexAdded,
   newVisitorIndexState,
   resolveVisitorKeys,
@@ -115,6 +116,13 @@ export interface GroupWriterOptions {
   projectStateBytes?: number;
   /** Bound of the import dedup hashes kept in memory (dedup-cache.ts), in bytes. */
   dedupCacheBytes?: number;
+  /**
+   * A project's visitor keys held in memory at most (visitor-keys.ts), in bytes; never more than half of
+   * projectStateBytes (the default).
+   */
+  visitorKeyBytes?: number;
+  /** Where a project's other visitor keys go, in an unlinked file (none: their candidates are read from their rows). */
+  visitorKeyFileDir?: string;
   /**
    * Makes what has been committed so far durable; called after each group's commit, and the group's writes
    * resolve only once the promise it returns does (they fail if it fails). The next group is written meanwhile.
@@ -302,9 +310,12 @@ function eventRows(source: IngestSource, b: WriteBatch, t: GroupJob, ids: BatchI
 export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): IngestWriter {
   const cacheEntries = opts.cacheEntries ?? 100_000;
   const projectStateBytes = opts.projectStateBytes ?? 512 * 2 ** 20;
-  const caches = new SizedLru<number, ProjectCache>(projectStateBytes, projectCacheBytes);
-  /** A project's visitor keys held in memory at most (visitor-keys.ts): half its state's bound, the index and caches the rest. */
-  const keyBytes = Math.floor(projectStateBytes / 2);
+  const caches = new SizedLru<number, ProjectCache>(projectStateBytes, projectCacheBytes, (c) => {
+    if (c.visitorIndex) closeVisitorIndex(c.visitorIndex);
+  });
+  /** A project's visitor keys held in memory at most (visitor-keys.ts): at most half its state's bound, the index and caches the rest. */
+  const keyBytes = Math.min(Math.floor(projectStateBytes / 2), opts.visitorKeyBytes ?? Number.POSITIVE_INFINITY);
+  const newIndex = () => newVisitorIndexState(keyBytes, opts.visitorKeyFileDir);
   const projectOrds = new Map<string, number>();
   const bulk = createBulkWriter(db);
   const queue: Job[] = [];
@@ -388,10 +399,16 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     let p = loading.get(ord);
     if (!p) {
       p = (async () => {
-        const vi = newVisitorIndexState(keyBytes);
-        await catchUpVisitors(db.kysely, ord, vi, db.caps);
+        const vi = newIndex();
+        try {
+          await catchUpVisitors(db.kysely, ord, vi, db.caps);
+        } catch (err) {
+          closeVisitorIndex(vi);
+          throw err;
+        }
         const cache = cacheFor(ord);
-        cache.visitorIndex ??= vi;
+        if (cache.visitorIndex) closeVisitorIndex(vi);
+        else cache.visitorIndex = vi;
         caches.resize(ord);
       })().finally(() => loading.delete(ord));
       loading.set(ord, p);
@@ -409,7 +426,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
   ): Promise<Map<string, number>> {
     if (misses.size === 0) return new Map();
     const cache = cacheFor(ord);
-    cache.visitorIndex ??= newVisitorIndexState(keyBytes);
+    cache.visitorIndex ??= newIndex();
     return resolveVisitorKeys(trx, bulk, ord, cache.visitorIndex, misses, added, addedChunks);
   }
 
@@ -712,6 +729,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         await draining;
         await Promise.allSettled([...syncing]);
       }
+      // The visitor indexes' key files.
+      caches.clear();
     },
 
     async warmUp() {},

@@ -8,8 +8,8 @@
 // previous one committed. After catching up on visitors committed by other processes, a key absent from the index
 // is absent from the table, and the index's watermark is the project's largest ordinal: new visitors take the
 // ordinals after it (store.insertVisitors). Index candidates are confirmed by their stored key (the index is a
-// hint: a hash collision costs a comparison, never a wrong ordinal): compared in memory where the project's key
-// store holds it (visitor-keys.ts), read from its chunk otherwise. Entries added in a transaction join the index
+// hint: a hash collision costs a comparison, never a wrong ordinal): compared where the project's key store holds
+// it (visitor-keys.ts: in memory, or in its key file), read from its chunk otherwise. Entries added in a transaction join the index
 // and the key store only after it commits (`added`, `addedChunks`, indexAdded): a rolled-back ordinal must never
 // be used or indexed.
 import type { Kysely } from 'kysely';
@@ -17,7 +17,7 @@ import type { BulkWriter } from '../../../db/bulk.ts';
 import type { DialectCaps } from '../../../db/dialect.ts';
 import type { DB } from '../../../db/schema.ts';
 import { analyticsStore as store } from '../../store/store.ts';
-import { encodeVisitorKey } from '../../store/visitor-key.ts';
+import { decodeVisitorKeyCodes, encodeVisitorKey } from '../../store/visitor-key.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import { VisitorKeyStore } from './visitor-keys.ts';
 
@@ -27,7 +27,7 @@ export interface VisitorIndexState {
   upTo: number;
   /** First ordinal of every chunk indexed, ascending (where a candidate's key is read: store.selectVisitorsByOrd). */
   starts: number[];
-  /** The stored keys of the chunks indexed, in memory up to a bound (a prefix of them): where candidates are confirmed. */
+  /** The stored keys of the chunks indexed, in memory up to a bound, then in a key file: where candidates are confirmed. */
   keys: VisitorKeyStore;
 }
 
@@ -55,10 +55,18 @@ export function visitorIndexBytes(vi: VisitorIndexState): number {
   return vi.index.bytes + vi.starts.length * 8 + vi.keys.bytes;
 }
 
-/** An empty index whose key store holds up to `keyBytes` (0: none; every candidate is then read from its chunk). */
-export function newVisitorIndexState(keyBytes = VISITOR_KEY_BYTES): VisitorIndexState {
-  const keys = new VisitorKeyStore(keyBytes);
+/**
+ * An empty index whose key store holds up to `keyBytes` in memory and the other keys in an unlinked file in
+ * `keyFileDir` (none: a candidate whose key it does not hold is read from its chunk). closeVisitorIndex when dropped.
+ */
+export function newVisitorIndexState(keyBytes = VISITOR_KEY_BYTES, keyFileDir?: string): VisitorIndexState {
+  const keys = new VisitorKeyStore(keyBytes, keyFileDir);
   return { index: new VisitorHashIndex(undefined, undefined, keys), upTo: 0, starts: [], keys };
+}
+
+/** Releases what an index holds outside the JavaScript heap (its key file). */
+export function closeVisitorIndex(vi: VisitorIndexState): void {
+  vi.keys.close();
 }
 
 /**
@@ -98,16 +106,24 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
     const last = await store.selectLastVisitorChunkStart(q, ord);
     if (last > 0) vi.index.reserveHeld(Math.min(last, Math.floor(vi.keys.maxBytes / 18)));
   }
+  let codes = new Uint16Array(64);
   for (;;) {
     const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS, blob);
     for (const c of chunks) {
       vi.starts.push(c.firstOrd);
-      // A chunk the key store takes is indexed from its stored bytes (no key string made: a 20M-visitor load spent a
-      // quarter of its time making and collecting them); the others from their decoded keys.
+      // Indexed from the chunk's stored bytes (no key string made: a 20M-visitor load spent a quarter of its time
+      // making and collecting them): a chunk held in memory from the key store's copy, the others from the row's.
       const held = vi.keys.add(c.firstOrd, c.width, c.data);
       for (let i = 0; i < c.count; i++) {
         const o = c.firstOrd + i;
-        if (!(held && vi.index.addHeldOrd(o))) vi.index.add(c.keys[i] as string, o);
+        if (held && vi.index.addHeldOrd(o)) continue;
+        const stored = c.data.subarray(i * c.width, (i + 1) * c.width);
+        let n = decodeVisitorKeyCodes(stored, codes);
+        if (n < 0) {
+          codes = new Uint16Array(-n);
+          n = decodeVisitorKeyCodes(stored, codes);
+        }
+        vi.index.addCodes(codes, n, o);
       }
       vi.upTo = c.firstOrd + c.count - 1;
     }

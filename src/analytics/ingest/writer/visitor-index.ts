@@ -202,15 +202,27 @@ export class VisitorHashIndex {
   /** Adds key → ord (the caller knows the pair is new; a held one's key is in the key store already). */
   add(key: string, ord: number): void {
     if (!(ord > 0) || !Number.isSafeInteger(ord)) throw new Error(`visitor index: bad ordinal ${ord}`);
+    this.hash(key);
+    this.place(ord);
+  }
+
+  /** add() of the key whose `n` UTF-16 code units are in `codes` (hashCodes: the same entry, no string made). */
+  addCodes(codes: Uint16Array, n: number, ord: number): void {
+    if (!(ord > 0) || !Number.isSafeInteger(ord)) throw new Error(`visitor index: bad ordinal ${ord}`);
+    this.hashCodes(codes, n);
+    this.place(ord);
+  }
+
+  /** Puts `ord`, whose key's hash is in this.a and this.b: held where the key store holds its key. */
+  private place(ord: number): void {
     if (this.keys !== undefined && ord <= 0xffff_ffff && this.keys.holds(ord)) {
-      this.addHeld(key, ord);
+      this.putHeld(ord);
       return;
     }
     if (ord > 0xffff_ffff && !this.wide) {
       for (const s of this.shards) s.ords = Float64Array.from(s.ords);
       this.wide = true;
     }
-    this.hash(key);
     const s = this.shards[this.b >>> (32 - SHARD_BITS)] as Shard;
     if (s.count + 1 > s.ords.length * MAX_LOAD) this.grow(s);
     put(s, this.a, ord);
@@ -230,11 +242,6 @@ export class VisitorHashIndex {
     this.hashCodes(this.keys.codes, n);
     this.putHeld(ord);
     return true;
-  }
-
-  private addHeld(key: string, ord: number): void {
-    this.hash(key);
-    this.putHeld(ord);
   }
 
   /** Puts a held entry whose key's hash is in this.a and this.b. */
