@@ -16,7 +16,7 @@
 // so a range's parts are about `budget` bytes.
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
+import { openUnlinked, writeAllAt } from '../../lib/scratch-file.ts';
 import { type DaySet, daySetBytes, daySetLayout, decodeDaySet, LITTLE_ENDIAN, lowerBound, sharedArrays } from './daysets.ts';
 
 /** Bytes of non-resident sets a long window holds at once before it is counted in ranges (at 100M events a year's are ~380 MB). */
@@ -174,18 +174,12 @@ export class RangeSpill {
     const pieces: ArrayBufferView[] = [s.pathIds.subarray(k0, k1), starts, pairs(from, to)];
     const part: Part = { meta, nPaths: k1 - k0, nPairs: to - from, pos: this.pos };
     try {
-      if (this.fd < 0 && !this.failed) {
-        const file = path.join(this.dir, `.inkwell-spill-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-        // 'wx+': O_EXCL, so a file or symlink already at the name (a shared temporary directory) is refused, not followed.
-        this.fd = fs.openSync(file, 'wx+', 0o600);
-        fs.unlinkSync(file);
-      }
+      if (this.fd < 0 && !this.failed) this.fd = openUnlinked(this.dir, '.inkwell-spill');
       if (this.failed) throw new Error('spill file unavailable');
       let at = this.pos;
       for (const a of pieces) {
         const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-        let done = 0;
-        while (done < bytes.length) done += fs.writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+        writeAllAt(this.fd, bytes, at);
         at += bytes.length;
       }
       this.spilled += at - this.pos;

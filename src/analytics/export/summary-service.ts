@@ -26,11 +26,10 @@
 // instead of rebuilding it). At most `sealBatch` days per tick (then the next batch after a yield). close()
 // seals every stale day within a bounded time (`closeSealMs`), so a clean restart finds them stored. Several
 // processes may seal at once: a blob only ever replaces an older version (upsertSummary's condition).
-import os from 'node:os';
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { DB } from '../../db/schema.ts';
+import { scratchDirOf } from '../../lib/scratch-file.ts';
 import { isStaticAsset } from '../classify/normalize.ts';
 import { ByteLru } from '../lru.ts';
 import { decodeSegment } from '../segments/codec.ts';
@@ -148,7 +147,7 @@ export function createSummaryService(deps: SummaryServiceDeps) {
     ...(deps.countMinPairs === undefined ? {} : { minPairs: deps.countMinPairs }),
   });
   /** Where a long window's spill file goes: beside the SQLite file (on disk), else the system's temporary directory. */
-  const spillDir = deps.db.file ? path.dirname(deps.db.file) : os.tmpdir();
+  const spillDir = scratchDirOf(deps.db);
   const dictionaries = new Map<number, PathDictionary>();
   /** Per project, whether a path id names a static asset (a path's text never changes). */
   const assets = new Map<number, Map<number, boolean>>();

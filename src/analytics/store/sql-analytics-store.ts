@@ -2,11 +2,10 @@
 // events as day segments and their dictionaries written by the group-committing ingest writer; every answer
 // (exports, series, agents, referrers) from day summaries derived from the segments. See analytics-store.ts for
 // the contract.
-import os from 'node:os';
-import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/index.ts';
 import { ping } from '../../db/index.ts';
+import { scratchDirOf } from '../../lib/scratch-file.ts';
 import { BACKGROUND_THREAD_LIMITS } from '../../lib/thread-heaps.ts';
 import { createExportService } from '../export/export.ts';
 import { createInsightsService } from '../export/insights.ts';
@@ -88,7 +87,7 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
       projectStateBytes,
       visitorKeyBytes: deps.config.analytics.visitorKeysMb * 2 ** 20,
       // Beside the SQLite file, as the export's spill (summary-service.ts); PostgreSQL: the temporary directory.
-      visitorKeyFileDir: deps.db.file ? path.dirname(deps.db.file) : os.tmpdir(),
+      visitorKeyFileDir: scratchDirOf(deps.db),
       ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}),
     });
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;

@@ -134,3 +134,16 @@ export function decodeVisitorKeyCodes(stored: Uint8Array, out: Uint16Array): num
   for (let i = 0; i < key.length; i++) out[i] = key.charCodeAt(i);
   return key.length;
 }
+
+/**
+ * decodeVisitorKeyCodes into `into.codes`, which is replaced by a larger array when the key needs one (a scratch
+ * array reused from key to key); the count of code units.
+ */
+export function decodeVisitorKeyCodesInto(stored: Uint8Array, into: { codes: Uint16Array }): number {
+  let n = decodeVisitorKeyCodes(stored, into.codes);
+  if (n < 0) {
+    into.codes = new Uint16Array(-n);
+    n = decodeVisitorKeyCodes(stored, into.codes);
+  }
+  return n;
+}

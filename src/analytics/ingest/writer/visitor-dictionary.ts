@@ -17,7 +17,7 @@ import type { BulkWriter } from '../../../db/bulk.ts';
 import type { DialectCaps } from '../../../db/dialect.ts';
 import type { DB } from '../../../db/schema.ts';
 import { analyticsStore as store } from '../../store/store.ts';
-import { decodeVisitorKeyCodes, encodeVisitorKey } from '../../store/visitor-key.ts';
+import { decodeVisitorKeyCodesInto, encodeVisitorKey } from '../../store/visitor-key.ts';
 import { VisitorHashIndex } from './visitor-index.ts';
 import { VisitorKeyStore } from './visitor-keys.ts';
 
@@ -106,7 +106,7 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
     const last = await store.selectLastVisitorChunkStart(q, ord);
     if (last > 0) vi.index.reserveHeld(Math.min(last, Math.floor(vi.keys.maxBytes / 18)));
   }
-  let codes = new Uint16Array(64);
+  const scratch = { codes: new Uint16Array(64) };
   for (;;) {
     const chunks = await store.selectVisitorChunksAfter(q, ord, vi.upTo, LOAD_CHUNKS, blob);
     for (const c of chunks) {
@@ -117,13 +117,8 @@ export async function catchUpVisitors(q: Kysely<DB>, ord: number, vi: VisitorInd
       for (let i = 0; i < c.count; i++) {
         const o = c.firstOrd + i;
         if (held && vi.index.addHeldOrd(o)) continue;
-        const stored = c.data.subarray(i * c.width, (i + 1) * c.width);
-        let n = decodeVisitorKeyCodes(stored, codes);
-        if (n < 0) {
-          codes = new Uint16Array(-n);
-          n = decodeVisitorKeyCodes(stored, codes);
-        }
-        vi.index.addCodes(codes, n, o);
+        const n = decodeVisitorKeyCodesInto(c.data.subarray(i * c.width, (i + 1) * c.width), scratch);
+        vi.index.addCodes(scratch.codes, n, o);
       }
       vi.upTo = c.firstOrd + c.count - 1;
     }

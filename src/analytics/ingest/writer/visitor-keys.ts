@@ -28,8 +28,8 @@
 // good. close() (the project's state dropped) closes the file; its space is freed with it.
 
 import fs from 'node:fs';
-import path from 'node:path';
-import { decodeVisitorKeyCodes } from '../../store/visitor-key.ts';
+import { openUnlinked, writeAllAt } from '../../../lib/scratch-file.ts';
+import { decodeVisitorKeyCodesInto } from '../../store/visitor-key.ts';
 
 const BLOCK = 1 << 20;
 /** Bytes counted per chunk for its entries in the parallel arrays. */
@@ -133,16 +133,11 @@ export class VisitorKeyStore {
   private append(data: Uint8Array): number {
     if (this.fileDir === undefined || this.fileFailed) return -1;
     try {
-      if (this.fd < 0) {
-        const file = path.join(this.fileDir, `.inkwell-visitor-keys-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-        // 'wx+': O_EXCL, so a file or symlink already at the name (a shared temporary directory) is refused, not followed.
-        this.fd = fs.openSync(file, 'wx+', 0o600);
-        fs.unlinkSync(file);
-      }
+      if (this.fd < 0) this.fd = openUnlinked(this.fileDir, '.inkwell-visitor-keys');
       const at = this.flushed + this.tailUsed;
       if (this.tailUsed + data.length > TAIL) this.flush();
       if (data.length > TAIL) {
-        writeAll(this.fd, data, this.flushed);
+        writeAllAt(this.fd, data, this.flushed);
         this.flushed += data.length;
       } else {
         this.tail ??= Buffer.allocUnsafe(TAIL);
@@ -158,7 +153,7 @@ export class VisitorKeyStore {
 
   private flush(): void {
     if (this.tailUsed === 0) return;
-    writeAll(this.fd, (this.tail as Buffer).subarray(0, this.tailUsed), this.flushed);
+    writeAllAt(this.fd, (this.tail as Buffer).subarray(0, this.tailUsed), this.flushed);
     this.flushed += this.tailUsed;
     this.tailUsed = 0;
   }
@@ -225,13 +220,7 @@ export class VisitorKeyStore {
     if (lo < 0 || this.blockOf[lo] === IN_FILE) return -1;
     const width = this.widths[lo] as number;
     const at = (this.offsets[lo] as number) + (ord - (this.firsts[lo] as number)) * width;
-    const stored = (this.blocks[this.blockOf[lo] as number] as Uint8Array).subarray(at, at + width);
-    let n = decodeVisitorKeyCodes(stored, this.codes);
-    if (n < 0) {
-      this.codes = new Uint16Array(-n);
-      n = decodeVisitorKeyCodes(stored, this.codes);
-    }
-    return n;
+    return decodeVisitorKeyCodesInto((this.blocks[this.blockOf[lo] as number] as Uint8Array).subarray(at, at + width), this);
   }
 
   /** Whether `ord`'s stored key is `encoded` (visitor-key.ts encodeVisitorKey); undefined when not held here. */
@@ -258,9 +247,4 @@ export class VisitorKeyStore {
 function sameBytes(bytes: Uint8Array, at: number, encoded: Uint8Array): boolean {
   for (let k = 0; k < encoded.length; k++) if (bytes[at + k] !== encoded[k]) return false;
   return true;
-}
-
-function writeAll(fd: number, data: Uint8Array, at: number): void {
-  let done = 0;
-  while (done < data.length) done += fs.writeSync(fd, data, done, data.length - done, at + done);
 }
