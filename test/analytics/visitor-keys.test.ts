@@ -142,6 +142,23 @@ describe('VisitorKeyStore: the key file', () => {
     expect(ks.matches(ord + 5, encodeVisitorKey(hashKey(ord + 5)))).toBeUndefined();
   });
 
+  it('once closed, it opens no file, even when chunks past its bound come later (a dropped project a transaction still adds to)', () => {
+    const ks = new VisitorKeyStore(1.1 * 2 ** 20, dir);
+    const first = chunk([hashKey(1), hashKey(2)]);
+    expect(ks.add(1, first.width, first.data)).toBe(true);
+    ks.close();
+    let ord = 3;
+    for (let n = 0; n < 700; n++) {
+      const { width, data } = chunk(Array.from({ length: 100 }, (_, i) => hashKey(ord + i)));
+      expect(ks.add(ord, width, data)).toBe(false);
+      ord += 100;
+    }
+    expect(openDeletedFiles(path.join(dir, '.inkwell-visitor-keys-'))).toBe(0);
+    expect(ks.fileBytes).toBe(0);
+    expect(ks.matches(1, encodeVisitorKey(hashKey(1)))).toBe(true);
+    expect(ks.matches(50_000, encodeVisitorKey(hashKey(50_000)))).toBeUndefined();
+  });
+
   it('without a usable directory, the chunks past its bound are not held: their candidates are read from their rows', () => {
     const missing = path.join(dir, 'gone');
     const ks = new VisitorKeyStore(1.1 * 2 ** 20, missing);

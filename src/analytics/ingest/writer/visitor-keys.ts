@@ -184,9 +184,12 @@ export class VisitorKeyStore {
     }
   }
 
-  /** Closes the key file (its space is freed: it is unlinked); what it held is no longer held. */
+  /**
+   * Closes the key file (its space is freed: it is unlinked); what it held is no longer held, and nothing later is
+   * held (a dropped project's store, which a transaction in flight may still add to, never opens a file again).
+   */
   close(): void {
-    if (this.fd >= 0 || this.tail !== null) this.fail();
+    this.fail();
   }
 
   /** The chunk holding `ord` (-1: none). */
