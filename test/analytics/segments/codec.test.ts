@@ -155,6 +155,30 @@ describe('appending and compaction', () => {
     expect(readDay(merged)).toEqual(byTime(events));
   });
 
+  it('merges many segments with ties across them as one stable sort of their concatenation', () => {
+    // 37 segments (an odd count: the pairwise merge carries a run over in several rounds), times drawn from a
+    // few values so that most events tie with events of other segments; some imported (a dedup hash).
+    const parts = Array.from({ length: 37 }, (_, p) =>
+      Array.from({ length: 1 + ((p * 7) % 23) }, (_, i) =>
+        event({
+          ts: event().ts + ((p * 13 + i * 5) % 4),
+          visitor: p * 100 + i,
+          referrer: i % 3 === 0 ? `r${p % 4}` : null,
+          dedup: i % 4 === 0 ? BigInt(p * 1000 + i) : null,
+        }),
+      ),
+    );
+    const segments = parts.map((p) => encodeSegment(p));
+    const all = byTime(parts.flat());
+    expect(all).toHaveLength(444);
+    const merged = mergeSegments(segments, { maxEvents: 100 });
+    expect(merged.map((s) => readSegmentHeader(s).events)).toEqual([100, 100, 100, 100, 44]);
+    merged.forEach((s, j) => {
+      expect(Buffer.from(s).equals(Buffer.from(encodeSegment(all.slice(j * 100, (j + 1) * 100))))).toBe(true);
+    });
+    expect(readDay(merged)).toEqual(all);
+  });
+
   it('splits a merge whose body would pass MAX_BODY_BYTES', () => {
     // 40 distinct 2 MiB referrers: 80 MiB of text, more than one body holds.
     const big = 'r'.repeat(2 << 20);
