@@ -664,10 +664,13 @@ export function decodeSegment(bytes: Uint8Array): Segment {
 // ---------------------------------------------------------------------------------------------------------
 // Events, days, merging
 
+/** Event i's value in a dict column. */
+const valueAt = <T>(c: DictColumn<T>, i: number): T => c.values[c.index[i] as number] as T;
+
 /** Event i of a decoded segment. */
 export function eventAt(s: Segment, i: number): SegmentEvent {
   const f = s.flags[i] as number;
-  const v = <T>(c: DictColumn<T>): T => c.values[c.index[i] as number] as T;
+  const v = <T>(c: DictColumn<T>): T => valueAt(c, i);
   return {
     ts: s.ts[i] as number,
     pathId: v(s.pathId),
@@ -707,14 +710,13 @@ export function readDay(segments: readonly Uint8Array[]): SegmentEvent[] {
  * stable sort. Each decoded segment is already sorted by ts (its deltas are never negative), so this merges
  * adjacent runs pairwise, the left run first on a tie: O(n log k) over typed arrays, no comparator calls.
  */
-function mergedOrder(segs: readonly Segment[], n: number): Uint32Array {
+function mergedOrder(segs: readonly Segment[], starts: readonly number[], n: number): Uint32Array {
   const ts = new Float64Array(n);
-  let bounds = [0];
-  for (const s of segs) {
-    const at = bounds[bounds.length - 1] as number;
-    ts.set(s.ts, at);
-    bounds.push(at + s.n);
-  }
+  segs.forEach((s, si) => {
+    ts.set(s.ts, starts[si] as number);
+  });
+  /** The runs still to merge: run j is bounds[j]..bounds[j + 1]. */
+  let bounds = [...starts, n];
   let a = new Uint32Array(n);
   for (let i = 0; i < n; i++) a[i] = i;
   let b = new Uint32Array(n);
@@ -750,20 +752,19 @@ function mergedBody(segs: readonly Segment[], segOf: Uint32Array, starts: readon
     const si = segOf[g] as number;
     const s = segs[si] as Segment;
     const i = g - (starts[si] as number);
-    const v = <T>(c: DictColumn<T>): T => c.values[c.index[i] as number] as T;
     b.ts[k] = s.ts[i] as number;
     b.visitor[k] = s.visitor[i] as number;
     b.flags[k] = s.flags[i] as number;
-    b.path.add(k, v(s.pathId), g);
-    b.rawPath.add(k, v(s.rawPath), g);
-    b.ua.add(k, v(s.uaId), g);
-    b.accept.add(k, v(s.accept), g);
-    b.method.add(k, v(s.method), g);
-    b.status.add(k, v(s.status), g);
-    b.referrer.add(k, v(s.referrer), g);
-    b.rule.add(k, v(s.rule), g);
-    b.rulesVersion.add(k, v(s.rulesVersion), g);
-    b.source.add(k, v(s.source), g);
+    b.path.add(k, valueAt(s.pathId, i), g);
+    b.rawPath.add(k, valueAt(s.rawPath, i), g);
+    b.ua.add(k, valueAt(s.uaId, i), g);
+    b.accept.add(k, valueAt(s.accept, i), g);
+    b.method.add(k, valueAt(s.method, i), g);
+    b.status.add(k, valueAt(s.status, i), g);
+    b.referrer.add(k, valueAt(s.referrer, i), g);
+    b.rule.add(k, valueAt(s.rule, i), g);
+    b.rulesVersion.add(k, valueAt(s.rulesVersion, i), g);
+    b.source.add(k, valueAt(s.source, i), g);
     if (s.dedup !== null && s.dedup.present[i] === 1) b.dedup(k, s.dedup.hash[i] as bigint);
   }
   return b.finish();
@@ -791,7 +792,7 @@ export function mergeSegments(segments: readonly Uint8Array[], options: EncodeOp
     segOf.fill(si, at, at + s.n);
     at += s.n;
   });
-  const order = mergedOrder(segs, n);
+  const order = mergedOrder(segs, starts, n);
   const out: Uint8Array[] = [];
   const encode = (from: number, to: number): void => {
     try {
