@@ -199,6 +199,41 @@ describeEachDialect('analytics raw event storage', (dialect) => {
     expect((await storedRows(t.db)).length).toBe(EVENTS.length);
   });
 
+  it('a writer without the exact visitor cache (as an import runs) gives every event the ordinal a cached writer gives it', async () => {
+    const { projects } = services(t.db);
+    const [cached, uncached] = await Promise.all(['cached', 'uncached'].map((name) => projects.createProject({ name, repository: 'r' })));
+    const writers = [createGroupWriter(t.db), createGroupWriter(t.db, { visitorCache: false })];
+    const prep = createEventPreparer();
+    // Visitors repeat within a batch, across batches and across writes after their commit (found in the index).
+    for (let round = 0; round < 5; round++) {
+      for (const [k, p] of [cached, uncached].entries()) {
+        const project = { id: p?.id as string, visitorSecret: 's', rotation: 'none' as const };
+        const gen = prep.beginBatch(project);
+        const events = Array.from(
+          { length: 30 },
+          (_, i) =>
+            prep.prepare(
+              { path: `/p/${i % 4}`, timestamp: `2026-05-01T10:0${round}:${String(i).padStart(2, '0')}Z`, visitorId: `v${(round * 11 + i * 7) % 40}` },
+              project,
+              gen,
+              Date.now(),
+              null,
+            ) as WriteEvent,
+        );
+        expect(await writers[k]?.write(project.id, 'api', packEvents(events))).toBe(events.length);
+      }
+    }
+    await Promise.all(writers.map((w) => w.close()));
+    const stored = async (id: string) => {
+      const ord = (await store.selectProjectOrd(t.db.kysely, id)) as number;
+      const keyOf = new Map((await store.selectVisitorsAfter(t.db.kysely, ord, 0)).map((v) => [Number(v.ord), v.visitor_key]));
+      return { keys: keyOf.size, events: (await storedRows(t.db, ord)).map((e) => [Number(e.visitor_ord), keyOf.get(Number(e.visitor_ord))]) };
+    };
+    const a = await stored(cached?.id as string);
+    expect(a.keys).toBe(40);
+    expect(await stored(uncached?.id as string)).toEqual(a);
+  });
+
   it('per-project state bounded to almost nothing: every write drops the other projects, and ordinals stay right', async () => {
     const { projects } = services(t.db);
     const ps = await Promise.all(['a', 'b', 'c'].map((name) => projects.createProject({ name, repository: 'r' })));

@@ -96,6 +96,10 @@ export const IMPORT_DEDUP_WINDOW = 200_000;
 export const IMPORT_DICTIONARY_CACHE = 20_000;
 export const IMPORT_WRITER = {
   dedupCacheBytes: 8 * 1024 * 1024,
+  // No exact cache of visitor keys (GroupWriterOptions.visitorCache): 766,000 of the 825,000 keys bench:import's
+  // 1M-line log sends the writer are new, and its lookups and inserts were 13% of the writer thread
+  // (bench/README.md, Decisions).
+  visitorCache: false,
   sqliteCacheKib: 8 * 1024,
   sqliteStatementCache: 16,
   // The young generation is in fact 24 MiB: the import's process-wide --max-semi-space-size=8 (cli/analytics.ts) wins

@@ -27,7 +27,7 @@ export interface SqlAnalyticsStoreDeps {
   /** Errors of background work (summary sealing, a writer thread that cannot start), which never throws. */
   onBackgroundError?: (err: unknown) => void;
   /** Settings of the ingest writer's thread and connection (an import's bounded memory: import.ts IMPORT_WRITER). */
-  writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'sqliteCacheKib' | 'sqliteStatementCache' | 'resourceLimits'>;
+  writerThread?: Pick<WorkerSetup, 'dedupCacheBytes' | 'visitorCache' | 'sqliteCacheKib' | 'sqliteStatementCache' | 'resourceLimits'>;
 }
 
 /** A complete day is compacted once it has more segments than this (bench/README.md, Decisions, "Size-tiered compaction"). */
@@ -80,6 +80,7 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
 function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
   const dedupCacheBytes = deps.writerThread?.dedupCacheBytes;
+  const visitorCache = deps.writerThread?.visitorCache;
   const projectStateBytes = deps.config.analytics.projectStateMb * 2 ** 20;
   const inThread = () =>
     createGroupWriter(deps.db, {
@@ -89,6 +90,7 @@ function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirr
       // Beside the SQLite file, as the export's spill (summary-service.ts); PostgreSQL: the temporary directory.
       visitorKeyFileDir: scratchDirOf(deps.db),
       ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}),
+      ...(visitorCache !== undefined ? { visitorCache } : {}),
     });
   const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {

@@ -21,6 +21,8 @@ export interface WorkerSetup {
   visitorKeyBytes?: number;
   /** The writer's bound of import dedup hashes in memory (GroupWriterOptions.dedupCacheBytes). */
   dedupCacheBytes?: number;
+  /** Whether the writer keeps an exact cache of visitor keys (GroupWriterOptions.visitorCache). */
+  visitorCache?: boolean;
   /** The writer connection's SQLite page cache (OpenOptions.sqliteCacheKib). */
   sqliteCacheKib?: number;
   /** The writer connection's prepared statements kept (OpenOptions.sqliteStatementCache). */

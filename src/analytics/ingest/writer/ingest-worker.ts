@@ -89,6 +89,7 @@ const writer = createGroupWriter(db, {
   visitorKeyFileDir: path.dirname(setup.sqlitePath),
   ...(durable ? { durable } : {}),
   ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
+  ...(setup.visitorCache !== undefined ? { visitorCache: setup.visitorCache } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
   onLearned: (projectId, learned) => {
     if (learned.paths.keys.length + learned.visitors.keys.length + learned.userAgents.keys.length > 0) reply({ t: 'learned', projectId, learned });

@@ -105,6 +105,14 @@ export interface GroupWriterOptions {
   /** Dictionary cache bound per project (paths and visitors each). */
   cacheEntries?: number;
   /**
+   * Whether recently seen visitor keys are kept in an exact cache (key → ordinal) in front of the visitor index
+   * (default true). An import passes false (import.ts IMPORT_WRITER): its keys are mostly new (a key names a
+   * visitor's day, and a batch already sends each of its keys once), so the cache was two misses and an insert
+   * per key before the index was asked anyway; without it every key goes straight to the index, which finds a
+   * known one by its hash and stored bytes (visitor-dictionary.ts).
+   */
+  visitorCache?: boolean;
+  /**
    * Told, after each commit, the dictionary ids resolved for strings that a batch carried `known` entries of
    * 0 for (dictionary-mirror.ts): so the preparing thread can send them next time.
    */
@@ -134,8 +142,8 @@ export interface GroupWriterOptions {
 
 interface ProjectCache {
   paths: GenerationCache<string, number>;
-  /** Exact visitor key → ordinal, for recently seen visitors. */
-  visitors: GenerationCache<string, number>;
+  /** Exact visitor key → ordinal, for recently seen visitors (null: none, GroupWriterOptions.visitorCache). */
+  visitors: GenerationCache<string, number> | null;
   userAgents: GenerationCache<string, number>;
   /**
    * Every visitor of the project by key hash (visitor-index.ts), complete up to ordinal `upTo`. Loaded on the
@@ -146,7 +154,7 @@ interface ProjectCache {
 
 /** Approximate bytes of a project's caches (cache entries are estimated; the index is measured). */
 function projectCacheBytes(c: ProjectCache): number {
-  const entries = c.paths.size + c.visitors.size + c.userAgents.size;
+  const entries = c.paths.size + (c.visitors?.size ?? 0) + c.userAgents.size;
   return entries * CACHED_KEY_BYTES + (c.visitorIndex ? visitorIndexBytes(c.visitorIndex) : 0);
 }
 
@@ -193,7 +201,7 @@ function sha256(s: string): string {
 }
 
 /**
- * The dictionary ids a batch's events need for one text field, by string index: found in the cache, or -1
+ * The dictionary ids a batch's events need for one text field, by string index: found in the cache (if any), or -1
  * with the string added to `miss` (resolved in the transaction, then filled in by fillMisses). Strings the
  * field does not use (or only events not kept use) stay 0. Ids are copied out of the cache here: other
  * batches may evict them while this one awaits.
@@ -203,7 +211,7 @@ function idsOf(
   keep: Uint8Array | null,
   field: number,
   known: Float64Array | undefined,
-  cache: GenerationCache<string, number>,
+  cache: GenerationCache<string, number> | null,
   miss: Set<string>,
 ): Float64Array {
   const ids = new Float64Array(b.strings.length);
@@ -217,7 +225,7 @@ function idsOf(
       continue;
     }
     const s = b.strings[r] as string;
-    const id = cache.get(s);
+    const id = cache === null ? undefined : cache.get(s);
     if (id === undefined) {
       ids[r] = -1;
       miss.add(s);
@@ -335,7 +343,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     if (!c) {
       c = {
         paths: new GenerationCache(cacheEntries),
-        visitors: new GenerationCache(cacheEntries),
+        visitors: opts.visitorCache === false ? null : new GenerationCache(cacheEntries),
         userAgents: new GenerationCache(Math.min(cacheEntries, USER_AGENT_CACHE)),
       };
       caches.set(ord, c);
@@ -565,7 +573,8 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     for (const [ord, e] of newEntries) {
       const cache = cacheFor(ord);
       for (const [k, v] of e.paths) cache.paths.set(k, v);
-      for (const [k, v] of e.visitors) cache.visitors.set(k, v);
+      const visitors = cache.visitors;
+      if (visitors !== null) for (const [k, v] of e.visitors) visitors.set(k, v);
       for (const [k, v] of e.userAgents) cache.userAgents.set(k, v);
       if (cache.visitorIndex) indexAdded(cache.visitorIndex, e.indexed, e.chunks);
       caches.resize(ord);
