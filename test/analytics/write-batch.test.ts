@@ -2,12 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   fromWire,
+  JOIN_PIECE_CHARS,
+  joinStrings,
   NO_STATUS,
   packEvents,
   R_PATH,
   R_RAW_PATH,
   R_UA,
   REF_WIDTH,
+  splitStrings,
   textOf,
   toWire,
   WIRE_MAX_EVENTS,
@@ -127,5 +130,36 @@ describe('toWire / fromWire (the hand-off of small batches)', () => {
     const withNul = packEvents([nul]);
     expect(toWire(withNul)).toBe(withNul);
     expect(fromWire(withNul)).toBe(withNul);
+  });
+});
+
+describe('joinStrings / splitStrings (an import batch between threads)', () => {
+  it('joins the strings in pieces of at most JOIN_PIECE_CHARS characters (a longer one alone) and splits them back exactly', () => {
+    const long = 'x'.repeat(JOIN_PIECE_CHARS + 5);
+    const strings = ['', ...Array.from({ length: 3000 }, (_, i) => `/docs/page-${i}${'é'.repeat(i % 7)}`), '', long, 'after', ''];
+    const b = packEvents([event(1)]);
+    b.strings = strings.slice();
+    joinStrings(b);
+    expect(b.strings).toEqual([]);
+    const pieces = b.joined as string[];
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const p of pieces) expect(p === long || p.length <= JOIN_PIECE_CHARS).toBe(true);
+    expect(pieces).toContain(long);
+    const back = splitStrings(structuredClone(b));
+    expect(back.strings).toEqual(strings);
+    expect(back.joined).toBeUndefined();
+  });
+
+  it('one piece for a small batch; a batch with U+0000 in a string is left as it is', () => {
+    const b = packEvents([event(1), event(2)]);
+    const strings = b.strings.slice();
+    joinStrings(b);
+    expect(b.joined).toEqual([strings.join('\u0000')]);
+    expect(splitStrings(b).strings).toEqual(strings);
+    const nul = packEvents([event(1)]);
+    nul.strings.push('a\u0000b');
+    joinStrings(nul);
+    expect(nul.joined).toBeUndefined();
+    expect(nul.strings).toContain('a\u0000b');
   });
 });

@@ -76,29 +76,58 @@ export interface WriteBatch {
   known?: { paths: Float64Array; visitors: Float64Array; userAgents: Float64Array };
   /** Import keys given by their lines' digests (see LineKeys); an event with one has no R_DEDUP string. */
   lineKeys?: LineKeys;
-  /** `strings` joined on U+0000 while the batch crosses threads, `strings` then empty (joinStrings, splitStrings). */
-  joined?: string;
+  /**
+   * `strings` joined on U+0000 while the batch crosses threads, in pieces of at most JOIN_PIECE_CHARS characters (a
+   * longer string alone), `strings` then empty (joinStrings, splitStrings).
+   */
+  joined?: string[];
 }
 
 /**
- * Joins a batch's strings into one (`joined`, `strings` emptied) for its way from an import thread to the writer;
- * a batch with a string holding U+0000 is left as it is (none does: prepare.ts refuses such events). Why: structured
- * clone copies an array of strings one string at a time, and an import's batches cross two threads (import thread,
- * main thread, writer): a 5,000-event batch carries about 7,600 strings, which the main thread took in and sent on
- * without reading one (its postMessage and the garbage of those strings were half of that thread, `npm run
- * bench:import -- --profile`). One string is copied as one block.
+ * Characters in one piece of WriteBatch.joined at most. Why pieces: V8 makes a string over 128 KiB a large object,
+ * on pages of its own mapped for it and unmapped when it dies, and a batch's strings joined in one were ~300 KiB,
+ * made again in each of the three threads they cross. A piece this size (64 KiB even in two-byte characters) is an
+ * ordinary young object. Import of bench:import's 1M-line log: CPU 13.45 → 12.8 s, peak RSS 284 → 271 MB
+ * (bench/README.md, Decisions, "a batch's strings joined in pieces").
+ */
+export const JOIN_PIECE_CHARS = 32_768;
+
+/**
+ * Joins a batch's strings (`joined`, `strings` emptied) for its way from an import thread to the writer; a batch with
+ * a string holding U+0000 is left as it is (none does: prepare.ts refuses such events). Why: structured clone copies
+ * an array of strings one string at a time, and an import's batches cross two threads (import thread, main thread,
+ * writer): a 5,000-event batch carries about 7,600 strings, which the main thread took in and sent on without
+ * reading one (its postMessage and the garbage of those strings were half of that thread, `npm run bench:import --
+ * --profile`). A few pieces are copied as a few blocks.
  */
 export function joinStrings(b: WriteBatch): void {
-  if (b.strings.length === 0 || b.joined !== undefined) return;
-  for (const s of b.strings) if (s.includes('\u0000')) return;
-  b.joined = b.strings.join('\u0000');
+  const { strings } = b;
+  if (strings.length === 0 || b.joined !== undefined) return;
+  for (const s of strings) if (s.includes('\u0000')) return;
+  const pieces: string[] = [];
+  let from = 0;
+  let chars = 0;
+  for (let i = 0; i < strings.length; i++) {
+    const len = (strings[i] as string).length + 1;
+    if (i > from && chars + len > JOIN_PIECE_CHARS) {
+      pieces.push(strings.slice(from, i).join('\u0000'));
+      from = i;
+      chars = 0;
+    }
+    chars += len;
+  }
+  pieces.push(strings.slice(from).join('\u0000'));
+  b.joined = pieces;
   b.strings = [];
 }
 
 /** The batch's strings back from `joined` (joinStrings), where the writer takes it in; a batch without is left as it is. */
 export function splitStrings(b: WriteBatch): WriteBatch {
-  if (b.joined === undefined) return b;
-  b.strings = b.joined.split('\u0000');
+  const pieces = b.joined;
+  if (pieces === undefined) return b;
+  const strings = (pieces[0] as string).split('\u0000');
+  for (let k = 1; k < pieces.length; k++) for (const s of (pieces[k] as string).split('\u0000')) strings.push(s);
+  b.strings = strings;
   b.joined = undefined;
   return b;
 }
