@@ -670,23 +670,22 @@ const valueAt = <T>(c: DictColumn<T>, i: number): T => c.values[c.index[i] as nu
 /** Event i of a decoded segment. */
 export function eventAt(s: Segment, i: number): SegmentEvent {
   const f = s.flags[i] as number;
-  const v = <T>(c: DictColumn<T>): T => valueAt(c, i);
   return {
     ts: s.ts[i] as number,
-    pathId: v(s.pathId),
-    rawPath: v(s.rawPath),
+    pathId: valueAt(s.pathId, i),
+    rawPath: valueAt(s.rawPath, i),
     visitor: s.visitor[i] as number,
-    uaId: v(s.uaId),
-    accept: v(s.accept),
-    method: v(s.method),
-    status: v(s.status),
-    referrer: v(s.referrer),
+    uaId: valueAt(s.uaId, i),
+    accept: valueAt(s.accept, i),
+    method: valueAt(s.method, i),
+    status: valueAt(s.status, i),
+    referrer: valueAt(s.referrer, i),
     cls: classOf(f),
     category: categoryOf(f),
-    rule: v(s.rule),
-    rulesVersion: v(s.rulesVersion),
+    rule: valueAt(s.rule, i),
+    rulesVersion: valueAt(s.rulesVersion, i),
     qualifying: isQualifying(f),
-    source: v(s.source),
+    source: valueAt(s.source, i),
     dedup: s.dedup !== null && s.dedup.present[i] === 1 ? (s.dedup.hash[i] as bigint) : null,
   };
 }
