@@ -8,7 +8,7 @@ import { IMPORT_WRITER } from '../../src/analytics/import/import.ts';
 import { createEventPreparer } from '../../src/analytics/ingest/prepare.ts';
 import { packEvents, type WriteEvent } from '../../src/analytics/ingest/write-batch.ts';
 import { DictionaryMirror } from '../../src/analytics/ingest/writer/dictionary-mirror.ts';
-import { createWorkerWriter } from '../../src/analytics/ingest/writer/ingest-worker-client.ts';
+import { createWorkerWriter, groupWriterOptions } from '../../src/analytics/ingest/writer/ingest-worker-client.ts';
 import { createGroupWriter } from '../../src/analytics/ingest/writer/ingest-writer.ts';
 import { writerSetup } from '../../src/analytics/store/sql-analytics-store.ts';
 import { analyticsStore } from '../../src/analytics/store/store.ts';
@@ -290,6 +290,23 @@ describe('analytics ingest worker (SQLite file)', () => {
     const set = testConfig({}, { INKWELL_SQLITE_CACHE_MB: '48', INKWELL_ANALYTICS_VISITOR_KEYS_MB: '0' });
     expect(writerSetup({ config: set }, 'a.db', 10)).toMatchObject({ sqliteCacheKib: 48 * 1024, visitorKeyBytes: 0 });
     expect(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10).sqliteCacheKib).toBe(IMPORT_WRITER.sqliteCacheKib);
+  });
+
+  it("an import's writer options (IMPORT_WRITER) reach the group writer the same way in the worker and in the serving thread", () => {
+    const config = testConfig();
+    // Both ingest-worker.ts and sql-analytics-store.ts createWriter build their group writer from groupWriterOptions.
+    const imported = groupWriterOptions(writerSetup({ config, writerThread: IMPORT_WRITER }, 'a.db', 10));
+    expect(imported).toEqual({
+      cacheEntries: 10,
+      projectStateBytes: config.analytics.projectStateMb * 2 ** 20,
+      visitorKeyBytes: config.analytics.visitorKeysMb * 2 ** 20,
+      dedupCacheBytes: IMPORT_WRITER.dedupCacheBytes,
+      visitorCache: false,
+    });
+    // The service's own writer keeps the defaults: the exact visitor cache and the writer's dedup bound.
+    const served = groupWriterOptions(writerSetup({ config }, 'a.db', 10));
+    expect(served).not.toHaveProperty('visitorCache');
+    expect(served).not.toHaveProperty('dedupCacheBytes');
   });
 
   it('a writer keeping the fewest statements (8) evicts and compiles again, with the same results', async () => {

@@ -11,7 +11,7 @@ import { createExportService } from '../export/export.ts';
 import { createInsightsService } from '../export/insights.ts';
 import { createSummaryService } from '../export/summary-service.ts';
 import { DictionaryMirror } from '../ingest/writer/dictionary-mirror.ts';
-import { createWorkerWriter, type WorkerSetup } from '../ingest/writer/ingest-worker-client.ts';
+import { createWorkerWriter, groupWriterOptions, type WorkerSetup } from '../ingest/writer/ingest-worker-client.ts';
 import { createGroupWriter, type IngestWriter } from '../ingest/writer/ingest-writer.ts';
 import { createSegmentMerger } from '../segments/merge-worker-client.ts';
 import type { AnalyticsStore, ReclassifyResult } from './analytics-store.ts';
@@ -79,23 +79,17 @@ export function writerSetup(deps: Pick<SqlAnalyticsStoreDeps, 'config' | 'writer
  */
 function createWriter(deps: SqlAnalyticsStoreDeps): { writer: IngestWriter; mirror: DictionaryMirror | null } {
   const cacheEntries = deps.config.analytics.dictionaryCacheEntries ?? 100_000;
-  const dedupCacheBytes = deps.writerThread?.dedupCacheBytes;
-  const visitorCache = deps.writerThread?.visitorCache;
-  const projectStateBytes = deps.config.analytics.projectStateMb * 2 ** 20;
+  const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
+  const setup = writerSetup(deps, file ?? '', cacheEntries);
   const inThread = () =>
     createGroupWriter(deps.db, {
-      cacheEntries,
-      projectStateBytes,
-      visitorKeyBytes: deps.config.analytics.visitorKeysMb * 2 ** 20,
+      ...groupWriterOptions(setup),
       // Beside the SQLite file, as the export's spill (summary-service.ts); PostgreSQL: the temporary directory.
       visitorKeyFileDir: scratchDirOf(deps.db),
-      ...(dedupCacheBytes !== undefined ? { dedupCacheBytes } : {}),
-      ...(visitorCache !== undefined ? { visitorCache } : {}),
     });
-  const file = deps.db.caps.writerThread && deps.config.analytics.ingestWorker !== false ? deps.db.file : undefined;
   if (file !== undefined) {
     const mirror = new DictionaryMirror(cacheEntries);
-    const writer = createWorkerWriter(writerSetup(deps, file, cacheEntries), {
+    const writer = createWorkerWriter(setup, {
       fallback: inThread,
       onLearned: (projectId, learned) => mirror.learn(projectId, learned),
       onFallback: (err) => deps.onBackgroundError?.(new Error(`analytics ingest worker could not start, writing in the serving thread: ${err.message}`)),

@@ -10,7 +10,7 @@ import { BACKGROUND_THREAD_LIMITS } from '../../../lib/thread-heaps.ts';
 import type { SwapOutcome, SwapPlan } from '../../store/segment-days.ts';
 import type { SummaryRow } from '../../store/summary-store.ts';
 import { type Learned, toWire, type WireBatch, type WriteBatch } from '../write-batch.ts';
-import type { IngestSource, IngestWriter } from './ingest-writer.ts';
+import type { GroupWriterOptions, IngestSource, IngestWriter } from './ingest-writer.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;
@@ -29,6 +29,22 @@ export interface WorkerSetup {
   sqliteStatementCache?: number;
   /** V8 heap limits of the worker thread (Node's Worker resourceLimits), e.g. for a bounded-memory import. */
   resourceLimits?: { maxYoungGenerationSizeMb?: number; maxOldGenerationSizeMb?: number };
+}
+
+/**
+ * The group writer's options that a WorkerSetup sets: the worker thread (ingest-worker.ts) and the serving thread's
+ * writer (sql-analytics-store.ts createWriter: the fallback, and where there is no worker) both build their writer
+ * from this, so an option set once (an import's IMPORT_WRITER) reaches whichever of them writes. Where the visitor
+ * key file goes and what only the worker has (its deferred WAL sync, its learned ids) the caller adds.
+ */
+export function groupWriterOptions(setup: Omit<WorkerSetup, 'sqlitePath'>): GroupWriterOptions {
+  return {
+    cacheEntries: setup.cacheEntries,
+    ...(setup.projectStateBytes !== undefined ? { projectStateBytes: setup.projectStateBytes } : {}),
+    ...(setup.visitorKeyBytes !== undefined ? { visitorKeyBytes: setup.visitorKeyBytes } : {}),
+    ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
+    ...(setup.visitorCache !== undefined ? { visitorCache: setup.visitorCache } : {}),
+  };
 }
 
 /** A background write the worker runs as a transaction of its writer between groups. */

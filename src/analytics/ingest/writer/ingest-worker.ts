@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../../../db/index.ts';
 import { fromWire, type Learned } from '../write-batch.ts';
-import type { WorkerReply, WorkerRequest, WorkerSetup } from './ingest-worker-client.ts';
+import { groupWriterOptions, type WorkerReply, type WorkerRequest, type WorkerSetup } from './ingest-worker-client.ts';
 import { createGroupWriter } from './ingest-writer.ts';
 import { deferWalSync } from './wal-sync.ts';
 
@@ -83,13 +83,9 @@ function sendReplies(): void {
 const durable = db.sqliteHandle ? deferWalSync(db.sqliteHandle, setup.sqlitePath) : undefined;
 
 const writer = createGroupWriter(db, {
-  cacheEntries: setup.cacheEntries,
-  ...(setup.projectStateBytes !== undefined ? { projectStateBytes: setup.projectStateBytes } : {}),
-  ...(setup.visitorKeyBytes !== undefined ? { visitorKeyBytes: setup.visitorKeyBytes } : {}),
+  ...groupWriterOptions(setup),
   visitorKeyFileDir: path.dirname(setup.sqlitePath),
   ...(durable ? { durable } : {}),
-  ...(setup.dedupCacheBytes !== undefined ? { dedupCacheBytes: setup.dedupCacheBytes } : {}),
-  ...(setup.visitorCache !== undefined ? { visitorCache: setup.visitorCache } : {}),
   // Ids the main thread's dictionary mirror lacked, sent after their commit (before the batches' replies).
   onLearned: (projectId, learned) => {
     if (learned.paths.keys.length + learned.visitors.keys.length + learned.userAgents.keys.length > 0) reply({ t: 'learned', projectId, learned });
