@@ -2,8 +2,9 @@
 // thread, exactly, whatever the split, the sets' memory (shared or copied), the bases, and counts asked at once.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { countPaths, countWindow } from '../../src/analytics/export/count-paths.ts';
 import { createWindowCounter, splitPath } from '../../src/analytics/export/count-threads.ts';
-import { countPaths, countWindow, type DaySet, decodeDaySet, encodeDaySet, isShared, windowRange } from '../../src/analytics/export/daysets.ts';
+import { type DaySet, decodeDaySet, encodeDaySet, isShared, windowRange } from '../../src/analytics/export/daysets.ts';
 import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
 
 /** The same set over plain (unshared) arrays: the counter copies it into shared memory. */

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { countWindow } from '../../src/analytics/export/count-paths.ts';
 import {
   buildDaySet,
   buildDaySetFromWords,
-  countWindow,
   DaySetFormatError,
   DaySetIdRangeError,
   decodeDaySet,
@@ -18,34 +18,7 @@ import {
 } from '../../src/analytics/export/daysets.ts';
 import { PathDictionary } from '../../src/analytics/export/path-order.ts';
 import { compareRows, type PathRow } from '../../src/analytics/export/rows.ts';
-import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
-
-/** The answer by brute force: sets per path and site-wide. */
-function naiveCounts(days: readonly (readonly [number, number, number][])[]) {
-  const per = new Map<number, { h: Set<number>; a: Set<number>; t: Set<number> }>();
-  const all = { h: new Set<number>(), a: new Set<number>(), t: new Set<number>() };
-  for (const rows of days) {
-    for (const [p, v, c] of rows) {
-      let e = per.get(p);
-      if (!e) {
-        e = { h: new Set(), a: new Set(), t: new Set() };
-        per.set(p, e);
-      }
-      (c === H ? e.h : e.a).add(v);
-      e.t.add(v);
-      (c === H ? all.h : all.a).add(v);
-      all.t.add(v);
-    }
-  }
-  const ids = [...per.keys()].sort((a, b) => a - b);
-  return {
-    totals: { human: all.h.size, ai: all.a.size, total: all.t.size },
-    rows: ids.map((id) => {
-      const e = per.get(id) as { h: Set<number>; a: Set<number>; t: Set<number> };
-      return { id, human: e.h.size, ai: e.a.size, total: e.t.size };
-    }),
-  };
-}
+import { A, daySetOf, H, naiveCounts, visitArb } from './day-set-fixtures.ts';
 
 describe('day sets: build, encode, decode', () => {
   it('merges the classes of one (path, visitor) into flags and keeps paths and visitors sorted', () => {

@@ -3,8 +3,9 @@
 // ranges), which sets are resident (kept whole), the threads, the bases and the ordinals' size.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { countWindow } from '../../src/analytics/export/count-paths.ts';
 import { createWindowCounter, splitPath } from '../../src/analytics/export/count-threads.ts';
-import { countWindow, type DaySet, daySetLayout, decodeDaySet, encodeDaySet, MAX_VISITOR } from '../../src/analytics/export/daysets.ts';
+import { type DaySet, daySetLayout, decodeDaySet, encodeDaySet, MAX_VISITOR } from '../../src/analytics/export/daysets.ts';
 import { RangeSpill, rangeBounds } from '../../src/analytics/export/range-spill.ts';
 import { A, daySetOf, H, visitArb } from './day-set-fixtures.ts';
 

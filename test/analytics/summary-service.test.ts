@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { visitorKey } from '../../src/analytics/classify/identity.ts';
-import { countWindow } from '../../src/analytics/export/daysets.ts';
+import { countWindow } from '../../src/analytics/export/count-paths.ts';
 import { type PathRow, sortRows } from '../../src/analytics/export/rows.ts';
 import { createSummaryService, LONG_WINDOW_DAYS, SEAL_BEHIND } from '../../src/analytics/export/summary-service.ts';
 import { encodeSegment } from '../../src/analytics/segments/codec.ts';

@@ -11,9 +11,8 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { BACKGROUND_THREAD_LIMITS } from '../../lib/thread-heaps.ts';
+import { countPaths, countWindow } from './count-paths.ts';
 import {
-  countPaths,
-  countWindow,
   type DaySet,
   isShared,
   lowerBound,

@@ -2,8 +2,9 @@
 // arrays are shared memory (nothing copied in), into a marks array of its own, also shared, which the thread that
 // asked ors into its own for the site-wide totals. It touches no database.
 import { parentPort } from 'node:worker_threads';
+import { countPaths } from './count-paths.ts';
 import type { CountReply, CountRequest } from './count-threads.ts';
-import { countPaths, MarkBuffer } from './daysets.ts';
+import { MarkBuffer } from './daysets.ts';
 
 const port = parentPort;
 if (!port) throw new Error('count-worker.ts must run in a worker thread');
@@ -17,7 +18,7 @@ port.on('message', (m: CountRequest) => {
   } catch (err) {
     reply = { id: m.id, error: err instanceof Error ? err.message : String(err) };
   }
-  // The rows' arrays are the thread's own (countPaths slices them): moved, not copied.
+  // The rows' arrays are the thread's own (countPaths makes them new): moved, not copied.
   const rows = 'rows' in reply ? [reply.rows.pathIds, reply.rows.human, reply.rows.ai, reply.rows.total] : [];
   port.postMessage(
     reply,

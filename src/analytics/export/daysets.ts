@@ -9,10 +9,9 @@
 // summary (day-summary.ts), built from the day's segments, cached in memory and persisted (format 2 / 3: path
 // ids as varints, the pairs as raw little-endian words, so loading is a copy).
 //
-// Counting a window: the days' path lists are merged (they are sorted), and for each path the visitors of
-// its segments are marked in one byte-per-visitor array: bits 0–1 = seen on this path as human / ai (counted
-// and cleared after the path), bits 2–3 = seen anywhere in the window as human / ai (site-wide totals, one
-// sweep at the end). Each pair is touched twice (mark, count-and-clear): O(pairs + paths × days), exact.
+// Counting a window (count-paths.ts): for each path the visitors of its pairs are marked in one byte-per-visitor
+// array: bits 0–1 = seen on this path as human / ai (counted and cleared after the path), bits 2–3 = seen anywhere
+// in the window as human / ai (site-wide totals, one sweep at the end: siteWideCounts here), exact.
 
 import { ByteReader, ByteWriter } from '../segments/bytes.ts';
 
@@ -473,114 +472,6 @@ export function lowerBound(xs: Uint32Array, x: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-/**
- * Exact distinct human / ai / total visitors of each path with an id in [pathFrom, pathTo) over the union of
- * non-empty `sets`, whose visitors lie in [base, base + marks.length). `marks` must be zero where the sets'
- * visitors land, or hold only site-wide bits (2–3): it is left holding the site-wide bits of every visitor of these
- * paths (siteWideCounts counts them; the paths' ranges of several calls, on several marks arrays, may be or-ed).
- *
- * Longer than the rest on purpose: one merge over every day's cursor whose state (cursors, segments, marks,
- * output columns) lives in local typed arrays so the hot loops read them monomorphically; cut into functions,
- * each would take a dozen of them as arguments.
- */
-export function countPaths(sets: readonly DaySet[], marks: Uint8Array, base: number, pathFrom = 0, pathTo = 0x1_0000_0000): PathRows {
-  const nd = sets.length;
-  // Hoisted per-day arrays (monomorphic typed-array reads in the hot loops).
-  const P = sets.map((s) => s.pathIds);
-  const S = sets.map((s) => s.starts);
-  const X = sets.map((s) => s.pairs);
-  const len = Int32Array.from(sets, (s) => lowerBound(s.pathIds, pathTo));
-  const cur = Int32Array.from(sets, (s) => lowerBound(s.pathIds, pathFrom));
-  let maxRows = 0;
-  for (let d = 0; d < nd; d++) maxRows += (len[d] as number) - (cur[d] as number);
-  // Per day, what its pair's visitor adds to land in the marks array (its base minus the window's).
-  const shift = Float64Array.from(sets, (s) => s.base - base);
-  const segStart = new Uint32Array(nd);
-  const segEnd = new Uint32Array(nd);
-  const segDay = new Int32Array(nd);
-  const outPath = new Uint32Array(maxRows);
-  const outH = new Uint32Array(maxRows);
-  const outA = new Uint32Array(maxRows);
-  const outT = new Uint32Array(maxRows);
-  const NONE = 0x1_0000_0000;
-  let rows = 0;
-  for (;;) {
-    // The next path: the smallest id under any day's cursor.
-    let p = NONE;
-    for (let d = 0; d < nd; d++) {
-      const c = cur[d] as number;
-      if (c < (len[d] as number)) {
-        const x = (P[d] as Uint32Array)[c] as number;
-        if (x < p) p = x;
-      }
-    }
-    if (p === NONE) break;
-    let nseg = 0;
-    let h = 0;
-    let a = 0;
-    let t = 0;
-    for (let d = 0; d < nd; d++) {
-      const c = cur[d] as number;
-      if (c >= (len[d] as number) || (P[d] as Uint32Array)[c] !== p) continue;
-      cur[d] = c + 1;
-      const st = S[d] as Uint32Array;
-      const start = st[c] as number;
-      const end = st[c + 1] as number;
-      segStart[nseg] = start;
-      segEnd[nseg] = end;
-      segDay[nseg] = d;
-      nseg++;
-      const xs = X[d] as Uint32Array;
-      const sh = shift[d] as number;
-      // Mark: per-path bits (0–1) and site-wide bits (2–3) at once.
-      for (let i = start; i < end; i++) {
-        const x = xs[i] as number;
-        const v = (x >>> 2) + sh;
-        marks[v] = (marks[v] as number) | ((x & 3) * 5);
-      }
-    }
-    // Count and clear: a visitor's per-path bits are counted at its first pair and cleared there, so each
-    // distinct visitor of the path counts once; the site-wide bits stay for the final sweep.
-    for (let k = 0; k < nseg; k++) {
-      const xs = X[segDay[k] as number] as Uint32Array;
-      const sh = shift[segDay[k] as number] as number;
-      const end = segEnd[k] as number;
-      for (let i = segStart[k] as number; i < end; i++) {
-        const v = ((xs[i] as number) >>> 2) + sh;
-        const m = marks[v] as number;
-        if ((m & 3) !== 0) {
-          t++;
-          h += m & 1;
-          a += (m >>> 1) & 1;
-          marks[v] = m & 12;
-        }
-      }
-    }
-    outPath[rows] = p;
-    outH[rows] = h;
-    outA[rows] = a;
-    outT[rows] = t;
-    rows++;
-  }
-  return { pathIds: outPath.slice(0, rows), human: outH.slice(0, rows), ai: outA.slice(0, rows), total: outT.slice(0, rows) };
-}
-
-/**
- * Exact distinct human / ai / total visitors per path and site-wide over the union of `days` (in this thread;
- * count-threads.ts splits the paths between two).
- */
-export function countWindow(days: readonly DaySet[], marksBuffer: MarkBuffer = new MarkBuffer()): WindowCounts {
-  const { sets, base, top } = windowRange(days);
-  if (sets.length === 0) {
-    const empty = new Uint32Array(0);
-    return { totals: { human: 0, ai: 0, total: 0 }, pathIds: empty, human: empty, ai: empty, total: empty };
-  }
-  if (top - base + 1 > MAX_MARKS) return countWindow(densify(sets), marksBuffer);
-  const marks = marksBuffer.take(top - base + 1);
-  const rows = countPaths(sets, marks, base);
-  return { totals: siteWideCounts(marks, null, top - base + 1), ...rows };
 }
 
 /**
