@@ -87,6 +87,7 @@ export function countPaths(sets: readonly DaySet[], marks: Uint8Array, base: num
     blocks: (top >>> shape.blockBits) + 1,
     out,
     rows: 0,
+    acc: new Float64Array(3),
     gathered: buffers.gathered,
     sorted: buffers.sorted,
   };
@@ -145,6 +146,8 @@ interface Counting {
   out: PathRows;
   /** Rows written to `out`. */
   rows: number;
+  /** The path being counted: its total, human and ai visitors so far (putRow writes them and starts again at 0). */
+  acc: Float64Array;
   /** A chunk's pairs path by path, as marks index × 4 + flags; and a large path's sorted by block. */
   gathered: Uint32Array;
   sorted: Uint32Array;
@@ -155,13 +158,15 @@ function emptyRows(): PathRows {
   return { pathIds: new Uint32Array(0), human: new Uint32Array(0), ai: new Uint32Array(0), total: new Uint32Array(0) };
 }
 
-/** Appends a path's row: `acc` holds its total, human and ai visitors. */
-function putRow(c: Counting, path: number, acc: Float64Array): void {
+/** Appends a path's row from `c.acc` and clears it for the next path. */
+function putRow(c: Counting, path: number): void {
+  const { acc } = c;
   const r = c.rows++;
   c.out.pathIds[r] = path;
   c.out.total[r] = acc[0] as number;
   c.out.human[r] = acc[1] as number;
   c.out.ai[r] = acc[2] as number;
+  acc.fill(0);
 }
 
 /**
@@ -226,14 +231,13 @@ function countGathered(c: Counting, path: number, start: number, end: number): v
     }
     src = s;
   }
-  const acc = new Float64Array(3);
   for (let b = 0; b < nb; b++) {
     const s0 = bounds ? (bounds[b] as number) : start;
     const s1 = bounds ? (bounds[b + 1] as number) : end;
     markPairs(marks, src, s0, s1, 0);
-    countPairs(marks, src, s0, s1, 0, acc);
+    countPairs(marks, src, s0, s1, 0, c.acc);
   }
-  putRow(c, path, acc);
+  putRow(c, path);
 }
 
 /** Marks the visitors of xs[from, to) (each pair's visitor + sh): per-path bits (0–1) and site-wide bits (2–3) at once. */
@@ -291,7 +295,6 @@ function countInPlace(c: Counting, path: number): void {
     runEnd[runs] = s.starts[r + 1] as number;
     runs++;
   }
-  const acc = new Float64Array(3);
   for (let b = 0; b < c.blocks; b++) {
     // The last block takes whatever is left (a pair beyond the sets' stated bounds, or out of order).
     const hi = b === c.blocks - 1 ? Number.POSITIVE_INFINITY : (b + 1) << c.shape.blockBits;
@@ -311,11 +314,11 @@ function countInPlace(c: Counting, path: number): void {
     }
     for (let k = 0; k < runs; k++) {
       const d = runDay[k] as number;
-      countPairs(marks, (sets[d] as DaySet).pairs, runPos[k] as number, runMark[k] as number, shift[d] as number, acc);
+      countPairs(marks, (sets[d] as DaySet).pairs, runPos[k] as number, runMark[k] as number, shift[d] as number, c.acc);
       runPos[k] = runMark[k] as number;
     }
   }
-  putRow(c, path, acc);
+  putRow(c, path);
 }
 
 /**
