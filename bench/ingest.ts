@@ -4,8 +4,12 @@
 //   npm run bench:ingest -- [--events 1M] [--pool 1M] [--duration 40] [--rounds 5] [--connections 4]
 //                           [--backends sqlite,postgres] [--import-events 200k] [--no-import]
 //                           [--compare <checkout of an earlier commit>] [--node-variants 'NAME:FLAGS;…'] [--together]
+//                           [--results-dir DIR]
 //   npm run bench:ingest -- --page-views [--conns 50,100] [--duration 20] [--rounds 5] [--backends sqlite]
-//                           [--pool 20k] [--compare <checkout>]   (one event per request: lib/page-views.ts)
+//                           [--pool 20k] [--compare <checkout>] [--results-dir DIR]   (one event per request: lib/page-views.ts)
+//
+// --results-dir: where ingest-latest.json (ingest-pageviews-latest.json) and the history line go instead of
+// bench/results (trial runs).
 //
 // The bare route and every backend's service run at once and are measured in rotating rounds (lib/rounds.ts):
 // events/s is the median over rounds, the ratio the median of per-round ratios. Each service keeps its
@@ -279,7 +283,7 @@ const result = {
     embeddedAtLeast50kEventsPerSecond: (results.find((r) => r.backend === 'sqlite' && !r.commit)?.eventsPerSecond ?? 0) >= 50_000,
   },
 };
-const files = writeResults('ingest', result);
+const files = writeResults('ingest', result, args.get('results-dir'));
 console.log(`${'system'.padEnd(24)}events/s   ratio to bare  p99 ms  CPU µs/event  peak RSS MB  import events/s`);
 console.log(`${'bare'.padEnd(24)}${String(bareEps).padEnd(10)} 1              ${median(bareSys.runs.map((r) => r.latencyMs.p99))}`);
 for (const r of results) {

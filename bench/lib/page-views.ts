@@ -19,7 +19,7 @@ import { compareFromArgs, compareNote, type NodeVariant, nodeVariantsFromArgs, s
 import { type DatasetMeta, ensureDataset, genOptions, readEvents, toApiEvent } from './dataset.ts';
 import { type LoadRequest, startBareServer } from './load.ts';
 import { environment, writeResults } from './results.ts';
-import { measureRounds, medianOrNull, type RoundSystem, roundSystem } from './rounds.ts';
+import { measureRounds, medianOrNull, medianThreadSplit, type RoundSystem, roundSystem, showThreadSplit } from './rounds.ts';
 import { type Backend, cli, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './service.ts';
 import { median, round } from './stats.ts';
 
@@ -160,6 +160,8 @@ interface SystemResult {
   p99Ms?: number;
   ratioToBare?: number;
   cpuUsPerRequest?: number | null;
+  /** cpuUsPerRequest by thread of the service (rounds.ts threadCpuUs): medians over rounds. */
+  cpuUsByThread?: Record<string, number>;
   non2xx?: number;
   /** Median over rounds of (the round's p99 - the p99 of the probe's commits during that round): the wait beyond the disk's. */
   p99OverCommitP99Ms?: number | null;
@@ -172,6 +174,7 @@ interface SystemResult {
     /** p99 of the probe's commits (commitLatencyUnderLoad) that ended during this round. */
     commitP99Ms: number | null;
     cpuUsPerRequest: number | null;
+    cpuUsByThread: Record<string, number>;
   }[];
   peakRssMb?: number | null;
   error?: string;
@@ -298,6 +301,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         p99Ms: r.latencyMs.p99,
         commitP99Ms: commitP99Within(timedCommits, ...(sys.windows[i] as [number, number])),
         cpuUsPerRequest: sys.cpuUs[i] ?? null,
+        cpuUsByThread: sys.threadCpuUs[i] ?? {},
       };
     });
     const over = out.rounds.filter((r) => r.commitP99Ms !== null).map((r) => r.p99Ms - (r.commitP99Ms as number));
@@ -307,6 +311,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     out.p50Ms = median(out.rounds.map((r) => r.p50Ms));
     out.p99Ms = median(out.rounds.map((r) => r.p99Ms));
     out.cpuUsPerRequest = medianOrNull(sys.cpuUs);
+    out.cpuUsByThread = medianThreadSplit(sys.threadCpuUs);
     out.non2xx = sys.runs.reduce((n, r) => n + r.non2xx + r.errors, 0);
   }
 
@@ -341,7 +346,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         .every((r) => (r.ratioToBare ?? 0) >= 0.5 && (r.p99Ms ?? Infinity) < 20),
     },
   };
-  const files = writeResults('ingest-pageviews', result);
+  const files = writeResults('ingest-pageviews', result, args.get('results-dir'));
   console.log(`${'system'.padEnd(30)}req/s     ratio  p50 ms  p99 ms  CPU µs/req  p99 - commit p99 ms`);
   for (const [name, b] of Object.entries(bareOut))
     console.log(
@@ -351,5 +356,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     console.log(
       `${r.name.padEnd(30)}${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.ratioToBare ?? '').padEnd(7)}${String(r.p50Ms ?? '').padEnd(8)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.cpuUsPerRequest ?? '').padEnd(12)}${r.p99OverCommitP99Ms ?? ''}`,
     );
+  console.log('CPU µs/request by thread of the service (medians over rounds):');
+  for (const r of results) if (r.cpuUsByThread) console.log(`  ${r.name}: ${showThreadSplit(r.cpuUsByThread)}`);
   console.log(`results: ${files.latest}`);
 }

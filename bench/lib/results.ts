@@ -77,6 +77,33 @@ export function cpuMs(pid: number): number | null {
 }
 
 /**
+ * CPU (user + system, ms) used so far by each thread of process `pid`, summed by thread name (`/proc/<pid>/task/*`):
+ * `main` for the process's first thread, else the kernel's name of the thread (Node's worker threads are all
+ * `WorkerThread`, V8's helpers (parallel and concurrent garbage collection, compilation) `V8Worker`, libuv's pool
+ * `libuv-worker`). A thread that ends between two readings is missing from the difference. {} when the process is gone.
+ */
+export function cpuMsByThread(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[name] = (out[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1000;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
  * CPU (user + system, ms) used so far by every process named `name` on this machine (e.g. the PostgreSQL
  * server's backends and helpers); processes that exit between two readings are lost from the difference.
  */

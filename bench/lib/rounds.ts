@@ -4,7 +4,7 @@
 // server process (and of the load generator, and of PostgreSQL when the system uses it) is read around each
 // round: steadier than throughput on a noisy machine.
 import { type LoadRequest, type LoadResult, load } from './load.ts';
-import { cpuMs, cpuMsOfProcesses } from './results.ts';
+import { cpuMs, cpuMsByThread, cpuMsOfProcesses } from './results.ts';
 import { median, round } from './stats.ts';
 
 export interface RoundSystem {
@@ -19,6 +19,8 @@ export interface RoundSystem {
   runs: LoadResult[];
   /** Server process CPU (user + system) per request in each round, µs. */
   cpuUs: (number | null)[];
+  /** The server process's CPU per request in each round by thread name (results.ts cpuMsByThread), µs; {} when unknown. */
+  threadCpuUs: Record<string, number>[];
   /** The load generator's CPU (this process: autocannon) per request in each round, µs. */
   loadGenCpuUs: number[];
   /** The PostgreSQL server's CPU (all `postgres` processes) per request in each round, µs. */
@@ -37,6 +39,7 @@ export function roundSystem(name: string, baseUrl: string, pid: number, req: Loa
     ...(connections !== undefined ? { connections } : {}),
     runs: [],
     cpuUs: [],
+    threadCpuUs: [],
     loadGenCpuUs: [],
     pgCpuUs: [],
     windows: [],
@@ -78,12 +81,38 @@ async function measureTogether(systems: RoundSystem[], o: RoundOptions): Promise
       sys.windows.push([t0, Date.now()]);
       sys.runs.push(r);
       sys.loadGenCpuUs.push(0);
+      sys.threadCpuUs.push({});
       sys.pgCpuUs.push(null);
       sys.cpuUs.push(a != null && b != null && r.requests > 0 ? Math.round(((b - a) * 1000 * 10) / r.requests) / 10 : null);
       o.log(`round ${n + 1}/${o.rounds} (together) ${sys.name}: ${show(r)}, p99 ${r.latencyMs.p99} ms, CPU µs/request: server ${sys.cpuUs.at(-1)}`);
     });
   }
 }
+
+/** Per thread name present in both readings, its CPU between them per request (µs); `{}` when the process is gone. */
+export function threadSplit(before: Record<string, number>, after: Record<string, number>, perRequest: (us: number) => number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, ms] of Object.entries(after)) {
+    const was = before[name];
+    if (was !== undefined && ms >= was) out[name] = perRequest((ms - was) * 1000);
+  }
+  return out;
+}
+
+/** The median over rounds of each thread name's CPU per request (threadCpuUs), names in descending order. */
+export function medianThreadSplit(rounds: readonly Record<string, number>[]): Record<string, number> {
+  const names = new Set(rounds.flatMap((r) => Object.keys(r)));
+  const medians = [...names].map((n) => [n, medianOrNull(rounds.map((r) => r[n] ?? null)) ?? 0] as const);
+  return Object.fromEntries(medians.sort((a, b) => b[1] - a[1]));
+}
+
+/** `main 190, WorkerThread 80, …`: the threads of at least 1 µs per request, busiest first. */
+export const showThreadSplit = (t: Record<string, number>): string =>
+  Object.entries(t)
+    .filter(([, us]) => us >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${Math.round(us)}`)
+    .join(', ');
 
 export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Promise<void> {
   if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.warmUpS });
@@ -96,23 +125,26 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
       // load generator's CPU window).
       const pg0 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
       const cpu0 = cpuMs(sys.pid);
+      const threads0 = cpuMsByThread(sys.pid);
       const gen0 = process.cpuUsage();
       const t0 = Date.now();
       const res = await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.roundS });
       sys.windows.push([t0, Date.now()]);
       const gen = process.cpuUsage(gen0);
       const cpu1 = cpuMs(sys.pid);
+      const threads1 = cpuMsByThread(sys.pid);
       const pg1 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
       sys.runs.push(res);
       const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
       sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
+      sys.threadCpuUs.push(threadSplit(threads0, threads1, perRequest));
       // A backend that exits between the readings makes the difference meaningless.
       sys.pgCpuUs.push(sys.usesPg && pg1 >= pg0 ? perRequest((pg1 - pg0) * 1000) : null);
       sys.cpuUs.push(cpu0 !== null && cpu1 !== null && res.requests > 0 ? perRequest((cpu1 - cpu0) * 1000) : null);
       if (res.non2xx > 0) o.log(`${sys.name}: ${res.non2xx} non-2xx responses`);
       o.log(
         `round ${n + 1}/${o.rounds} ${sys.name}: ${show(res)}, p99 ${res.latencyMs.p99} ms, ` +
-          `CPU µs/request: server ${sys.cpuUs.at(-1)}, load generator ${sys.loadGenCpuUs.at(-1)}${sys.usesPg ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
+          `CPU µs/request: server ${sys.cpuUs.at(-1)} (${showThreadSplit(sys.threadCpuUs.at(-1) ?? {})}), load generator ${sys.loadGenCpuUs.at(-1)}${sys.usesPg ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
       );
     }
   }
