@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client), one registry per app instance.
 import client from 'prom-client';
+import { WRITER_SECONDS_BUCKETS } from '../analytics/ingest/writer/writer-stats.ts';
 import type { AnalyticsCounters } from '../analytics/store/analytics-store.ts';
 
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
@@ -36,6 +37,24 @@ export class DurationSeries {
   }
 }
 
+/** One series of a histogram in prom-client's shape: cumulative buckets (`counts` per bucket, the last above the highest bound), sum, count. */
+function pushHistogram(
+  values: HistogramValue[],
+  name: string,
+  bounds: readonly number[],
+  h: { counts: ArrayLike<number>; sum: number; count: number },
+  labels: Readonly<Record<string, string>>,
+): void {
+  let cumulative = 0;
+  for (let i = 0; i <= bounds.length; i++) {
+    cumulative += h.counts[i] ?? 0;
+    const le = i < bounds.length ? (bounds[i] as number) : '+Inf';
+    values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket`, exemplar: null });
+  }
+  values.push({ labels: { ...labels }, value: h.sum, metricName: `${name}_sum` });
+  values.push({ labels: { ...labels }, value: h.count, metricName: `${name}_count` });
+}
+
 /**
  * A histogram for the per-request duration, read by the prom-client registry like its own (`get()` in
  * prom-client's shape, the same text output). prom-client's Histogram hashes the label set on every
@@ -68,16 +87,7 @@ export class DurationHistogram {
   /** What the registry reads: prom-client's own histogram shape (type as the string prom-client uses at run time). */
   get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramValue[] } {
     const values: HistogramValue[] = [];
-    for (const s of this.#series.values()) {
-      let cumulative = 0;
-      for (let i = 0; i <= this.buckets.length; i++) {
-        cumulative += s.counts[i] as number;
-        const le = i < this.buckets.length ? (this.buckets[i] as number) : '+Inf';
-        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: `${this.name}_bucket`, exemplar: null });
-      }
-      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` });
-    }
+    for (const s of this.#series.values()) pushHistogram(values, this.name, this.buckets, s, s.labels);
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
@@ -108,11 +118,33 @@ export class ReadCounter {
   reset(): void {}
 }
 
+/** A histogram whose counts are read at scrape time from elsewhere (the ingest writer's), like ReadCounter; no series when absent. */
+export class ReadHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+    private readonly read: () => { counts: ArrayLike<number>; sum: number; count: number } | undefined,
+  ) {}
+
+  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramValue[] } {
+    const values: HistogramValue[] = [];
+    const h = this.read();
+    if (h) pushHistogram(values, this.name, this.bounds, h, {});
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {}
+}
+
 /** One unlabelled value, or none when the backend does not report it. */
 const unlabelled = (n: number | undefined) => (n === undefined ? [] : [{ labels: {}, value: n }]);
 
-/** The analytics store's counters (AnalyticsStore.counters) as Prometheus counters; a part the backend does not report is left out. */
-function analyticsCounters(read: () => AnalyticsCounters): ReadCounter[] {
+/** The analytics store's counters (AnalyticsStore.counters) as Prometheus counters and histograms; a part the backend does not report is left out. */
+function analyticsCounters(read: () => AnalyticsCounters): (ReadCounter | ReadHistogram)[] {
   return [
     new ReadCounter(
       'inkwell_analytics_summary_days_total',
@@ -122,6 +154,27 @@ function analyticsCounters(read: () => AnalyticsCounters): ReadCounter[] {
     ),
     new ReadCounter('inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', [], () => unlabelled(read().summariesSealed)),
     new ReadCounter('inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', [], () => unlabelled(read().segmentsCompacted)),
+    new ReadCounter('inkwell_analytics_ingest_groups_total', 'Group transactions the ingest writer committed (one WAL sync covers a group)', [], () =>
+      unlabelled(read().ingest?.groups),
+    ),
+    new ReadCounter(
+      'inkwell_analytics_ingest_group_events_total',
+      'Events in the group transactions committed (over the groups: the mean group size)',
+      [],
+      () => unlabelled(read().ingest?.events),
+    ),
+    new ReadHistogram(
+      'inkwell_analytics_ingest_transaction_seconds',
+      "An ingest group's transaction, from its first statement to COMMIT",
+      WRITER_SECONDS_BUCKETS,
+      () => read().ingest?.transactionSeconds,
+    ),
+    new ReadHistogram(
+      'inkwell_analytics_ingest_sync_seconds',
+      "How long a committed group's writes waited for the WAL sync that made them durable (SQLite's ingest worker; none where COMMIT syncs itself)",
+      WRITER_SECONDS_BUCKETS,
+      () => read().ingest?.syncSeconds,
+    ),
   ];
 }
 

@@ -84,6 +84,44 @@ describeEachDialect('ops endpoints', (dialect) => {
     expect(used(second) - used(first)).toBe(2);
   });
 
+  it("/metrics → the ingest writer's group commits: groups, their events, transaction and WAL-sync times", async () => {
+    const read = async () => {
+      const text = (await t.request('GET', '/metrics')).text;
+      const num = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+      return {
+        text,
+        groups: num('inkwell_analytics_ingest_groups_total'),
+        events: num('inkwell_analytics_ingest_group_events_total'),
+        transactions: num('inkwell_analytics_ingest_transaction_seconds_count'),
+        syncs: num('inkwell_analytics_ingest_sync_seconds_count'),
+      };
+    };
+    const p = await t.seed({ name: 'Writer metrics' });
+    const before = await read();
+    expect(before.text).toContain('# TYPE inkwell_analytics_ingest_groups_total counter');
+    expect(before.text).toContain('# TYPE inkwell_analytics_ingest_transaction_seconds histogram');
+    const data = generate({ seed: 11, events: 120, days: 2 });
+    await sendEvents(
+      t,
+      p.ingestSecretKey,
+      p.project.id,
+      data.map((d) => d.wire),
+      40,
+    );
+    // SQLite's worker thread syncs the WAL after COMMIT, a wait per group; PostgreSQL's COMMIT syncs itself.
+    const syncsPerGroup = dialect === 'sqlite' ? 1 : 0;
+    // The counts come with the writer's replies: each 202 was sent after its group was counted.
+    const after = await read();
+    expect(after.events - before.events).toBe(120);
+    const groups = after.groups - before.groups;
+    // Three requests, each answered before the next was sent: three groups.
+    expect(groups).toBe(3);
+    expect(after.transactions - before.transactions).toBe(groups);
+    expect(after.syncs - before.syncs).toBe(groups * syncsPerGroup);
+    expect(after.text).toMatch(/^inkwell_analytics_ingest_transaction_seconds_bucket\{le="\+Inf"\} \d+$/m);
+    expect(Number(/^inkwell_analytics_ingest_transaction_seconds_sum (\S+)$/m.exec(after.text)?.[1])).toBeGreaterThan(0);
+  });
+
   it('/openapi.json is a valid OpenAPI 3.1 document listing every registered route', async () => {
     const r = await t.request('GET', '/openapi.json');
     expect(r.status).toBe(200);

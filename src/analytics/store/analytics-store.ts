@@ -23,6 +23,7 @@ import type { AgentRow, ExportQuery, ListQuery, Paged, RangeQuery, ReferrerRow, 
 import type { Page } from '../export/rows.ts';
 import type { Interval } from '../export/series.ts';
 import type { IngestSource, WriteBatch } from '../ingest/write-batch.ts';
+import type { IngestWriterStats } from '../ingest/writer/writer-stats.ts';
 
 export type { AgentRow, ExportQuery, ListQuery, Paged, RangeQuery, ReferrerRow, SeriesResult } from '../export/answers.ts';
 export type { Page } from '../export/rows.ts';
@@ -48,6 +49,8 @@ export interface AnalyticsCounters {
   summariesSealed?: number;
   /** Segments compaction merged (replaced by fewer). */
   segmentsCompacted?: number;
+  /** The ingest writer's group commits (writer-stats.ts), where this process writes them. */
+  ingest?: IngestWriterStats;
 }
 
 export interface AnalyticsStore {

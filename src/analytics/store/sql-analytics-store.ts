@@ -220,6 +220,7 @@ export function createSqlAnalyticsStore(deps: SqlAnalyticsStoreDeps) {
         summaryDays: { memory: st.fromMemory, blob: st.fromBlob, extended: st.extended, rebuilt: st.rebuilt },
         summariesSealed: st.sealed,
         segmentsCompacted: segmentsMerged,
+        ingest: writer.stats(),
       };
     },
     async health() {

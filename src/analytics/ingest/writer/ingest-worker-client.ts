@@ -11,6 +11,7 @@ import type { SwapOutcome, SwapPlan } from '../../store/segment-days.ts';
 import type { SummaryRow } from '../../store/summary-store.ts';
 import { type Learned, toWire, type WireBatch, type WriteBatch } from '../write-batch.ts';
 import type { GroupWriterOptions, IngestSource, IngestWriter } from './ingest-writer.ts';
+import { addWriterStats, type IngestWriterStats, newWriterStats } from './writer-stats.ts';
 
 export interface WorkerSetup {
   sqlitePath: string;
@@ -77,7 +78,8 @@ export type WorkerReply =
   | { t: 'done'; id: number; inserted: number }
   | { t: 'taskDone'; id: number; result: unknown }
   | { t: 'fail'; id: number; message: string; code: string | null }
-  | { t: 'replies'; replies: WorkerReply[] }
+  /** Replies settled together, with the writer's counts (writer-stats.ts) as of them. */
+  | { t: 'replies'; replies: WorkerReply[]; stats: IngestWriterStats }
   | { t: 'closed' };
 
 /** An error of the ingest worker, carrying the original error's code (e.g. SQLITE_BUSY) when it had one. */
@@ -180,6 +182,9 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
   /** Once a worker said it is ready: later deaths are failures to report, not a reason to fall back. */
   let everReady = false;
   let fallback: IngestWriter | null = null;
+  /** The worker's counts as of its last replies; a worker started again counts from zero, so earlier ones are added. */
+  let reported = newWriterStats();
+  let before = newWriterStats();
 
   function failAll(err: unknown): void {
     const all = [...pending.values()];
@@ -272,6 +277,7 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     });
     const onReply = (msg: WorkerReply): void => {
       if (msg.t === 'replies') {
+        reported = msg.stats;
         for (const r of msg.replies) onReply(r);
       } else if (msg.t === 'ready') {
         everReady = true;
@@ -306,6 +312,8 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
     });
     w.on('exit', (code) => {
       if (worker === w) worker = null;
+      before = addWriterStats(before, reported);
+      reported = newWriterStats();
       onClosed?.();
       const waiters = readyWaiters;
       readyWaiters = [];
@@ -386,6 +394,11 @@ export function createWorkerWriter(setup: WorkerSetup, opts: WorkerWriterOptions
           resolve();
         }),
       );
+    },
+
+    stats() {
+      const own = addWriterStats(before, reported);
+      return fallback ? addWriterStats(own, fallback.stats()) : own;
     },
 
     close() {

@@ -74,8 +74,9 @@ function sendReplies(): void {
   const out = replies;
   replies = [];
   learnedByProject = new Map();
-  if (out.length === 1) port?.postMessage(out[0]);
-  else if (out.length > 1) port?.postMessage({ t: 'replies', replies: out } satisfies WorkerReply);
+  if (out.length === 0) return;
+  // The writer's counts as of these replies go with them (for /metrics): whoever was answered sees its own group counted.
+  port?.postMessage({ t: 'replies', replies: out, stats: writer.stats() } satisfies WorkerReply);
 }
 
 // Commits write their WAL frames without syncing them; the WAL is synced in libuv's thread pool while this

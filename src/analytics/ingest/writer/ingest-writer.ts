@@ -70,6 +70,7 @@ import {
   type VisitorIndexState,
   visitorIndexBytes,
 } from './visitor-dictionary.ts';
+import { copyWriterStats, type IngestWriterStats, newWriterStats, observeSeconds } from './writer-stats.ts';
 
 export type { IngestSource, WriteEvent } from '../write-batch.ts';
 
@@ -99,6 +100,8 @@ export interface IngestWriter {
   close(): Promise<void>;
   /** Gets ready to write (starts a worker thread now rather than on the first write). */
   warmUp(): Promise<void>;
+  /** What it wrote so far (writer-stats.ts): a copy; a worker thread's as of its last replies (so it counts every write that has settled). */
+  stats(): IngestWriterStats;
 }
 
 export interface GroupWriterOptions {
@@ -642,6 +645,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     return inserted;
   }
 
+  const stats = newWriterStats();
   /** Groups committed and waiting for `durable`. */
   const syncing = new Set<Promise<void>>();
   /** Resolves the jobs of a committed group: at once, or once what it committed is durable (opts.durable). */
@@ -650,8 +654,10 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).resolve(counts[i] as number);
       return;
     }
+    const committed = performance.now();
     const p = opts.durable().then(
       () => {
+        observeSeconds(stats.syncSeconds, (performance.now() - committed) / 1000);
         for (let i = 0; i < jobs.length; i++) (jobs[i] as Job).resolve(counts[i] as number);
       },
       (err: unknown) => {
@@ -660,6 +666,16 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     );
     syncing.add(p);
     void p.finally(() => syncing.delete(p));
+  }
+
+  /** writeGroup, counted in `stats` when it commits. */
+  async function countedGroup(group: Job[], events: number): Promise<number[]> {
+    const started = performance.now();
+    const counts = await writeGroup(group);
+    observeSeconds(stats.transactionSeconds, (performance.now() - started) / 1000);
+    stats.groups++;
+    stats.events += events;
+    return counts;
   }
 
   /** The single writer of this writer: takes everything queued (up to GROUP_MAX_EVENTS) per transaction. */
@@ -679,7 +695,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
       }
       let counts: number[];
       try {
-        counts = await writeGroup(group);
+        counts = await countedGroup(group, n);
       } catch (err) {
         if (group.length === 1) {
           (group[0] as Job).reject(err);
@@ -688,7 +704,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
         for (const j of group) {
           let one: number[];
           try {
-            one = await writeGroup([j]);
+            one = await countedGroup([j], j.batch.n);
           } catch (e) {
             j.reject(e);
             continue;
@@ -743,5 +759,7 @@ export function createGroupWriter(db: Database, opts: GroupWriterOptions = {}): 
     },
 
     async warmUp() {},
+
+    stats: () => copyWriterStats(stats),
   };
 }
