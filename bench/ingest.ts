@@ -28,6 +28,7 @@ import { environment, peakRssMb, writeResults } from './lib/results.ts';
 import { measureRounds, medianOrNull, type RoundSystem, roundSystem } from './lib/rounds.ts';
 import { type Backend, createProject, dirSizeMb, freshPgDatabase, REPO_DIR, type ServiceEnv, serviceEnv, startService, tempDir } from './lib/service.ts';
 import { median, round } from './lib/stats.ts';
+import type { WriterRound } from './lib/writer-metrics.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
@@ -82,7 +83,15 @@ interface BackendResult {
   p99Ms?: number;
   /** Median over rounds of the service process's CPU (all threads) per event, µs. */
   cpuUsPerEvent?: number | null;
-  rounds?: { eventsPerSecond: number; bareEventsPerSecond: number; ratioToBare: number; p99Ms: number; cpuUsPerEvent: number | null }[];
+  rounds?: {
+    eventsPerSecond: number;
+    bareEventsPerSecond: number;
+    ratioToBare: number;
+    p99Ms: number;
+    cpuUsPerEvent: number | null;
+    /** The service's ingest writer in the round (writer-metrics.ts). */
+    writer: WriterRound | null;
+  }[];
   load?: LoadResult;
   peakRssMb?: number | null;
   databaseMb?: number | null;
@@ -186,7 +195,9 @@ try {
         headers: { authorization: `Bearer ${project.ingestKey}` },
         bodies,
       };
-      systems.push(roundSystem(nameOf(out), svc.baseUrl, svc.pid, req, out.backend === 'postgres'));
+      const sys = roundSystem(nameOf(out), svc.baseUrl, svc.pid, req, out.backend === 'postgres');
+      sys.writerMetrics = true;
+      systems.push(sys);
     } catch (err) {
       out.error = (err as Error).message;
       log(`inkwell-${nameOf(out)}: FAILED: ${out.error.slice(0, 800)}`);
@@ -219,6 +230,7 @@ for (const out of results) {
       ratioToBare: round(eventsPerSecond(r) / b, 3),
       p99Ms: r.latencyMs.p99,
       cpuUsPerEvent: perEvent(sys.cpuUs[i] ?? null),
+      writer: sys.writer[i] ?? null,
     };
   });
   out.eventsPerSecond = Math.round(median(sys.runs.map(eventsPerSecond)));

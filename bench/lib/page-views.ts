@@ -22,6 +22,7 @@ import { environment, writeResults } from './results.ts';
 import { measureRounds, medianOrNull, medianThreadSplit, type RoundSystem, roundSystem, showThreadSplit } from './rounds.ts';
 import { type Backend, cli, createProject, freshPgDatabase, type ServiceEnv, startService, tempDir } from './service.ts';
 import { median, round } from './stats.ts';
+import type { WriterRound } from './writer-metrics.ts';
 
 type Shape = 'server' | 'tracker';
 const SHAPES: Shape[] = ['server', 'tracker'];
@@ -162,6 +163,8 @@ interface SystemResult {
   cpuUsPerRequest?: number | null;
   /** cpuUsPerRequest by thread of the service (rounds.ts threadCpuUs): medians over rounds. */
   cpuUsByThread?: Record<string, number>;
+  /** The ingest writer's group commits (writer-metrics.ts), medians over rounds; null when the service does not report them. */
+  writer?: { eventsPerGroup: number | null; transactionMs: number | null; syncMs: number | null } | null;
   non2xx?: number;
   /** Median over rounds of (the round's p99 - the p99 of the probe's commits during that round): the wait beyond the disk's. */
   p99OverCommitP99Ms?: number | null;
@@ -175,6 +178,7 @@ interface SystemResult {
     commitP99Ms: number | null;
     cpuUsPerRequest: number | null;
     cpuUsByThread: Record<string, number>;
+    writer: WriterRound | null;
   }[];
   peakRssMb?: number | null;
   error?: string;
@@ -243,9 +247,16 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
               };
               outs.push(out);
               results.push(out);
-              systems.push(
-                roundSystem(out.name, svc.baseUrl, svc.pid, requestOf(shape, pool, project.projectId, project.ingestKey, pub.key), backend === 'postgres', c),
+              const sys = roundSystem(
+                out.name,
+                svc.baseUrl,
+                svc.pid,
+                requestOf(shape, pool, project.projectId, project.ingestKey, pub.key),
+                backend === 'postgres',
+                c,
               );
+              sys.writerMetrics = true;
+              systems.push(sys);
             }
           }
         } catch (err) {
@@ -302,6 +313,7 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
         commitP99Ms: commitP99Within(timedCommits, ...(sys.windows[i] as [number, number])),
         cpuUsPerRequest: sys.cpuUs[i] ?? null,
         cpuUsByThread: sys.threadCpuUs[i] ?? {},
+        writer: sys.writer[i] ?? null,
       };
     });
     const over = out.rounds.filter((r) => r.commitP99Ms !== null).map((r) => r.p99Ms - (r.commitP99Ms as number));
@@ -312,6 +324,21 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     out.p99Ms = median(out.rounds.map((r) => r.p99Ms));
     out.cpuUsPerRequest = medianOrNull(sys.cpuUs);
     out.cpuUsByThread = medianThreadSplit(sys.threadCpuUs);
+    const w = sys.writer.filter((x): x is WriterRound => x !== null);
+    out.writer =
+      w.length === 0
+        ? null
+        : {
+            eventsPerGroup: medianOrNull(w.map((x) => x.eventsPerGroup)),
+            transactionMs: medianOrNull(
+              w.map((x) => x.transactionMs),
+              2,
+            ),
+            syncMs: medianOrNull(
+              w.map((x) => x.syncMs),
+              2,
+            ),
+          };
     out.non2xx = sys.runs.reduce((n, r) => n + r.non2xx + r.errors, 0);
   }
 
@@ -356,7 +383,12 @@ export async function runPageViews(args: Map<string, string>, log: (m: string) =
     console.log(
       `${r.name.padEnd(30)}${String(r.requestsPerSecond ?? 'FAILED').padEnd(10)}${String(r.ratioToBare ?? '').padEnd(7)}${String(r.p50Ms ?? '').padEnd(8)}${String(r.p99Ms ?? '').padEnd(8)}${String(r.cpuUsPerRequest ?? '').padEnd(12)}${r.p99OverCommitP99Ms ?? ''}`,
     );
-  console.log('CPU µs/request by thread of the service (medians over rounds):');
-  for (const r of results) if (r.cpuUsByThread) console.log(`  ${r.name}: ${showThreadSplit(r.cpuUsByThread)}`);
+  console.log('CPU µs/request by thread of the service, and its ingest writer (medians over rounds):');
+  for (const r of results) {
+    if (!r.cpuUsByThread) continue;
+    const w = r.writer;
+    const writer = w ? `; ${w.eventsPerGroup} requests/group, transaction ${w.transactionMs} ms, sync ${w.syncMs ?? '–'} ms` : '';
+    console.log(`  ${r.name}: ${showThreadSplit(r.cpuUsByThread)}${writer}`);
+  }
   console.log(`results: ${files.latest}`);
 }

@@ -6,6 +6,7 @@
 import { type LoadRequest, type LoadResult, load } from './load.ts';
 import { cpuMs, cpuMsByThread, cpuMsOfProcesses } from './results.ts';
 import { median, round } from './stats.ts';
+import { readWriterCounts, type WriterRound, writerRound } from './writer-metrics.ts';
 
 export interface RoundSystem {
   name: string;
@@ -27,6 +28,10 @@ export interface RoundSystem {
   pgCpuUs: (number | null)[];
   /** When each round's load ran (epoch ms, start and end): to pair a round with what else was measured meanwhile. */
   windows: [number, number][];
+  /** Read the service's ingest writer counts (/metrics) around each round (writer-metrics.ts); Inkwell systems that ingest. */
+  writerMetrics?: boolean;
+  /** Per round: what the ingest writer did (null: not read, or nothing committed). */
+  writer: (WriterRound | null)[];
 }
 
 export function roundSystem(name: string, baseUrl: string, pid: number, req: LoadRequest, usesPg = false, connections?: number): RoundSystem {
@@ -43,6 +48,7 @@ export function roundSystem(name: string, baseUrl: string, pid: number, req: Loa
     loadGenCpuUs: [],
     pgCpuUs: [],
     windows: [],
+    writer: [],
   };
 }
 
@@ -82,6 +88,7 @@ async function measureTogether(systems: RoundSystem[], o: RoundOptions): Promise
       sys.runs.push(r);
       sys.loadGenCpuUs.push(0);
       sys.threadCpuUs.push({});
+      sys.writer.push(null);
       sys.pgCpuUs.push(null);
       sys.cpuUs.push(a != null && b != null && r.requests > 0 ? Math.round(((b - a) * 1000 * 10) / r.requests) / 10 : null);
       o.log(`round ${n + 1}/${o.rounds} (together) ${sys.name}: ${show(r)}, p99 ${r.latencyMs.p99} ms, CPU µs/request: server ${sys.cpuUs.at(-1)}`);
@@ -114,6 +121,10 @@ export const showThreadSplit = (t: Record<string, number>): string =>
     .map(([name, us]) => `${name} ${Math.round(us)}`)
     .join(', ');
 
+/** `; writer: 23.1 events/group, transaction 1.4 ms, sync 2.8 ms`, or '' without figures. */
+const showWriter = (w: WriterRound | null): string =>
+  w ? `; writer: ${w.eventsPerGroup} events/group, transaction ${w.transactionMs} ms${w.syncMs === null ? '' : `, sync ${w.syncMs} ms`}` : '';
+
 export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Promise<void> {
   if (o.warmUpS > 0) for (const sys of systems) await load(sys.baseUrl, sys.req, { connections: sys.connections ?? o.connections, durationS: o.warmUpS });
   if (o.together) return measureTogether(systems, o);
@@ -123,6 +134,8 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
     for (const sys of order) {
       // Only PostgreSQL mode uses the database server, so only its rounds scan /proc for it (outside the
       // load generator's CPU window).
+      // Read before the CPU window opens and after it closes: the service's work answering /metrics is not counted.
+      const writer0 = sys.writerMetrics ? await readWriterCounts(sys.baseUrl) : null;
       const pg0 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
       const cpu0 = cpuMs(sys.pid);
       const threads0 = cpuMsByThread(sys.pid);
@@ -134,6 +147,7 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
       const cpu1 = cpuMs(sys.pid);
       const threads1 = cpuMsByThread(sys.pid);
       const pg1 = sys.usesPg ? cpuMsOfProcesses('postgres') : 0;
+      sys.writer.push(sys.writerMetrics ? writerRound(writer0, await readWriterCounts(sys.baseUrl)) : null);
       sys.runs.push(res);
       const perRequest = (us: number) => (res.requests > 0 ? Math.round((us * 10) / res.requests) / 10 : 0);
       sys.loadGenCpuUs.push(perRequest(gen.user + gen.system));
@@ -144,7 +158,8 @@ export async function measureRounds(systems: RoundSystem[], o: RoundOptions): Pr
       if (res.non2xx > 0) o.log(`${sys.name}: ${res.non2xx} non-2xx responses`);
       o.log(
         `round ${n + 1}/${o.rounds} ${sys.name}: ${show(res)}, p99 ${res.latencyMs.p99} ms, ` +
-          `CPU µs/request: server ${sys.cpuUs.at(-1)} (${showThreadSplit(sys.threadCpuUs.at(-1) ?? {})}), load generator ${sys.loadGenCpuUs.at(-1)}${sys.usesPg ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}`,
+          `CPU µs/request: server ${sys.cpuUs.at(-1)} (${showThreadSplit(sys.threadCpuUs.at(-1) ?? {})}), load generator ${sys.loadGenCpuUs.at(-1)}${sys.usesPg ? `, postgres ${sys.pgCpuUs.at(-1)}` : ''}` +
+          showWriter(sys.writer.at(-1) ?? null),
       );
     }
   }
