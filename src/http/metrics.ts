@@ -1,6 +1,6 @@
 // Prometheus metrics (prom-client), one registry per app instance.
 import client from 'prom-client';
-import { WRITER_SECONDS_BUCKETS } from '../analytics/ingest/writer/writer-stats.ts';
+import { type SecondsHistogram, WRITER_SECONDS_BUCKETS } from '../analytics/ingest/writer/writer-stats.ts';
 import type { AnalyticsCounters } from '../analytics/store/analytics-store.ts';
 
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
@@ -97,83 +97,72 @@ export class DurationHistogram {
 }
 
 /**
- * A counter whose values are read at scrape time from counts kept elsewhere (e.g. the analytics store's), in
- * prom-client's shape like DurationHistogram: nothing is copied on the hot path.
+ * A metric whose values are read at scrape time from counts kept elsewhere (e.g. the analytics store's), in
+ * prom-client's shape like DurationHistogram: nothing is copied on the hot path. A counter's `read` gives its
+ * labelled values; a histogram's, its series in prom-client's shape (histogramValues).
  */
-export class ReadCounter {
-  readonly type = 'counter';
+export class ReadMetric {
   readonly aggregator = 'sum';
 
   constructor(
+    readonly type: 'counter' | 'histogram',
     readonly name: string,
     readonly help: string,
-    readonly labelNames: readonly string[],
-    private readonly read: () => { labels: Record<string, string>; value: number }[],
+    private readonly read: () => { labels: Record<string, string | number>; value: number; metricName?: string }[],
   ) {}
 
-  get(): { name: string; help: string; type: string; values: { labels: Record<string, string>; value: number }[]; aggregator: string } {
+  get(): { name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number }[]; aggregator: string } {
     return { name: this.name, help: this.help, type: this.type, values: this.read(), aggregator: this.aggregator };
   }
 
   reset(): void {}
 }
 
-/** A histogram whose counts are read at scrape time from elsewhere (the ingest writer's), like ReadCounter; no series when absent. */
-export class ReadHistogram {
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly bounds: readonly number[],
-    private readonly read: () => { counts: ArrayLike<number>; sum: number; count: number } | undefined,
-  ) {}
-
-  get(): { name: string; help: string; type: 'histogram'; aggregator: 'sum'; values: HistogramValue[] } {
-    const values: HistogramValue[] = [];
-    const h = this.read();
-    if (h) pushHistogram(values, this.name, this.bounds, h, {});
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
-  }
-
-  reset(): void {}
+/** The series of one unlabelled histogram (counts per bucket of `bounds`, the last above them), none when absent. */
+function histogramValues(name: string, bounds: readonly number[], h: { counts: ArrayLike<number>; sum: number; count: number } | undefined): HistogramValue[] {
+  const values: HistogramValue[] = [];
+  if (h) pushHistogram(values, name, bounds, h, {});
+  return values;
 }
 
 /** One unlabelled value, or none when the backend does not report it. */
 const unlabelled = (n: number | undefined) => (n === undefined ? [] : [{ labels: {}, value: n }]);
 
 /** The analytics store's counters (AnalyticsStore.counters) as Prometheus counters and histograms; a part the backend does not report is left out. */
-function analyticsCounters(read: () => AnalyticsCounters): (ReadCounter | ReadHistogram)[] {
+function analyticsCounters(read: () => AnalyticsCounters): ReadMetric[] {
+  const seconds = (name: string, help: string, h: (c: AnalyticsCounters) => SecondsHistogram | undefined) =>
+    new ReadMetric('histogram', name, help, () => histogramValues(name, WRITER_SECONDS_BUCKETS, h(read())));
   return [
-    new ReadCounter(
+    new ReadMetric(
+      'counter',
       'inkwell_analytics_summary_days_total',
       'Day summaries loaded by reads and by the background sealer, by source: memory, blob (stored), extended (from an older one), rebuilt (from segments)',
-      ['source'],
       () => Object.entries(read().summaryDays ?? {}).map(([source, value]) => ({ labels: { source }, value })),
     ),
-    new ReadCounter('inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', [], () => unlabelled(read().summariesSealed)),
-    new ReadCounter('inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', [], () => unlabelled(read().segmentsCompacted)),
-    new ReadCounter('inkwell_analytics_ingest_groups_total', 'Group transactions the ingest writer committed (one WAL sync covers a group)', [], () =>
+    new ReadMetric('counter', 'inkwell_analytics_summaries_sealed_total', 'Day summaries stored by the background sealer', () =>
+      unlabelled(read().summariesSealed),
+    ),
+    new ReadMetric('counter', 'inkwell_analytics_segments_compacted_total', 'Raw-event segments merged by compaction', () =>
+      unlabelled(read().segmentsCompacted),
+    ),
+    new ReadMetric('counter', 'inkwell_analytics_ingest_groups_total', 'Group transactions the ingest writer committed (one WAL sync covers a group)', () =>
       unlabelled(read().ingest?.groups),
     ),
-    new ReadCounter(
+    new ReadMetric(
+      'counter',
       'inkwell_analytics_ingest_group_events_total',
       'Events in the group transactions committed (over the groups: the mean group size)',
-      [],
       () => unlabelled(read().ingest?.events),
     ),
-    new ReadHistogram(
+    seconds(
       'inkwell_analytics_ingest_transaction_seconds',
       "An ingest group's transaction, from its first statement to COMMIT",
-      WRITER_SECONDS_BUCKETS,
-      () => read().ingest?.transactionSeconds,
+      (c) => c.ingest?.transactionSeconds,
     ),
-    new ReadHistogram(
+    seconds(
       'inkwell_analytics_ingest_sync_seconds',
       "How long a committed group's writes waited for the WAL sync that made them durable (SQLite's ingest worker; none where COMMIT syncs itself)",
-      WRITER_SECONDS_BUCKETS,
-      () => read().ingest?.syncSeconds,
+      (c) => c.ingest?.syncSeconds,
     ),
   ];
 }
